@@ -1,0 +1,297 @@
+//! Capabilities: the flat strings that access control is made of.
+//!
+//! The fifteen core capabilities are an enum, so a typo is a compile error. Plugins may declare
+//! further, namespaced capabilities (`forms.export`); those are carried as validated strings.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+macro_rules! core_capabilities {
+    ($($variant:ident => $name:literal),+ $(,)?) => {
+        /// One of the core capabilities of SPEC.md (the complete list).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[repr(u8)]
+        pub enum CoreCapability { $($variant),+ }
+
+        impl CoreCapability {
+            pub const ALL: &'static [CoreCapability] = &[$(CoreCapability::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(CoreCapability::$variant => $name),+ }
+            }
+
+            pub fn parse(s: &str) -> Option<CoreCapability> {
+                match s { $($name => Some(CoreCapability::$variant),)+ _ => None }
+            }
+        }
+    };
+}
+
+core_capabilities! {
+    DocumentRead => "document.read",
+    DocumentCreate => "document.create",
+    DocumentUpdate => "document.update",
+    DocumentDelete => "document.delete",
+    DocumentPublish => "document.publish",
+    DocumentUnpublish => "document.unpublish",
+    AssetRead => "asset.read",
+    AssetUpload => "asset.upload",
+    AssetDelete => "asset.delete",
+    MemberInvite => "member.invite",
+    MemberRemove => "member.remove",
+    MemberChangeRole => "member.changeRole",
+    ApiKeyManage => "apiKey.manage",
+    RoleManage => "role.manage",
+    OrgSettings => "org.settings",
+}
+
+impl CoreCapability {
+    /// The read capability a write capability implies (SPEC.md capability rule 2).
+    pub fn implied_read(self) -> Option<CoreCapability> {
+        use CoreCapability::*;
+        match self {
+            DocumentCreate | DocumentUpdate | DocumentDelete | DocumentPublish
+            | DocumentUnpublish => Some(DocumentRead),
+            AssetUpload | AssetDelete => Some(AssetRead),
+            _ => None,
+        }
+    }
+
+    fn bit(self) -> u16 {
+        1 << (self as u8)
+    }
+}
+
+impl fmt::Display for CoreCapability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A capability: a core one, or one a plugin declared.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Capability {
+    Core(CoreCapability),
+    /// A namespaced capability (`<plugin>.<action>`) that is not a core one. Whether a plugin
+    /// actually declared it is decided by the service layer, which knows the plugins.
+    Plugin(String),
+}
+
+/// Why a string is not a capability.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a capability: expected a core capability or `<namespace>.<action>`")]
+pub struct InvalidCapability(pub String);
+
+impl FromStr for Capability {
+    type Err = InvalidCapability;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if let Some(core) = CoreCapability::parse(s) {
+            return Ok(Capability::Core(core));
+        }
+        let well_formed = s.len() <= 100
+            && s.split('.').count() >= 2
+            && s.split('.').all(|part| {
+                !part.is_empty()
+                    && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            });
+        // A core namespace with an unknown action is a typo, not a plugin capability.
+        let core_namespace = ["document", "asset", "member", "apiKey", "role", "org"]
+            .iter()
+            .any(|ns| s.split('.').next() == Some(ns));
+        if well_formed && !core_namespace {
+            Ok(Capability::Plugin(s.to_string()))
+        } else {
+            Err(InvalidCapability(s.to_string()))
+        }
+    }
+}
+
+impl Capability {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Capability::Core(c) => c.as_str(),
+            Capability::Plugin(s) => s,
+        }
+    }
+}
+
+impl From<CoreCapability> for Capability {
+    fn from(c: CoreCapability) -> Self {
+        Capability::Core(c)
+    }
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Capability {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Capability {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A set of capabilities. Core capabilities are a bit set, so the hot check
+/// (`has(CoreCapability::DocumentRead)`) is one AND.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CapabilitySet {
+    core: u16,
+    plugin: BTreeSet<String>,
+}
+
+impl CapabilitySet {
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// Every core capability and the given plugin ones.
+    pub fn all_with(plugin: impl IntoIterator<Item = String>) -> Self {
+        let mut set = Self::all_core();
+        set.plugin.extend(plugin);
+        set
+    }
+
+    pub fn all_core() -> Self {
+        CoreCapability::ALL.iter().copied().collect()
+    }
+
+    pub fn has(&self, cap: CoreCapability) -> bool {
+        self.core & cap.bit() != 0
+    }
+
+    pub fn contains(&self, cap: &Capability) -> bool {
+        match cap {
+            Capability::Core(c) => self.has(*c),
+            Capability::Plugin(p) => self.plugin.contains(p),
+        }
+    }
+
+    pub fn insert(&mut self, cap: Capability) {
+        match cap {
+            Capability::Core(c) => self.core |= c.bit(),
+            Capability::Plugin(p) => {
+                self.plugin.insert(p);
+            }
+        }
+    }
+
+    /// Adds the read capability every write capability implies (SPEC.md capability rule 2).
+    pub fn with_implied_reads(mut self) -> Self {
+        for cap in CoreCapability::ALL {
+            if self.has(*cap)
+                && let Some(read) = cap.implied_read()
+            {
+                self.core |= read.bit();
+            }
+        }
+        self
+    }
+
+    /// The capabilities present in both sets.
+    pub fn intersect(&self, other: &CapabilitySet) -> CapabilitySet {
+        CapabilitySet {
+            core: self.core & other.core,
+            plugin: self.plugin.intersection(&other.plugin).cloned().collect(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.core == 0 && self.plugin.is_empty()
+    }
+
+    /// Core capabilities in their canonical order, then plugin ones sorted.
+    pub fn iter(&self) -> impl Iterator<Item = Capability> + '_ {
+        CoreCapability::ALL
+            .iter()
+            .filter(|c| self.has(**c))
+            .map(|c| Capability::Core(*c))
+            .chain(self.plugin.iter().map(|p| Capability::Plugin(p.clone())))
+    }
+
+    pub fn to_strings(&self) -> Vec<String> {
+        self.iter().map(|c| c.as_str().to_string()).collect()
+    }
+}
+
+impl FromIterator<CoreCapability> for CapabilitySet {
+    fn from_iter<I: IntoIterator<Item = CoreCapability>>(iter: I) -> Self {
+        let mut set = CapabilitySet::default();
+        for c in iter {
+            set.core |= c.bit();
+        }
+        set
+    }
+}
+
+impl FromIterator<Capability> for CapabilitySet {
+    fn from_iter<I: IntoIterator<Item = Capability>>(iter: I) -> Self {
+        let mut set = CapabilitySet::default();
+        for c in iter {
+            set.insert(c);
+        }
+        set
+    }
+}
+
+impl Serialize for CapabilitySet {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn there_are_fifteen_core_capabilities_and_names_round_trip() {
+        assert_eq!(CoreCapability::ALL.len(), 15);
+        for c in CoreCapability::ALL {
+            assert_eq!(CoreCapability::parse(c.as_str()), Some(*c));
+            assert_eq!(c.as_str().parse::<Capability>(), Ok(Capability::Core(*c)));
+        }
+    }
+
+    #[test]
+    fn plugin_capabilities_must_be_namespaced_and_not_in_a_core_namespace() {
+        assert_eq!("forms.export".parse(), Ok(Capability::Plugin("forms.export".into())));
+        assert!("export".parse::<Capability>().is_err());
+        assert!("forms.".parse::<Capability>().is_err());
+        assert!("document.destroy".parse::<Capability>().is_err());
+        assert!("forms.ex port".parse::<Capability>().is_err());
+    }
+
+    #[test]
+    fn writes_imply_reads() {
+        let set: CapabilitySet =
+            [CoreCapability::DocumentPublish, CoreCapability::AssetUpload].into_iter().collect();
+        let set = set.with_implied_reads();
+        assert!(set.has(CoreCapability::DocumentRead));
+        assert!(set.has(CoreCapability::AssetRead));
+        assert!(!set.has(CoreCapability::DocumentCreate));
+    }
+
+    #[test]
+    fn intersection_keeps_only_shared_capabilities() {
+        let a = CapabilitySet::all_with(["forms.export".to_string()]);
+        let b: CapabilitySet =
+            [Capability::Core(CoreCapability::DocumentRead), Capability::Plugin("x.y".into())]
+                .into_iter()
+                .collect();
+        let both = a.intersect(&b);
+        assert_eq!(both.to_strings(), vec!["document.read"]);
+    }
+}

@@ -1,0 +1,26 @@
+//! The domain of the content service: the values and rules every layer shares.
+//!
+//! Architecture invariant: this crate does no I/O. No database, no clock reads beyond what the
+//! caller passes in, no network, no file system. Everything here is a pure function of its
+//! inputs, so it is tested with fast unit tests.
+
+pub mod access;
+pub mod api_key;
+pub mod capability;
+pub mod identity;
+pub mod issue;
+pub mod role;
+pub mod time;
+
+pub use access::{EffectiveRole, Grant, Membership};
+pub use api_key::{KeyPermission, KeyScope};
+pub use capability::{Capability, CapabilitySet, CoreCapability};
+pub use identity::{Email, Password};
+pub use issue::{Issue, Issues};
+pub use role::{BuiltInRole, InstanceRole, RoleName};
+pub use time::Timestamp;
+
+/// A fresh identifier: a UUIDv7 string, so ids sort by creation time.
+pub fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}

@@ -1,0 +1,40 @@
+//! The actor: who is asking, in which organization, with what grant.
+
+use cms_core::{CoreCapability, Grant};
+
+use crate::auth::{SessionView, User};
+use crate::error::{Error, Result};
+
+/// How the actor proved who they are.
+#[derive(Debug, Clone)]
+pub enum Credential {
+    Session(SessionView),
+    ApiKey { key_id: String },
+}
+
+/// An authenticated caller. Built only by the auth service, so holding one means the
+/// credentials were checked and the grant resolved (SPEC.md Authentication point 8).
+#[derive(Debug, Clone)]
+pub struct Actor {
+    pub user: User,
+    /// The organization every read and write happens in; `None` for a signed-in user who
+    /// belongs to none yet.
+    pub organization_id: Option<String>,
+    pub grant: Grant,
+    pub credential: Credential,
+}
+
+impl Actor {
+    /// The active organization, when the actor holds `capability` there. Refusals are access
+    /// refusals (403), never hints about what exists.
+    pub fn require(&self, capability: CoreCapability) -> Result<&str> {
+        match &self.organization_id {
+            Some(org) if self.grant.capabilities.has(capability) => Ok(org),
+            _ => Err(Error::Forbidden),
+        }
+    }
+
+    pub fn is_api_key(&self) -> bool {
+        matches!(self.credential, Credential::ApiKey { .. })
+    }
+}

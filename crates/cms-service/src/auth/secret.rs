@@ -1,0 +1,116 @@
+//! The auth secret: it signs session cookies and keys the hashes of session tokens and API keys,
+//! so rotating it invalidates every session and key at once.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// What an HMAC is for. Each purpose is a separate domain, so a value made for one can never be
+/// replayed as another (a cookie signature is not a key hash).
+#[derive(Clone, Copy)]
+pub(crate) enum Purpose {
+    SessionToken,
+    CookieSignature,
+    ApiKey,
+}
+
+impl Purpose {
+    fn label(self) -> &'static [u8] {
+        match self {
+            Purpose::SessionToken => b"cms/session-token\0",
+            Purpose::CookieSignature => b"cms/cookie-signature\0",
+            Purpose::ApiKey => b"cms/api-key\0",
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct AuthSecret(Vec<u8>);
+
+impl AuthSecret {
+    pub fn new(secret: impl AsRef<[u8]>) -> Self {
+        AuthSecret(secret.as_ref().to_vec())
+    }
+
+    /// A new random secret, as text: 48 random bytes, base64url.
+    pub fn generate() -> String {
+        random_token(48)
+    }
+
+    fn mac(&self, purpose: Purpose, value: &str) -> HmacSha256 {
+        let mut mac = HmacSha256::new_from_slice(&self.0).expect("HMAC takes keys of any length");
+        mac.update(purpose.label());
+        mac.update(value.as_bytes());
+        mac
+    }
+
+    /// Lowercase hex of the HMAC, for lookups by hash (the input is never stored).
+    pub(crate) fn hash_hex(&self, purpose: Purpose, value: &str) -> String {
+        hex(&self.mac(purpose, value).finalize().into_bytes())
+    }
+
+    /// `value.signature`, with a base64url signature.
+    pub(crate) fn sign(&self, purpose: Purpose, value: &str) -> String {
+        let sig = URL_SAFE_NO_PAD.encode(self.mac(purpose, value).finalize().into_bytes());
+        format!("{value}.{sig}")
+    }
+
+    /// The value of a `value.signature` string whose signature is right, compared in constant
+    /// time; `None` otherwise.
+    pub(crate) fn verify<'a>(&self, purpose: Purpose, signed: &'a str) -> Option<&'a str> {
+        let (value, sig) = signed.rsplit_once('.')?;
+        let sig = URL_SAFE_NO_PAD.decode(sig).ok()?;
+        self.mac(purpose, value).verify_slice(&sig).ok().map(|_| value)
+    }
+}
+
+impl std::fmt::Debug for AuthSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AuthSecret(..)")
+    }
+}
+
+/// `bytes` random bytes from the operating system, base64url without padding.
+pub fn random_token(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).expect("the operating system's random source is available");
+    URL_SAFE_NO_PAD.encode(buf)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_verify_only_with_the_same_secret_and_purpose() {
+        let a = AuthSecret::new("a".repeat(32));
+        let b = AuthSecret::new("b".repeat(32));
+        let signed = a.sign(Purpose::CookieSignature, "tok");
+        assert_eq!(a.verify(Purpose::CookieSignature, &signed), Some("tok"));
+        assert_eq!(b.verify(Purpose::CookieSignature, &signed), None);
+        assert_eq!(a.verify(Purpose::SessionToken, &signed), None);
+        assert_eq!(a.verify(Purpose::CookieSignature, "tok.AAAA"), None);
+        assert_eq!(a.verify(Purpose::CookieSignature, "no-signature"), None);
+    }
+
+    #[test]
+    fn hashes_depend_on_secret_and_purpose() {
+        let a = AuthSecret::new("a".repeat(32));
+        let h = a.hash_hex(Purpose::ApiKey, "k");
+        assert_eq!(h.len(), 64);
+        assert_eq!(h, a.hash_hex(Purpose::ApiKey, "k"));
+        assert_ne!(h, a.hash_hex(Purpose::SessionToken, "k"));
+        assert_ne!(h, AuthSecret::new("b".repeat(32)).hash_hex(Purpose::ApiKey, "k"));
+    }
+}

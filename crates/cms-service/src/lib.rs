@@ -1,0 +1,117 @@
+//! The service layer: the one place where access, transactions and events are decided.
+//!
+//! Every door (HTTP, GraphQL, CLI, a Rust host application) calls into [`Cms`] with an explicit
+//! [`Actor`], and the service checks the actor's capabilities, opens the unit of work, writes and
+//! commits. Because every door goes through here, a rule enforced here holds for all of them.
+//!
+//! Architecture invariant: no SQL here (that is `cms-store`), and no HTTP (that is
+//! `cms-server`). Values returned to doors are plain serialisable structs.
+
+mod actor;
+mod api_keys;
+mod auth;
+mod capabilities;
+mod clock;
+mod error;
+mod health;
+mod organizations;
+pub mod storage;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cms_store::Store;
+
+pub use actor::{Actor, Credential};
+pub use api_keys::{ApiKey, ApiKeyService, CreatedApiKey, NewApiKey};
+pub use auth::secret::{AuthSecret, random_token};
+pub use auth::{AuthService, Authenticated, SessionView, SignIn, SignUp, User};
+pub use capabilities::CapabilityRegistry;
+pub use clock::{Clock, OffsetClock, SystemClock};
+pub use error::{Error, Result};
+pub use health::{CheckReport, HealthReport, HealthService, Status};
+pub use storage::{BlobStore, LocalStorage};
+
+/// Settings the service layer acts on. The `cms` crate fills them from configuration.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Refuse sign-ups without a pending invitation (the first sign-up is always allowed).
+    pub invite_only: bool,
+    /// Lifetime of a session, extended while it is used.
+    pub session_lifetime_days: i64,
+    /// The bound on each health check.
+    pub health_timeout: Duration,
+    /// Whether /api/cms-health also probes asset storage.
+    pub storage_health_check: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            invite_only: true,
+            session_lifetime_days: 7,
+            health_timeout: Duration::from_millis(5000),
+            storage_health_check: false,
+        }
+    }
+}
+
+/// Everything the service layer needs from the outside world.
+pub struct Parts {
+    pub store: Arc<dyn Store>,
+    pub storage: Arc<dyn BlobStore>,
+    pub secret: AuthSecret,
+    pub settings: Settings,
+    pub clock: Arc<dyn Clock>,
+    pub capabilities: CapabilityRegistry,
+}
+
+/// The content service. Cheap to clone; every clone is the same service.
+#[derive(Clone)]
+pub struct Cms(Arc<Inner>);
+
+pub(crate) struct Inner {
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) storage: Arc<dyn BlobStore>,
+    pub(crate) secret: AuthSecret,
+    pub(crate) settings: Settings,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) capabilities: CapabilityRegistry,
+}
+
+impl Cms {
+    /// Starts the service on a migrated store: reconciles what must hold at every boot (the
+    /// `owner` role of every organization holds every declared capability).
+    pub async fn start(parts: Parts) -> Result<Cms> {
+        let cms = Cms(Arc::new(Inner {
+            store: parts.store,
+            storage: parts.storage,
+            secret: parts.secret,
+            settings: parts.settings,
+            clock: parts.clock,
+            capabilities: parts.capabilities,
+        }));
+        organizations::reconcile_owner_roles(&cms.0).await?;
+        Ok(cms)
+    }
+
+    pub fn auth(&self) -> AuthService<'_> {
+        AuthService::new(&self.0)
+    }
+
+    pub fn api_keys(&self) -> ApiKeyService<'_> {
+        ApiKeyService::new(&self.0)
+    }
+
+    pub fn health(&self) -> HealthService<'_> {
+        HealthService::new(&self.0)
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.0.settings
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.0.store
+    }
+}

@@ -1,0 +1,93 @@
+//! API keys: programmatic credentials bound to one organization.
+
+use async_trait::async_trait;
+use sqlx::types::Json;
+
+use crate::Result;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ApiKeyRecord {
+    pub id: String,
+    pub organization_id: String,
+    pub name: String,
+    /// HMAC-SHA-256 of the key under the auth secret; the key itself is never stored.
+    pub key_hash: String,
+    /// The first characters of the key, so a person can tell keys apart in a list.
+    pub start: String,
+    pub permissions: Json<Vec<String>>,
+    /// The allowlist; `None` when only `permissions` were given.
+    pub capabilities: Option<Json<Vec<String>>>,
+    pub created_by: String,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+}
+
+#[async_trait]
+pub trait ApiKeys {
+    async fn insert_api_key(&mut self, key: &ApiKeyRecord) -> Result<()>;
+    async fn api_key_by_hash(&mut self, key_hash: &str) -> Result<Option<ApiKeyRecord>>;
+    /// The keys of an organization, newest first.
+    async fn api_keys(&mut self, organization_id: &str) -> Result<Vec<ApiKeyRecord>>;
+    /// `true` when the key existed in that organization and is gone.
+    async fn delete_api_key(&mut self, organization_id: &str, id: &str) -> Result<bool>;
+}
+
+macro_rules! impl_api_keys {
+    ($tx:ty) => {
+        #[async_trait::async_trait]
+        impl $crate::api_keys::ApiKeys for $tx {
+            async fn insert_api_key(&mut self, k: &$crate::api_keys::ApiKeyRecord) -> $crate::Result<()> {
+                sqlx::query(
+                    "INSERT INTO api_keys (id, organization_id, name, key_hash, start, permissions, \
+                     capabilities, created_by, created_at, expires_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                )
+                .bind(&k.id)
+                .bind(&k.organization_id)
+                .bind(&k.name)
+                .bind(&k.key_hash)
+                .bind(&k.start)
+                .bind(&k.permissions)
+                .bind(&k.capabilities)
+                .bind(&k.created_by)
+                .bind(k.created_at)
+                .bind(k.expires_at)
+                .execute(self.conn())
+                .await?;
+                Ok(())
+            }
+
+            async fn api_key_by_hash(
+                &mut self,
+                key_hash: &str,
+            ) -> $crate::Result<Option<$crate::api_keys::ApiKeyRecord>> {
+                Ok(sqlx::query_as("SELECT * FROM api_keys WHERE key_hash = $1")
+                    .bind(key_hash)
+                    .fetch_optional(self.conn())
+                    .await?)
+            }
+
+            async fn api_keys(
+                &mut self,
+                organization_id: &str,
+            ) -> $crate::Result<Vec<$crate::api_keys::ApiKeyRecord>> {
+                Ok(sqlx::query_as(
+                    "SELECT * FROM api_keys WHERE organization_id = $1 ORDER BY created_at DESC, id DESC",
+                )
+                .bind(organization_id)
+                .fetch_all(self.conn())
+                .await?)
+            }
+
+            async fn delete_api_key(&mut self, organization_id: &str, id: &str) -> $crate::Result<bool> {
+                let done = sqlx::query("DELETE FROM api_keys WHERE organization_id = $1 AND id = $2")
+                    .bind(organization_id)
+                    .bind(id)
+                    .execute(self.conn())
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+        }
+    };
+}
+pub(crate) use impl_api_keys;

@@ -1,0 +1,112 @@
+//! Storage: one boundary, two engines.
+//!
+//! The service layer talks to a [`Store`] and to the units of work ([`Tx`]) it hands out. Each
+//! concept of the domain has a module here (users, sessions, organizations, roles, API keys)
+//! with its record types and a repository trait; the SQL in those modules is written once in the
+//! dialect both engines understand (`$1` placeholders, `ON CONFLICT`, `RETURNING`) and
+//! instantiated for the SQLite and the PostgreSQL unit of work. Where the dialects differ the
+//! engine module says so.
+//!
+//! Architecture invariant: only this crate writes SQL. It decides nothing about access: it
+//! stores and fetches exactly what it is asked to.
+
+mod error;
+mod postgres;
+mod sqlite;
+
+pub mod api_keys;
+pub mod instance;
+pub mod organizations;
+pub mod roles;
+pub mod sessions;
+pub mod users;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+pub use error::{Result, StoreError};
+pub use sqlx::types::Json;
+
+/// The SQL engine behind a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+/// A database: a source of units of work.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    fn dialect(&self) -> Dialect;
+
+    /// Applies the pending migrations of this engine. Safe to run from several processes at
+    /// once (PostgreSQL takes an advisory lock; SQLite has one writer).
+    async fn migrate(&self) -> Result<()>;
+
+    /// A trivial round trip, for health checks.
+    async fn ping(&self) -> Result<()>;
+
+    /// A unit of work for reads. It sees a consistent snapshot where the engine offers one.
+    async fn read(&self) -> Result<Box<dyn Tx>>;
+
+    /// A unit of work that may write: a transaction, committed with [`Tx::commit`] and rolled
+    /// back when dropped without it. On SQLite it holds the single writer from its first
+    /// statement (`BEGIN IMMEDIATE`), so read-then-write never fails half way with SQLITE_BUSY.
+    /// After any error the unit must be abandoned: PostgreSQL refuses every further statement
+    /// of a transaction that failed.
+    async fn write(&self) -> Result<Box<dyn Tx>>;
+
+    /// Closes every connection; waits for those in use to be returned.
+    async fn close(&self);
+}
+
+/// A unit of work: every repository of the domain, on one connection.
+#[async_trait]
+pub trait Tx:
+    users::Users
+    + sessions::Sessions
+    + organizations::Organizations
+    + roles::Roles
+    + api_keys::ApiKeys
+    + instance::Instance
+    + Send
+{
+    /// Makes the writes of this unit durable. A read unit commits trivially.
+    async fn commit(self: Box<Self>) -> Result<()>;
+}
+
+/// Opens the database a URL names: `sqlite://PATH` (created when missing) or `postgres://...`.
+/// It does not migrate: call [`Store::migrate`].
+pub async fn connect(url: &str) -> Result<Arc<dyn Store>> {
+    if url.starts_with("sqlite:") {
+        Ok(Arc::new(sqlite::SqliteStore::connect(url).await?))
+    } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        Ok(Arc::new(postgres::PgStore::connect(url).await?))
+    } else {
+        Err(StoreError::Config(format!(
+            "unsupported database URL `{}`: use sqlite://PATH or postgres://...",
+            url.split(':').next().unwrap_or_default()
+        )))
+    }
+}
+
+/// Implements every repository trait for an engine's unit of work. The type must have an
+/// inherent `fn conn(&mut self) -> &mut <Engine>Connection`.
+macro_rules! impl_repositories {
+    ($tx:ty) => {
+        $crate::users::impl_users!($tx);
+        $crate::sessions::impl_sessions!($tx);
+        $crate::organizations::impl_organizations!($tx);
+        $crate::roles::impl_roles!($tx);
+        $crate::api_keys::impl_api_keys!($tx);
+        $crate::instance::impl_instance!($tx);
+    };
+}
+pub(crate) use impl_repositories;
+
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
+#[cfg(test)]
+mod conformance;

@@ -1,0 +1,114 @@
+//! Organizations and their members.
+
+use async_trait::async_trait;
+use sqlx::types::Json;
+
+use crate::Result;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct OrganizationRecord {
+    pub id: String,
+    pub name: String,
+    /// Unique across the instance.
+    pub slug: String,
+    pub metadata: Json<serde_json::Value>,
+    pub parent_id: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct MemberRecord {
+    pub organization_id: String,
+    pub user_id: String,
+    /// The name of a role of the same organization.
+    pub role: String,
+    pub created_at: i64,
+}
+
+#[async_trait]
+pub trait Organizations {
+    /// Fails with [`crate::StoreError::Unique`] when the slug is taken.
+    async fn insert_organization(&mut self, org: &OrganizationRecord) -> Result<()>;
+    async fn organization_by_id(&mut self, id: &str) -> Result<Option<OrganizationRecord>>;
+    /// Fails with [`crate::StoreError::ForeignKey`] when the role does not exist there.
+    async fn insert_member(&mut self, member: &MemberRecord) -> Result<()>;
+    async fn member(&mut self, organization_id: &str, user_id: &str) -> Result<Option<MemberRecord>>;
+    /// The user's memberships, oldest first.
+    async fn memberships_of(&mut self, user_id: &str) -> Result<Vec<MemberRecord>>;
+}
+
+macro_rules! impl_organizations {
+    ($tx:ty) => {
+        #[async_trait::async_trait]
+        impl $crate::organizations::Organizations for $tx {
+            async fn insert_organization(
+                &mut self,
+                o: &$crate::organizations::OrganizationRecord,
+            ) -> $crate::Result<()> {
+                sqlx::query(
+                    "INSERT INTO organizations (id, name, slug, metadata, parent_id, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )
+                .bind(&o.id)
+                .bind(&o.name)
+                .bind(&o.slug)
+                .bind(&o.metadata)
+                .bind(&o.parent_id)
+                .bind(o.created_at)
+                .bind(o.updated_at)
+                .execute(self.conn())
+                .await?;
+                Ok(())
+            }
+
+            async fn organization_by_id(
+                &mut self,
+                id: &str,
+            ) -> $crate::Result<Option<$crate::organizations::OrganizationRecord>> {
+                Ok(sqlx::query_as("SELECT * FROM organizations WHERE id = $1")
+                    .bind(id)
+                    .fetch_optional(self.conn())
+                    .await?)
+            }
+
+            async fn insert_member(&mut self, m: &$crate::organizations::MemberRecord) -> $crate::Result<()> {
+                sqlx::query(
+                    "INSERT INTO members (organization_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)",
+                )
+                .bind(&m.organization_id)
+                .bind(&m.user_id)
+                .bind(&m.role)
+                .bind(m.created_at)
+                .execute(self.conn())
+                .await?;
+                Ok(())
+            }
+
+            async fn member(
+                &mut self,
+                organization_id: &str,
+                user_id: &str,
+            ) -> $crate::Result<Option<$crate::organizations::MemberRecord>> {
+                Ok(sqlx::query_as("SELECT * FROM members WHERE organization_id = $1 AND user_id = $2")
+                    .bind(organization_id)
+                    .bind(user_id)
+                    .fetch_optional(self.conn())
+                    .await?)
+            }
+
+            async fn memberships_of(
+                &mut self,
+                user_id: &str,
+            ) -> $crate::Result<Vec<$crate::organizations::MemberRecord>> {
+                Ok(sqlx::query_as(
+                    "SELECT * FROM members WHERE user_id = $1 ORDER BY created_at, organization_id",
+                )
+                .bind(user_id)
+                .fetch_all(self.conn())
+                .await?)
+            }
+        }
+    };
+}
+pub(crate) use impl_organizations;

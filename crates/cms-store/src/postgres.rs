@@ -1,0 +1,71 @@
+//! The production engine: PostgreSQL, shared by several instances.
+
+use async_trait::async_trait;
+use sqlx::postgres::{PgConnection, PgPool, PgPoolOptions};
+use sqlx::{Postgres, Transaction};
+
+use crate::{Dialect, Result, Store, Tx};
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+pub(crate) struct PgStore {
+    pool: PgPool,
+}
+
+impl PgStore {
+    pub(crate) async fn connect(url: &str) -> Result<Self> {
+        let pool = PgPoolOptions::new().max_connections(16).connect(url).await?;
+        Ok(PgStore { pool })
+    }
+}
+
+#[async_trait]
+impl Store for PgStore {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    async fn migrate(&self) -> Result<()> {
+        MIGRATOR.run(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn read(&self) -> Result<Box<dyn Tx>> {
+        Ok(Box::new(PgTx { tx: self.pool.begin().await? }))
+    }
+
+    async fn write(&self) -> Result<Box<dyn Tx>> {
+        Ok(Box::new(PgTx { tx: self.pool.begin().await? }))
+    }
+
+    async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// Reads run in a transaction too: row-level security will set the acting organization with a
+/// transaction-local setting, which must never leak to the next borrower of the connection.
+pub(crate) struct PgTx {
+    tx: Transaction<'static, Postgres>,
+}
+
+impl PgTx {
+    fn conn(&mut self) -> &mut PgConnection {
+        &mut self.tx
+    }
+}
+
+#[async_trait]
+impl Tx for PgTx {
+    async fn commit(self: Box<Self>) -> Result<()> {
+        self.tx.commit().await?;
+        Ok(())
+    }
+}
+
+crate::impl_repositories!(PgTx);

@@ -1,0 +1,88 @@
+//! Organization roles: named bundles of capabilities.
+
+use async_trait::async_trait;
+use sqlx::types::Json;
+
+use crate::Result;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct RoleRecord {
+    pub id: String,
+    pub organization_id: String,
+    /// Unique within the organization.
+    pub name: String,
+    pub description: String,
+    pub capabilities: Json<Vec<String>>,
+    pub is_built_in: bool,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[async_trait]
+pub trait Roles {
+    /// Fails with [`crate::StoreError::Unique`] when the name is taken in the organization.
+    async fn insert_role(&mut self, role: &RoleRecord) -> Result<()>;
+    async fn role(&mut self, organization_id: &str, name: &str) -> Result<Option<RoleRecord>>;
+    /// Every role of an organization, built-in ones first, then by name.
+    async fn roles(&mut self, organization_id: &str) -> Result<Vec<RoleRecord>>;
+    /// Gives every organization's built-in `owner` role exactly these capabilities.
+    async fn reconcile_owner_roles(&mut self, capabilities: &[String], now: i64) -> Result<u64>;
+}
+
+macro_rules! impl_roles {
+    ($tx:ty) => {
+        #[async_trait::async_trait]
+        impl $crate::roles::Roles for $tx {
+            async fn insert_role(&mut self, r: &$crate::roles::RoleRecord) -> $crate::Result<()> {
+                sqlx::query(
+                    "INSERT INTO roles (id, organization_id, name, description, capabilities, is_built_in, \
+                     created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                )
+                .bind(&r.id)
+                .bind(&r.organization_id)
+                .bind(&r.name)
+                .bind(&r.description)
+                .bind(&r.capabilities)
+                .bind(r.is_built_in)
+                .bind(r.created_at)
+                .bind(r.updated_at)
+                .execute(self.conn())
+                .await?;
+                Ok(())
+            }
+
+            async fn role(
+                &mut self,
+                organization_id: &str,
+                name: &str,
+            ) -> $crate::Result<Option<$crate::roles::RoleRecord>> {
+                Ok(sqlx::query_as("SELECT * FROM roles WHERE organization_id = $1 AND name = $2")
+                    .bind(organization_id)
+                    .bind(name)
+                    .fetch_optional(self.conn())
+                    .await?)
+            }
+
+            async fn roles(&mut self, organization_id: &str) -> $crate::Result<Vec<$crate::roles::RoleRecord>> {
+                Ok(sqlx::query_as(
+                    "SELECT * FROM roles WHERE organization_id = $1 ORDER BY is_built_in DESC, created_at, name",
+                )
+                .bind(organization_id)
+                .fetch_all(self.conn())
+                .await?)
+            }
+
+            async fn reconcile_owner_roles(&mut self, capabilities: &[String], now: i64) -> $crate::Result<u64> {
+                let done = sqlx::query(
+                    "UPDATE roles SET capabilities = $1, updated_at = $2 WHERE name = 'owner' AND is_built_in",
+                )
+                .bind(sqlx::types::Json(capabilities))
+                .bind(now)
+                .execute(self.conn())
+                .await?;
+                Ok(done.rows_affected())
+            }
+        }
+    };
+}
+pub(crate) use impl_roles;
