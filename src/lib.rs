@@ -1,0 +1,150 @@
+//! `cms`: the content service as a library (the "Local API" for Rust host applications) and
+//! the facade the `cms` binary is built on.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), cms::StartError> {
+//! let config = cms::Config::load(None, std::env::vars())?.config;
+//! let app = cms::Builder::new(config).build().await?;
+//! // app.cms is the service layer; app.router the HTTP API.
+//! # Ok(()) }
+//! ```
+
+pub mod config;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use cms_core as core;
+pub use cms_server::ServerSettings;
+pub use cms_service as service;
+pub use cms_service::{AuthSecret, BlobStore, Clock, Cms};
+pub use config::{Config, ConfigError};
+
+/// Why the service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("database: {0}")]
+    Store(#[from] cms_store::StoreError),
+    #[error("service: {0}")]
+    Service(#[from] cms_service::Error),
+    #[error("{0}")]
+    Io(String),
+}
+
+/// A started service: the service layer and the HTTP API in front of it.
+pub struct App {
+    pub cms: Cms,
+    pub router: cms_server::Router,
+}
+
+/// Assembles the service from a configuration. A host application may replace the asset
+/// storage or the clock.
+pub struct Builder {
+    config: Config,
+    storage: Option<Arc<dyn BlobStore>>,
+    clock: Option<Arc<dyn Clock>>,
+}
+
+impl Builder {
+    pub fn new(config: Config) -> Self {
+        Builder {
+            config,
+            storage: None,
+            clock: None,
+        }
+    }
+
+    pub fn storage(mut self, storage: Arc<dyn BlobStore>) -> Self {
+        self.storage = Some(storage);
+        self
+    }
+
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// Connects, migrates, reconciles and builds the router.
+    pub async fn build(self) -> Result<App, StartError> {
+        let config = self.config;
+        let store = cms_store::connect(&config.database_url()).await?;
+        store.migrate().await?;
+        let storage = match self.storage {
+            Some(s) => s,
+            None => {
+                let path = config.storage_path();
+                let local = cms_service::LocalStorage::open(&path).map_err(|e| {
+                    StartError::Io(format!("asset storage {}: {e}", path.display()))
+                })?;
+                Arc::new(local)
+            }
+        };
+        let cms = Cms::start(cms_service::Parts {
+            store,
+            storage,
+            secret: auth_secret(&config)?,
+            settings: cms_service::Settings {
+                invite_only: config.auth.invite_only,
+                session_lifetime_days: config.auth.session_lifetime_days,
+                health_timeout: Duration::from_millis(config.health.timeout_ms),
+                storage_health_check: config.health.storage_health_check,
+            },
+            clock: self
+                .clock
+                .unwrap_or_else(|| Arc::new(cms_service::SystemClock)),
+            capabilities: cms_service::CapabilityRegistry::default(),
+        })
+        .await?;
+        let router = cms_server::router(
+            cms.clone(),
+            ServerSettings {
+                max_json_bytes: config.server.max_json_bytes,
+                public_url: config.server.public_url.clone(),
+            },
+        );
+        Ok(App { cms, router })
+    }
+}
+
+/// Runs the migrations of the configured database and nothing else.
+pub async fn migrate(config: &Config) -> Result<(), StartError> {
+    let store = cms_store::connect(&config.database_url()).await?;
+    store.migrate().await?;
+    store.close().await;
+    Ok(())
+}
+
+/// The configured auth secret, or the one generated on first start and kept in the data
+/// directory (mode 0600), so sessions and keys survive restarts.
+fn auth_secret(config: &Config) -> Result<AuthSecret, StartError> {
+    if let Some(secret) = &config.auth.secret {
+        return Ok(AuthSecret::new(secret));
+    }
+    let path = config.data_dir.join("auth-secret");
+    if let Ok(existing) = std::fs::read_to_string(&path) {
+        return Ok(AuthSecret::new(existing.trim()));
+    }
+    let secret = AuthSecret::generate();
+    write_private(&path, &secret)
+        .map_err(|e| StartError::Io(format!("cannot store {}: {e}", path.display())))?;
+    tracing::warn!(
+        path = %path.display(),
+        "no auth.secret configured (CMS_AUTH_SECRET): generated one and stored it; set your own in production"
+    );
+    Ok(AuthSecret::new(secret))
+}
+
+fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)?.write_all(contents.as_bytes())
+}

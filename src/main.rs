@@ -1,1 +1,120 @@
-fn main() {}
+//! The `cms` binary: `serve`, `migrate`, `version`.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use cms::Config;
+
+#[derive(Parser)]
+#[command(name = "cms", version, about = "A headless content management service")]
+struct Cli {
+    /// Configuration file (default: ./cms.toml when present). Also CMS_CONFIG.
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP service.
+    Serve {
+        /// Address to listen on (also CMS_HOST; default 127.0.0.1).
+        #[arg(long)]
+        host: Option<String>,
+        /// Port to listen on (also CMS_PORT; default 3000).
+        #[arg(long)]
+        port: Option<u16>,
+    },
+    /// Apply the database migrations, then exit.
+    Migrate,
+    /// Print the version.
+    Version,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    if let Command::Version = cli.command {
+        println!("cms {}", env!("CARGO_PKG_VERSION"));
+        return Ok(());
+    }
+    let loaded = Config::load(cli.config.as_deref(), std::env::vars())?;
+    init_logging(&loaded.config);
+    for warning in &loaded.warnings {
+        tracing::warn!("{warning}");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Serve { host, port } => serve(loaded.config, host, port).await,
+            Command::Migrate => {
+                cms::migrate(&loaded.config).await?;
+                tracing::info!("migrations applied");
+                Ok(())
+            }
+            Command::Version => unreachable!("handled before start-up"),
+        }
+    })
+}
+
+async fn serve(mut config: Config, host: Option<String>, port: Option<u16>) -> anyhow::Result<()> {
+    if let Some(host) = host {
+        config.server.host = host;
+    }
+    if let Some(port) = port {
+        config.server.port = port;
+    }
+    let address = format!("{}:{}", config.server.host, config.server.port);
+    let app = cms::Builder::new(config.clone()).build().await?;
+    let listener = tokio::net::TcpListener::bind(&address)
+        .await
+        .with_context(|| format!("cannot listen on {address}"))?;
+    let local = listener.local_addr()?;
+    let base = config
+        .server
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{local}"));
+    tracing::info!(address = %local, "listening; API at {base}/api, health at {base}/healthz");
+    cms_server::serve(listener, app.router, shutdown_signal()).await?;
+    app.cms.store().close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = interrupt => {},
+        _ = terminate => {},
+    }
+    tracing::info!("shutting down: finishing requests in flight");
+}
+
+fn init_logging(config: &Config) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    if config.log.format == "json" {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}

@@ -49,7 +49,10 @@ pub fn user_grant(
     every_declared: &CapabilitySet,
 ) -> Grant {
     if instance_role.is_instance_admin() {
-        return Grant { role: EffectiveRole::InstanceAdmin, capabilities: every_declared.clone() };
+        return Grant {
+            role: EffectiveRole::InstanceAdmin,
+            capabilities: every_declared.clone(),
+        };
     }
     match membership {
         // The owner holds everything by definition, whatever the stored row says.
@@ -61,7 +64,10 @@ pub fn user_grant(
             role: EffectiveRole::Member(m.role.clone()),
             capabilities: m.capabilities.clone(),
         },
-        None => Grant { role: EffectiveRole::None, capabilities: CapabilitySet::empty() },
+        None => Grant {
+            role: EffectiveRole::None,
+            capabilities: CapabilitySet::empty(),
+        },
     }
 }
 
@@ -85,7 +91,10 @@ mod tests {
     use crate::capability::{Capability, CoreCapability};
 
     fn member(role: BuiltInRole) -> Membership {
-        Membership { role: role.into(), capabilities: role.seed(&CapabilitySet::all_core()) }
+        Membership {
+            role: role.into(),
+            capabilities: role.seed(&CapabilitySet::all_core()),
+        }
     }
 
     #[test]
@@ -104,18 +113,31 @@ mod tests {
     #[test]
     fn the_owner_holds_every_declared_capability_even_if_the_row_lags() {
         let every = CapabilitySet::all_with(["forms.export".into()]);
-        let stale = Membership { role: BuiltInRole::Owner.into(), capabilities: CapabilitySet::all_core() };
+        let stale = Membership {
+            role: BuiltInRole::Owner.into(),
+            capabilities: CapabilitySet::all_core(),
+        };
         let g = user_grant(InstanceRole::Editor, Some(&stale), &every);
-        assert!(g.capabilities.contains(&Capability::Plugin("forms.export".into())));
+        assert!(
+            g.capabilities
+                .contains(&Capability::Plugin("forms.export".into()))
+        );
     }
 
     #[test]
     fn a_key_is_clamped_to_its_creators_current_role() {
         let every = CapabilitySet::all_core();
-        let viewer = user_grant(InstanceRole::Editor, Some(&member(BuiltInRole::Viewer)), &every);
+        let viewer = user_grant(
+            InstanceRole::Editor,
+            Some(&member(BuiltInRole::Viewer)),
+            &every,
+        );
         let scope = KeyScope::new(vec![KeyPermission::Write], None).unwrap();
         let g = key_grant(&scope, &viewer).unwrap();
-        assert_eq!(g.capabilities.to_strings(), vec!["document.read", "asset.read"]);
+        assert_eq!(
+            g.capabilities.to_strings(),
+            vec!["document.read", "asset.read"]
+        );
         assert!(!g.capabilities.has(CoreCapability::DocumentCreate));
     }
 

@@ -13,6 +13,21 @@ pub enum KeyPermission {
 }
 
 impl KeyPermission {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyPermission::Read => "read",
+            KeyPermission::Write => "write",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<KeyPermission> {
+        match s {
+            "read" => Some(KeyPermission::Read),
+            "write" => Some(KeyPermission::Write),
+            _ => None,
+        }
+    }
+
     /// `read` maps to the read capabilities; `write` adds every document capability and the
     /// asset writes, and implies read.
     pub fn capabilities(self) -> CapabilitySet {
@@ -43,12 +58,18 @@ pub enum KeyScope {
     Permissions(Vec<KeyPermission>),
     /// `capabilities` were given (with or without `permissions`): they alone decide
     /// (SPEC.md Authentication point 5). Implied reads were added on intake.
-    Capabilities { permissions: Vec<KeyPermission>, capabilities: CapabilitySet },
+    Capabilities {
+        permissions: Vec<KeyPermission>,
+        capabilities: CapabilitySet,
+    },
 }
 
 impl KeyScope {
     /// Builds the scope from a creation request. `None` when neither part grants anything.
-    pub fn new(permissions: Vec<KeyPermission>, capabilities: Option<CapabilitySet>) -> Option<Self> {
+    pub fn new(
+        permissions: Vec<KeyPermission>,
+        capabilities: Option<CapabilitySet>,
+    ) -> Option<Self> {
         match capabilities {
             Some(caps) if !caps.is_empty() => Some(KeyScope::Capabilities {
                 permissions,
@@ -96,9 +117,13 @@ mod tests {
 
     #[test]
     fn read_maps_to_reads_and_write_adds_writes() {
-        let read = KeyScope::new(vec![KeyPermission::Read], None).unwrap().requested();
+        let read = KeyScope::new(vec![KeyPermission::Read], None)
+            .unwrap()
+            .requested();
         assert_eq!(read.to_strings(), vec!["document.read", "asset.read"]);
-        let write = KeyScope::new(vec![KeyPermission::Write], None).unwrap().requested();
+        let write = KeyScope::new(vec![KeyPermission::Write], None)
+            .unwrap()
+            .requested();
         assert!(write.has(CoreCapability::DocumentPublish));
         assert!(write.has(CoreCapability::AssetRead));
         assert!(!write.has(CoreCapability::ApiKeyManage));
@@ -106,9 +131,14 @@ mod tests {
 
     #[test]
     fn capabilities_alone_decide_and_gain_implied_reads() {
-        let caps: CapabilitySet = [Capability::Core(CoreCapability::DocumentCreate)].into_iter().collect();
+        let caps: CapabilitySet = [Capability::Core(CoreCapability::DocumentCreate)]
+            .into_iter()
+            .collect();
         let scope = KeyScope::new(vec![KeyPermission::Write], Some(caps)).unwrap();
-        assert_eq!(scope.requested().to_strings(), vec!["document.read", "document.create"]);
+        assert_eq!(
+            scope.requested().to_strings(),
+            vec!["document.read", "document.create"]
+        );
     }
 
     #[test]

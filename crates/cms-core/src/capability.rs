@@ -96,7 +96,9 @@ impl FromStr for Capability {
             && s.split('.').count() >= 2
             && s.split('.').all(|part| {
                 !part.is_empty()
-                    && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
             });
         // A core namespace with an unknown action is a typo, not a plugin capability.
         let core_namespace = ["document", "asset", "member", "apiKey", "role", "org"]
@@ -267,7 +269,10 @@ mod tests {
 
     #[test]
     fn plugin_capabilities_must_be_namespaced_and_not_in_a_core_namespace() {
-        assert_eq!("forms.export".parse(), Ok(Capability::Plugin("forms.export".into())));
+        assert_eq!(
+            "forms.export".parse(),
+            Ok(Capability::Plugin("forms.export".into()))
+        );
         assert!("export".parse::<Capability>().is_err());
         assert!("forms.".parse::<Capability>().is_err());
         assert!("document.destroy".parse::<Capability>().is_err());
@@ -276,8 +281,9 @@ mod tests {
 
     #[test]
     fn writes_imply_reads() {
-        let set: CapabilitySet =
-            [CoreCapability::DocumentPublish, CoreCapability::AssetUpload].into_iter().collect();
+        let set: CapabilitySet = [CoreCapability::DocumentPublish, CoreCapability::AssetUpload]
+            .into_iter()
+            .collect();
         let set = set.with_implied_reads();
         assert!(set.has(CoreCapability::DocumentRead));
         assert!(set.has(CoreCapability::AssetRead));
@@ -287,10 +293,12 @@ mod tests {
     #[test]
     fn intersection_keeps_only_shared_capabilities() {
         let a = CapabilitySet::all_with(["forms.export".to_string()]);
-        let b: CapabilitySet =
-            [Capability::Core(CoreCapability::DocumentRead), Capability::Plugin("x.y".into())]
-                .into_iter()
-                .collect();
+        let b: CapabilitySet = [
+            Capability::Core(CoreCapability::DocumentRead),
+            Capability::Plugin("x.y".into()),
+        ]
+        .into_iter()
+        .collect();
         let both = a.intersect(&b);
         assert_eq!(both.to_strings(), vec!["document.read"]);
     }

@@ -41,7 +41,9 @@ impl Password {
 
     pub fn parse(raw: &str) -> Option<Password> {
         let n = raw.chars().count();
-        (Self::MIN_CHARS..=Self::MAX_CHARS).contains(&n).then(|| Password(raw.to_string()))
+        (Self::MIN_CHARS..=Self::MAX_CHARS)
+            .contains(&n)
+            .then(|| Password(raw.to_string()))
     }
 
     pub fn expose(&self) -> &str {
@@ -61,8 +63,19 @@ mod tests {
 
     #[test]
     fn emails_are_normalised_and_checked() {
-        assert_eq!(Email::parse(" Ada@Example.COM ").unwrap().as_str(), "ada@example.com");
-        for bad in ["", "ada", "ada@", "@example.com", "ada@example", "a da@example.com", "a@b@c.d"] {
+        assert_eq!(
+            Email::parse(" Ada@Example.COM ").unwrap().as_str(),
+            "ada@example.com"
+        );
+        for bad in [
+            "",
+            "ada",
+            "ada@",
+            "@example.com",
+            "ada@example",
+            "a da@example.com",
+            "a@b@c.d",
+        ] {
             assert!(Email::parse(bad).is_none(), "{bad}");
         }
     }
@@ -73,6 +86,9 @@ mod tests {
         assert!(Password::parse("12345678").is_some());
         assert!(Password::parse(&"é".repeat(128)).is_some());
         assert!(Password::parse(&"x".repeat(129)).is_none());
-        assert_eq!(format!("{:?}", Password::parse("secret-pass").unwrap()), "Password(..)");
+        assert_eq!(
+            format!("{:?}", Password::parse("secret-pass").unwrap()),
+            "Password(..)"
+        );
     }
 }

@@ -13,8 +13,16 @@ pub struct Issue {
 }
 
 impl Issue {
-    pub fn new(path: impl Into<String>, code: impl Into<String>, message: impl Into<String>) -> Self {
-        Issue { path: path.into(), code: code.into(), message: message.into() }
+    pub fn new(
+        path: impl Into<String>,
+        code: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Issue {
+            path: path.into(),
+            code: code.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -45,6 +53,10 @@ impl Issues {
 
     /// `Ok(value)` when no issue was collected, otherwise every issue.
     pub fn finish<T>(self, value: T) -> Result<T, Vec<Issue>> {
-        if self.0.is_empty() { Ok(value) } else { Err(self.0) }
+        if self.0.is_empty() {
+            Ok(value)
+        } else {
+            Err(self.0)
+        }
     }
 }

@@ -17,8 +17,12 @@ pub enum BuiltInRole {
 }
 
 impl BuiltInRole {
-    pub const ALL: [BuiltInRole; 4] =
-        [BuiltInRole::Owner, BuiltInRole::Admin, BuiltInRole::Editor, BuiltInRole::Viewer];
+    pub const ALL: [BuiltInRole; 4] = [
+        BuiltInRole::Owner,
+        BuiltInRole::Admin,
+        BuiltInRole::Editor,
+        BuiltInRole::Viewer,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -83,8 +87,13 @@ impl FromStr for RoleName {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let ok = !s.is_empty()
             && s.len() <= 64
-            && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
-        if ok { Ok(RoleName(s.to_string())) } else { Err(InvalidRoleName) }
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
+        if ok {
+            Ok(RoleName(s.to_string()))
+        } else {
+            Err(InvalidRoleName)
+        }
     }
 }
 
@@ -171,6 +180,9 @@ mod tests {
         assert!("content-lead".parse::<RoleName>().is_ok());
         assert!("".parse::<RoleName>().is_err());
         assert!("Owner".parse::<RoleName>().is_err());
-        assert_eq!("owner".parse::<RoleName>().unwrap().built_in(), Some(BuiltInRole::Owner));
+        assert_eq!(
+            "owner".parse::<RoleName>().unwrap().built_in(),
+            Some(BuiltInRole::Owner)
+        );
     }
 }

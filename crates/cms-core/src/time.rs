@@ -30,7 +30,8 @@ impl Timestamp {
     }
 
     pub fn to_rfc3339(self) -> String {
-        self.to_datetime().to_rfc3339_opts(SecondsFormat::Millis, true)
+        self.to_datetime()
+            .to_rfc3339_opts(SecondsFormat::Millis, true)
     }
 }
 

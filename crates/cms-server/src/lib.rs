@@ -1,0 +1,114 @@
+//! The HTTP door: routes, middleware, envelopes and the one mapping of errors to responses.
+//!
+//! Architecture invariant: no handler decides access, writes SQL or emits events. Handlers
+//! parse the request, call the service layer with the actor the middleware resolved, and render
+//! the result.
+
+mod error;
+mod extract;
+mod middleware;
+mod routes;
+mod session_cookie;
+
+use std::sync::Arc;
+
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderMap, HeaderName, StatusCode};
+use axum::middleware as axum_middleware;
+use axum::response::Response;
+use cms_service::Cms;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+pub use axum::Router;
+pub use error::{ApiError, error_name};
+
+/// Settings of the HTTP door.
+#[derive(Debug, Clone)]
+pub struct ServerSettings {
+    /// The largest JSON body accepted (413 past it).
+    pub max_json_bytes: usize,
+    /// The address the instance is reached at, when it is behind a proxy (`https://cms.example`).
+    pub public_url: Option<String>,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        ServerSettings {
+            max_json_bytes: 10 * 1024 * 1024,
+            public_url: None,
+        }
+    }
+}
+
+#[derive(Clone)]
+pub(crate) struct AppState {
+    pub(crate) cms: Cms,
+    pub(crate) settings: Arc<ServerSettings>,
+}
+
+impl AppState {
+    /// Whether cookies must be `Secure`: the instance is served over https.
+    pub(crate) fn is_secure(&self, headers: &HeaderMap) -> bool {
+        self.settings
+            .public_url
+            .as_deref()
+            .is_some_and(|u| u.starts_with("https://"))
+            || headers
+                .get("x-forwarded-proto")
+                .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"https"))
+    }
+}
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The whole HTTP API.
+pub fn router(cms: Cms, settings: ServerSettings) -> Router {
+    let body_limit = settings.max_json_bytes;
+    let state = AppState {
+        cms,
+        settings: Arc::new(settings),
+    };
+    Router::new()
+        .merge(routes::health::routes())
+        .merge(routes::auth::routes())
+        .merge(routes::api_keys::routes())
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum_middleware::from_fn_with_state(state.clone(), middleware::resolve_actor))
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
+            let id = req.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("");
+            tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
+        }))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        // Outermost: a client's own x-request-id is kept, otherwise a UUID is made.
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        .with_state(state)
+}
+
+async fn not_found() -> Response {
+    error::handler_error(StatusCode::NOT_FOUND, "no such endpoint", &[])
+}
+
+async fn method_not_allowed() -> Response {
+    error::handler_error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "this endpoint does not accept that method",
+        &[],
+    )
+}
+
+/// Serves the API on `listener` until `shutdown` resolves, then lets in-flight requests finish.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
+}

@@ -10,7 +10,9 @@ pub struct CapabilityRegistry {
 
 impl Default for CapabilityRegistry {
     fn default() -> Self {
-        CapabilityRegistry { every: CapabilitySet::all_core() }
+        CapabilityRegistry {
+            every: CapabilitySet::all_core(),
+        }
     }
 }
 
@@ -30,6 +32,8 @@ impl CapabilityRegistry {
 
     /// Parses a capability and checks it is declared here.
     pub fn parse(&self, raw: &str) -> Option<Capability> {
-        raw.parse::<Capability>().ok().filter(|c| self.every.contains(c))
+        raw.parse::<Capability>()
+            .ok()
+            .filter(|c| self.every.contains(c))
     }
 }

@@ -26,12 +26,15 @@ pub struct OffsetClock {
 
 impl OffsetClock {
     pub fn advance_days(&self, days: i64) {
-        self.offset_ms.fetch_add(days * 86_400_000, Ordering::SeqCst);
+        self.offset_ms
+            .fetch_add(days * 86_400_000, Ordering::SeqCst);
     }
 }
 
 impl Clock for OffsetClock {
     fn now(&self) -> Timestamp {
-        SystemClock.now().plus_millis(self.offset_ms.load(Ordering::SeqCst))
+        SystemClock
+            .now()
+            .plus_millis(self.offset_ms.load(Ordering::SeqCst))
     }
 }

@@ -36,7 +36,10 @@ pub enum Error {
 
 impl Error {
     pub fn bad_request(message: impl Into<String>) -> Self {
-        Error::BadRequest { message: message.into(), issues: Vec::new() }
+        Error::BadRequest {
+            message: message.into(),
+            issues: Vec::new(),
+        }
     }
 
     pub fn invalid(issues: Vec<Issue>) -> Self {
@@ -57,10 +60,12 @@ impl From<StoreError> for Error {
     /// more precise answer (an e-mail already taken is 422) maps the error itself first.
     fn from(e: StoreError) -> Self {
         match e {
-            StoreError::Unique(_) => Error::Conflict("a record with this value already exists".into()),
-            StoreError::ForeignKey(_) => {
-                Error::Conflict("the record is still referenced, or refers to something missing".into())
+            StoreError::Unique(_) => {
+                Error::Conflict("a record with this value already exists".into())
             }
+            StoreError::ForeignKey(_) => Error::Conflict(
+                "the record is still referenced, or refers to something missing".into(),
+            ),
             other => Error::Internal(other.to_string()),
         }
     }

@@ -70,7 +70,11 @@ impl<'a> HealthService<'a> {
             (_, Some(s)) if !s.healthy() => Status::Degraded,
             _ => Status::Healthy,
         };
-        HealthReport { status, database, storage }
+        HealthReport {
+            status,
+            database,
+            storage,
+        }
     }
 
     async fn database(&self) -> CheckReport {
@@ -103,15 +107,26 @@ impl<'a> HealthService<'a> {
             Ok(Err(_panicked)) => Err("the check failed unexpectedly".to_string()),
             Err(_elapsed) => {
                 abort.abort();
-                Err(format!("no answer within {} ms", self.inner.settings.health_timeout.as_millis()))
+                Err(format!(
+                    "no answer within {} ms",
+                    self.inner.settings.health_timeout.as_millis()
+                ))
             }
         };
         let latency_ms = started.elapsed().as_millis() as u64;
         match outcome {
-            Ok(()) => CheckReport { status: Status::Healthy, latency_ms, error: None },
+            Ok(()) => CheckReport {
+                status: Status::Healthy,
+                latency_ms,
+                error: None,
+            },
             Err(e) => {
                 tracing::warn!(error = %e, "health check failed");
-                CheckReport { status: Status::Unhealthy, latency_ms, error: Some(e) }
+                CheckReport {
+                    status: Status::Unhealthy,
+                    latency_ms,
+                    error: Some(e),
+                }
             }
         }
     }

@@ -25,7 +25,10 @@ use cms_store::Store;
 pub use actor::{Actor, Credential};
 pub use api_keys::{ApiKey, ApiKeyService, CreatedApiKey, NewApiKey};
 pub use auth::secret::{AuthSecret, random_token};
-pub use auth::{AuthService, Authenticated, SessionView, SignIn, SignUp, User};
+pub use auth::{
+    AuthService, Authenticated, ClientInfo, Credentials, Resolved, SessionView, SignIn, SignUp,
+    User,
+};
 pub use capabilities::CapabilityRegistry;
 pub use clock::{Clock, OffsetClock, SystemClock};
 pub use error::{Error, Result};

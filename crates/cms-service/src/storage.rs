@@ -37,7 +37,11 @@ impl BlobStore for LocalStorage {
     async fn health(&self) -> Result<(), String> {
         // Writing a probe, not just reading metadata: a full or read-only disk must show here.
         let probe = self.root.join(".health-probe");
-        tokio::fs::write(&probe, b"ok").await.map_err(|e| format!("cannot write to storage: {e}"))?;
-        tokio::fs::remove_file(&probe).await.map_err(|e| format!("cannot clean up storage: {e}"))
+        tokio::fs::write(&probe, b"ok")
+            .await
+            .map_err(|e| format!("cannot write to storage: {e}"))?;
+        tokio::fs::remove_file(&probe)
+            .await
+            .map_err(|e| format!("cannot clean up storage: {e}"))
     }
 }

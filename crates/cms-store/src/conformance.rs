@@ -59,7 +59,9 @@ async fn open(url: &str) -> std::sync::Arc<dyn crate::Store> {
 async fn users_round_trip_and_emails_are_unique(url: String) {
     let store = open(&url).await;
     let mut tx = store.write().await.unwrap();
-    tx.insert_user(&user("u1", "ada@example.com")).await.unwrap();
+    tx.insert_user(&user("u1", "ada@example.com"))
+        .await
+        .unwrap();
     tx.commit().await.unwrap();
     // After a constraint violation PostgreSQL aborts the transaction: a unit of work that saw
     // an error is abandoned, never continued.
@@ -74,7 +76,10 @@ async fn users_round_trip_and_emails_are_unique(url: String) {
     let found = tx.user_by_email("ada@example.com").await.unwrap().unwrap();
     assert_eq!(found.id, "u1");
     assert!(!found.email_verified);
-    assert_eq!(tx.user_by_id("u1").await.unwrap().unwrap().email, "ada@example.com");
+    assert_eq!(
+        tx.user_by_id("u1").await.unwrap().unwrap().email,
+        "ada@example.com"
+    );
     assert!(tx.user_by_id("nobody").await.unwrap().is_none());
     assert_eq!(tx.count_users().await.unwrap(), 1);
     drop(tx); // close() waits for every unit of work to be returned
@@ -85,7 +90,9 @@ async fn an_uncommitted_write_is_rolled_back(url: String) {
     let store = open(&url).await;
     {
         let mut tx = store.write().await.unwrap();
-        tx.insert_user(&user("u1", "ada@example.com")).await.unwrap();
+        tx.insert_user(&user("u1", "ada@example.com"))
+            .await
+            .unwrap();
         // dropped without commit
     }
     let mut tx = store.read().await.unwrap();
@@ -99,7 +106,10 @@ async fn an_instance_flag_is_claimed_once(url: String) {
     let mut tx = store.write().await.unwrap();
     assert!(tx.claim_instance_flag("firstAdmin", "u1", 1).await.unwrap());
     assert!(!tx.claim_instance_flag("firstAdmin", "u2", 2).await.unwrap());
-    assert_eq!(tx.instance_flag("firstAdmin").await.unwrap().as_deref(), Some("u1"));
+    assert_eq!(
+        tx.instance_flag("firstAdmin").await.unwrap().as_deref(),
+        Some("u1")
+    );
     tx.commit().await.unwrap();
     store.close().await;
 }
@@ -107,10 +117,16 @@ async fn an_instance_flag_is_claimed_once(url: String) {
 async fn organizations_members_and_roles(url: String) {
     let store = open(&url).await;
     let mut tx = store.write().await.unwrap();
-    tx.insert_user(&user("u1", "ada@example.com")).await.unwrap();
+    tx.insert_user(&user("u1", "ada@example.com"))
+        .await
+        .unwrap();
     tx.insert_organization(&org("o1", "acme")).await.unwrap();
-    tx.insert_role(&role("o1", "owner", &["document.read"])).await.unwrap();
-    tx.insert_role(&role("o1", "viewer", &["document.read"])).await.unwrap();
+    tx.insert_role(&role("o1", "owner", &["document.read"]))
+        .await
+        .unwrap();
+    tx.insert_role(&role("o1", "viewer", &["document.read"]))
+        .await
+        .unwrap();
     tx.commit().await.unwrap();
 
     let refused = |e| matches!(e, Err(StoreError::Unique(_)));
@@ -121,15 +137,29 @@ async fn organizations_members_and_roles(url: String) {
     assert!(refused(tx.insert_role(&role("o1", "viewer", &[])).await));
     drop(tx);
     // A member's role must exist in the organization.
-    let ghost = MemberRecord { organization_id: "o1".into(), user_id: "u1".into(), role: "ghost".into(), created_at: 1 };
+    let ghost = MemberRecord {
+        organization_id: "o1".into(),
+        user_id: "u1".into(),
+        role: "ghost".into(),
+        created_at: 1,
+    };
     let mut tx = store.write().await.unwrap();
-    assert!(matches!(tx.insert_member(&ghost).await, Err(StoreError::ForeignKey(_))));
+    assert!(matches!(
+        tx.insert_member(&ghost).await,
+        Err(StoreError::ForeignKey(_))
+    ));
     drop(tx);
 
     let mut tx = store.write().await.unwrap();
-    let member = MemberRecord { role: "owner".into(), ..ghost };
+    let member = MemberRecord {
+        role: "owner".into(),
+        ..ghost
+    };
     tx.insert_member(&member).await.unwrap();
-    let updated = tx.reconcile_owner_roles(&["document.read".into(), "forms.export".into()], 2).await.unwrap();
+    let updated = tx
+        .reconcile_owner_roles(&["document.read".into(), "forms.export".into()], 2)
+        .await
+        .unwrap();
     assert_eq!(updated, 1);
     tx.commit().await.unwrap();
 
@@ -140,7 +170,13 @@ async fn organizations_members_and_roles(url: String) {
     assert_eq!(tx.memberships_of("u1").await.unwrap().len(), 1);
     let owner = tx.role("o1", "owner").await.unwrap().unwrap();
     assert_eq!(owner.capabilities.0, vec!["document.read", "forms.export"]);
-    let names: Vec<_> = tx.roles("o1").await.unwrap().into_iter().map(|r| r.name).collect();
+    let names: Vec<_> = tx
+        .roles("o1")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
     assert_eq!(names, vec!["owner", "viewer"]);
     drop(tx); // close() waits for every unit of work to be returned
     store.close().await;
@@ -149,7 +185,9 @@ async fn organizations_members_and_roles(url: String) {
 async fn sessions_are_found_by_hash_extended_and_deleted(url: String) {
     let store = open(&url).await;
     let mut tx = store.write().await.unwrap();
-    tx.insert_user(&user("u1", "ada@example.com")).await.unwrap();
+    tx.insert_user(&user("u1", "ada@example.com"))
+        .await
+        .unwrap();
     tx.insert_organization(&org("o1", "acme")).await.unwrap();
     let s = SessionRecord {
         id: "s1".into(),
@@ -164,12 +202,17 @@ async fn sessions_are_found_by_hash_extended_and_deleted(url: String) {
     };
     tx.insert_session(&s).await.unwrap();
     tx.extend_session("s1", 200, 2).await.unwrap();
-    tx.set_active_organization("s1", Some("o1"), 2).await.unwrap();
+    tx.set_active_organization("s1", Some("o1"), 2)
+        .await
+        .unwrap();
     tx.commit().await.unwrap();
 
     let mut tx = store.write().await.unwrap();
     let found = tx.session_by_token_hash("h1").await.unwrap().unwrap();
-    assert_eq!((found.expires_at, found.active_organization_id.as_deref()), (200, Some("o1")));
+    assert_eq!(
+        (found.expires_at, found.active_organization_id.as_deref()),
+        (200, Some("o1"))
+    );
     assert!(tx.delete_session("s1").await.unwrap());
     assert!(!tx.delete_session("s1").await.unwrap());
     assert!(tx.session_by_token_hash("h1").await.unwrap().is_none());
@@ -180,7 +223,9 @@ async fn sessions_are_found_by_hash_extended_and_deleted(url: String) {
 async fn api_keys_are_scoped_to_their_organization(url: String) {
     let store = open(&url).await;
     let mut tx = store.write().await.unwrap();
-    tx.insert_user(&user("u1", "ada@example.com")).await.unwrap();
+    tx.insert_user(&user("u1", "ada@example.com"))
+        .await
+        .unwrap();
     tx.insert_organization(&org("o1", "acme")).await.unwrap();
     tx.insert_organization(&org("o2", "other")).await.unwrap();
     let key = ApiKeyRecord {
@@ -203,7 +248,10 @@ async fn api_keys_are_scoped_to_their_organization(url: String) {
     assert_eq!((found.capabilities, found.expires_at), (None, Some(10)));
     assert_eq!(tx.api_keys("o1").await.unwrap().len(), 1);
     assert!(tx.api_keys("o2").await.unwrap().is_empty());
-    assert!(!tx.delete_api_key("o2", "k1").await.unwrap(), "another organization cannot delete it");
+    assert!(
+        !tx.delete_api_key("o2", "k1").await.unwrap(),
+        "another organization cannot delete it"
+    );
     assert!(tx.delete_api_key("o1", "k1").await.unwrap());
     assert!(tx.api_key_by_hash("kh").await.unwrap().is_none());
     tx.commit().await.unwrap();
@@ -213,17 +261,30 @@ async fn api_keys_are_scoped_to_their_organization(url: String) {
 async fn foreign_keys_are_enforced(url: String) {
     let store = open(&url).await;
     let mut tx = store.write().await.unwrap();
-    tx.insert_user(&user("u1", "ada@example.com")).await.unwrap();
-    tx.insert_organization(&org("o1", "acme")).await.unwrap();
-    tx.insert_role(&role("o1", "owner", &[])).await.unwrap();
-    tx.insert_member(&MemberRecord { organization_id: "o1".into(), user_id: "u1".into(), role: "owner".into(), created_at: 1 })
+    tx.insert_user(&user("u1", "ada@example.com"))
         .await
         .unwrap();
+    tx.insert_organization(&org("o1", "acme")).await.unwrap();
+    tx.insert_role(&role("o1", "owner", &[])).await.unwrap();
+    tx.insert_member(&MemberRecord {
+        organization_id: "o1".into(),
+        user_id: "u1".into(),
+        role: "owner".into(),
+        created_at: 1,
+    })
+    .await
+    .unwrap();
     tx.commit().await.unwrap();
     let mut tx = store.write().await.unwrap();
     // Foreign keys are enforced on both engines (SQLite needs them switched on per connection).
     assert!(matches!(
-        tx.insert_member(&MemberRecord { organization_id: "nope".into(), user_id: "u1".into(), role: "owner".into(), created_at: 1 }).await,
+        tx.insert_member(&MemberRecord {
+            organization_id: "nope".into(),
+            user_id: "u1".into(),
+            role: "owner".into(),
+            created_at: 1
+        })
+        .await,
         Err(StoreError::ForeignKey(_))
     ));
     drop(tx); // close() waits for every unit of work to be returned
@@ -231,7 +292,10 @@ async fn foreign_keys_are_enforced(url: String) {
 }
 
 async fn an_unsupported_url_is_a_configuration_error(_url: String) {
-    assert!(matches!(crate::connect("mysql://x").await, Err(StoreError::Config(_))));
+    assert!(matches!(
+        crate::connect("mysql://x").await,
+        Err(StoreError::Config(_))
+    ));
 }
 
 crate::both_engines!(

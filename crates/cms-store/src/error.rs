@@ -23,7 +23,10 @@ pub enum StoreError {
 impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> Self {
         if let sqlx::Error::Database(db) = &e {
-            let what = db.constraint().map(str::to_string).unwrap_or_else(|| db.message().to_string());
+            let what = db
+                .constraint()
+                .map(str::to_string)
+                .unwrap_or_else(|| db.message().to_string());
             match db.kind() {
                 ErrorKind::UniqueViolation => return StoreError::Unique(what),
                 ErrorKind::ForeignKeyViolation => return StoreError::ForeignKey(what),

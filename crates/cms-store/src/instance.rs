@@ -16,7 +16,12 @@ macro_rules! impl_instance {
     ($tx:ty) => {
         #[async_trait::async_trait]
         impl $crate::instance::Instance for $tx {
-            async fn claim_instance_flag(&mut self, key: &str, value: &str, now: i64) -> $crate::Result<bool> {
+            async fn claim_instance_flag(
+                &mut self,
+                key: &str,
+                value: &str,
+                now: i64,
+            ) -> $crate::Result<bool> {
                 let done = sqlx::query(
                     "INSERT INTO instance_state (key, value, updated_at) VALUES ($1, $2, $3) \
                      ON CONFLICT (key) DO NOTHING",
@@ -30,10 +35,12 @@ macro_rules! impl_instance {
             }
 
             async fn instance_flag(&mut self, key: &str) -> $crate::Result<Option<String>> {
-                Ok(sqlx::query_scalar("SELECT value FROM instance_state WHERE key = $1")
-                    .bind(key)
-                    .fetch_optional(self.conn())
-                    .await?)
+                Ok(
+                    sqlx::query_scalar("SELECT value FROM instance_state WHERE key = $1")
+                        .bind(key)
+                        .fetch_optional(self.conn())
+                        .await?,
+                )
             }
         }
     };

@@ -33,7 +33,11 @@ pub trait Organizations {
     async fn organization_by_id(&mut self, id: &str) -> Result<Option<OrganizationRecord>>;
     /// Fails with [`crate::StoreError::ForeignKey`] when the role does not exist there.
     async fn insert_member(&mut self, member: &MemberRecord) -> Result<()>;
-    async fn member(&mut self, organization_id: &str, user_id: &str) -> Result<Option<MemberRecord>>;
+    async fn member(
+        &mut self,
+        organization_id: &str,
+        user_id: &str,
+    ) -> Result<Option<MemberRecord>>;
     /// The user's memberships, oldest first.
     async fn memberships_of(&mut self, user_id: &str) -> Result<Vec<MemberRecord>>;
 }

@@ -14,7 +14,10 @@ pub(crate) struct PgStore {
 
 impl PgStore {
     pub(crate) async fn connect(url: &str) -> Result<Self> {
-        let pool = PgPoolOptions::new().max_connections(16).connect(url).await?;
+        let pool = PgPoolOptions::new()
+            .max_connections(16)
+            .connect(url)
+            .await?;
         Ok(PgStore { pool })
     }
 }
@@ -36,11 +39,15 @@ impl Store for PgStore {
     }
 
     async fn read(&self) -> Result<Box<dyn Tx>> {
-        Ok(Box::new(PgTx { tx: self.pool.begin().await? }))
+        Ok(Box::new(PgTx {
+            tx: self.pool.begin().await?,
+        }))
     }
 
     async fn write(&self) -> Result<Box<dyn Tx>> {
-        Ok(Box::new(PgTx { tx: self.pool.begin().await? }))
+        Ok(Box::new(PgTx {
+            tx: self.pool.begin().await?,
+        }))
     }
 
     async fn close(&self) {

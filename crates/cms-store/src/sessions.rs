@@ -24,7 +24,12 @@ pub trait Sessions {
     async fn session_by_token_hash(&mut self, token_hash: &str) -> Result<Option<SessionRecord>>;
     /// Slides the expiry of a session forward.
     async fn extend_session(&mut self, id: &str, expires_at: i64, now: i64) -> Result<()>;
-    async fn set_active_organization(&mut self, id: &str, org: Option<&str>, now: i64) -> Result<()>;
+    async fn set_active_organization(
+        &mut self,
+        id: &str,
+        org: Option<&str>,
+        now: i64,
+    ) -> Result<()>;
     /// `true` when a session was deleted.
     async fn delete_session(&mut self, id: &str) -> Result<bool>;
 }

@@ -49,7 +49,8 @@ impl SqliteStore {
             .connect_with(options.clone())
             .await?;
         let reader = (!in_memory).then(|| {
-            let readers = std::thread::available_parallelism().map_or(4, |n| n.get().max(2) as u32 * 2);
+            let readers =
+                std::thread::available_parallelism().map_or(4, |n| n.get().max(2) as u32 * 2);
             SqlitePoolOptions::new()
                 .max_connections(readers)
                 .connect_lazy_with(options.create_if_missing(false).read_only(true))
@@ -77,7 +78,9 @@ impl Store for SqliteStore {
 
     async fn read(&self) -> Result<Box<dyn Tx>> {
         let pool = self.reader.as_ref().unwrap_or(&self.writer);
-        Ok(Box::new(SqliteTx { conn: Conn::Plain(pool.acquire().await?) }))
+        Ok(Box::new(SqliteTx {
+            conn: Conn::Plain(pool.acquire().await?),
+        }))
     }
 
     async fn write(&self) -> Result<Box<dyn Tx>> {

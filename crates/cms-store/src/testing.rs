@@ -36,7 +36,11 @@ impl TestDatabase {
             Dialect::Sqlite => {
                 let dir = std::env::temp_dir().join(format!("cms-test-{unique}"));
                 let url = format!("sqlite://{}", dir.join("cms.db").display());
-                TestDatabase { url, dialect, cleanup: Cleanup::File(dir) }
+                TestDatabase {
+                    url,
+                    dialect,
+                    cleanup: Cleanup::File(dir),
+                }
             }
             Dialect::Postgres => {
                 let server = postgres_url();
@@ -55,7 +59,11 @@ impl TestDatabase {
                 let url = format!(
                     "{server}{sep}options=-c%20search_path%3D{schema}&application_name={schema}"
                 );
-                TestDatabase { url, dialect, cleanup: Cleanup::Schema { server, schema } }
+                TestDatabase {
+                    url,
+                    dialect,
+                    cleanup: Cleanup::Schema { server, schema },
+                }
             }
         }
     }
@@ -74,9 +82,10 @@ impl TestDatabase {
                     .bind(&schema)
                     .execute(&mut conn)
                     .await;
-                    let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
-                        .execute(&mut conn)
-                        .await;
+                    let _ =
+                        sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
+                            .execute(&mut conn)
+                            .await;
                 }
             }
         }

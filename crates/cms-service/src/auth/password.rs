@@ -27,8 +27,13 @@ pub(crate) async fn verify(password: String, stored: Option<String>) -> Result<b
             Some(h) => (h, true),
             None => (dummy_hash().to_string(), false),
         };
-        let Ok(parsed) = PasswordHash::new(&phc) else { return false };
-        Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok() && real
+        let Ok(parsed) = PasswordHash::new(&phc) else {
+            return false;
+        };
+        Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok()
+            && real
     })
     .await
     .map_err(|e| Error::Internal(format!("password verification task failed: {e}")))
@@ -37,7 +42,10 @@ pub(crate) async fn verify(password: String, stored: Option<String>) -> Result<b
 fn dummy_hash() -> &'static str {
     static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     DUMMY.get_or_init(|| {
-        Argon2::default().hash_password(b"not a real password").map(|h| h.to_string()).unwrap_or_default()
+        Argon2::default()
+            .hash_password(b"not a real password")
+            .map(|h| h.to_string())
+            .unwrap_or_default()
     })
 }
 
@@ -49,7 +57,11 @@ mod tests {
     async fn a_hash_verifies_its_password_only() {
         let h = hash("correct horse".into()).await.unwrap();
         assert!(h.starts_with("$argon2id$"));
-        assert!(verify("correct horse".into(), Some(h.clone())).await.unwrap());
+        assert!(
+            verify("correct horse".into(), Some(h.clone()))
+                .await
+                .unwrap()
+        );
         assert!(!verify("wrong horse".into(), Some(h)).await.unwrap());
         assert!(!verify("not a real password".into(), None).await.unwrap());
         assert!(!verify("x".into(), Some("garbage".into())).await.unwrap());

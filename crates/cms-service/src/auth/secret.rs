@@ -63,7 +63,10 @@ impl AuthSecret {
     pub(crate) fn verify<'a>(&self, purpose: Purpose, signed: &'a str) -> Option<&'a str> {
         let (value, sig) = signed.rsplit_once('.')?;
         let sig = URL_SAFE_NO_PAD.decode(sig).ok()?;
-        self.mac(purpose, value).verify_slice(&sig).ok().map(|_| value)
+        self.mac(purpose, value)
+            .verify_slice(&sig)
+            .ok()
+            .map(|_| value)
     }
 }
 
@@ -82,10 +85,12 @@ pub fn random_token(bytes: usize) -> String {
 
 fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
 }
 
 #[cfg(test)]
@@ -111,6 +116,9 @@ mod tests {
         assert_eq!(h.len(), 64);
         assert_eq!(h, a.hash_hex(Purpose::ApiKey, "k"));
         assert_ne!(h, a.hash_hex(Purpose::SessionToken, "k"));
-        assert_ne!(h, AuthSecret::new("b".repeat(32)).hash_hex(Purpose::ApiKey, "k"));
+        assert_ne!(
+            h,
+            AuthSecret::new("b".repeat(32)).hash_hex(Purpose::ApiKey, "k")
+        );
     }
 }

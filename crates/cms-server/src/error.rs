@@ -1,0 +1,116 @@
+//! The one place where errors become HTTP responses.
+//!
+//! Two body shapes, as SPEC.md says: access refusals (401, 403) are the auth layer's
+//! `{ "error" }`; everything else is the handler layer's `{ success: false, error, message,
+//! issues? }`. A 500 is logged with its detail and answered without it.
+
+use axum::Json;
+use axum::extract::rejection::JsonRejection;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use cms_core::Issue;
+use cms_service::Error;
+use serde_json::json;
+
+/// An error on its way to becoming a response.
+#[derive(Debug)]
+pub enum ApiError {
+    Service(Error),
+    /// A request the router or an extractor refused before any handler ran.
+    Request {
+        status: StatusCode,
+        message: String,
+    },
+}
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        ApiError::Service(e)
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(rejection: JsonRejection) -> Self {
+        let status = match &rejection {
+            JsonRejection::MissingJsonContentType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            // A body over the limit surfaces as a failed read with status 413.
+            JsonRejection::BytesRejection(b) if b.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                StatusCode::PAYLOAD_TOO_LARGE
+            }
+            _ => StatusCode::BAD_REQUEST,
+        };
+        let message = match status {
+            StatusCode::PAYLOAD_TOO_LARGE => "the request body is too large".to_string(),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+                "expected a body with `Content-Type: application/json`".to_string()
+            }
+            _ => rejection.body_text(),
+        };
+        ApiError::Request { status, message }
+    }
+}
+
+/// The `error` string of a status (CONTRACT.md section 10).
+pub fn error_name(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        409 => "Conflict",
+        413 => "Payload Too Large",
+        415 => "Unsupported Media Type",
+        422 => "Unprocessable Entity",
+        429 => "Too Many Requests",
+        503 => "Service Unavailable",
+        _ => "Internal Server Error",
+    }
+}
+
+/// The auth layer's body: `{ "error" }` only.
+pub fn access_refusal(status: StatusCode) -> Response {
+    (status, Json(json!({ "error": error_name(status) }))).into_response()
+}
+
+/// The handler layer's body.
+pub fn handler_error(status: StatusCode, message: &str, issues: &[Issue]) -> Response {
+    let mut body = json!({ "success": false, "error": error_name(status), "message": message });
+    if !issues.is_empty() {
+        body["issues"] = json!(issues);
+    }
+    (status, Json(body)).into_response()
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let e = match self {
+            ApiError::Request { status, message } => return handler_error(status, &message, &[]),
+            ApiError::Service(e) => e,
+        };
+        match &e {
+            Error::Unauthorized => access_refusal(StatusCode::UNAUTHORIZED),
+            Error::Forbidden => access_refusal(StatusCode::FORBIDDEN),
+            Error::NotPermitted(m) => handler_error(StatusCode::FORBIDDEN, m, &[]),
+            Error::InvalidCredentials => {
+                handler_error(StatusCode::UNAUTHORIZED, &e.to_string(), &[])
+            }
+            Error::BadRequest { message, issues } => {
+                handler_error(StatusCode::BAD_REQUEST, message, issues)
+            }
+            Error::NotFound(m) => handler_error(StatusCode::NOT_FOUND, m, &[]),
+            Error::Conflict(m) => handler_error(StatusCode::CONFLICT, m, &[]),
+            Error::Unprocessable(m) => handler_error(StatusCode::UNPROCESSABLE_ENTITY, m, &[]),
+            Error::Internal(detail) => {
+                tracing::error!(error = %detail, "internal error");
+                handler_error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "an internal error occurred",
+                    &[],
+                )
+            }
+        }
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

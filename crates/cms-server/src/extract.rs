@@ -1,0 +1,49 @@
+//! Extractors: JSON bodies with errors in our envelope, and the authenticated actor.
+
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use cms_service::{Actor, Error};
+use serde::de::DeserializeOwned;
+
+use crate::error::ApiError;
+
+/// `axum::Json`, with its rejections (malformed JSON 400, wrong content type 415, body over
+/// the limit 413) rendered in the handler-layer envelope.
+pub struct ApiJson<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let axum::Json(value) = axum::Json::<T>::from_request(req, state).await?;
+        Ok(ApiJson(value))
+    }
+}
+
+/// The authenticated actor; a request without valid credentials is refused with 401 before the
+/// handler runs.
+pub struct Authed(pub Actor);
+
+impl<S: Send + Sync> FromRequestParts<S> for Authed {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<Actor>()
+            .cloned()
+            .map(Authed)
+            .ok_or(ApiError::Service(Error::Unauthorized))
+    }
+}
+
+/// The actor when there is one; for endpoints that also answer the signed-out.
+pub struct MaybeAuthed(pub Option<Actor>);
+
+impl<S: Send + Sync> FromRequestParts<S> for MaybeAuthed {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(MaybeAuthed(parts.extensions.get::<Actor>().cloned()))
+    }
+}

@@ -1,0 +1,77 @@
+//! Middleware: turning the request's credentials into an actor (SPEC.md Authentication point
+//! 1), and sending a refreshed session cookie when the session slid forward.
+
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderMap, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use cms_service::Credentials;
+
+use crate::error::ApiError;
+use crate::{AppState, session_cookie};
+
+pub async fn resolve_actor(
+    State(state): State<AppState>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let credentials = credentials(req.headers());
+    let from_cookie = credentials.api_key.is_none()
+        && credentials.bearer.is_none()
+        && credentials.cookie.is_some();
+    let resolved = match state.cms.auth().authenticate(&credentials).await {
+        Ok(resolved) => resolved,
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    let Some(resolved) = resolved else {
+        return next.run(req).await;
+    };
+    let refresh = (resolved.session_extended && from_cookie)
+        .then(|| credentials.cookie.clone())
+        .flatten();
+    req.extensions_mut().insert(resolved.actor);
+    let secure = state.is_secure(req.headers());
+    let mut response = next.run(req).await;
+    // A handler that set the cookie itself (sign-in, sign-out) has the last word.
+    if let Some(value) = refresh
+        && !response.headers().contains_key(header::SET_COOKIE)
+    {
+        let max_age = state.cms.settings().session_lifetime_days * 86_400;
+        response.headers_mut().append(
+            header::SET_COOKIE,
+            session_cookie::set(&value, max_age, secure),
+        );
+    }
+    response
+}
+
+fn credentials(headers: &HeaderMap) -> Credentials {
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(String::from)
+    };
+    let bearer = text(header::AUTHORIZATION.as_str()).and_then(|v| {
+        let (scheme, token) = v.split_once(' ')?;
+        scheme
+            .eq_ignore_ascii_case("bearer")
+            .then(|| token.trim().to_string())
+    });
+    Credentials {
+        api_key: text("x-api-key"),
+        bearer,
+        cookie: session_cookie::read(headers),
+    }
+}
+
+/// The client's address as the socket saw it, when the server knows it.
+pub fn client_ip(req_extensions: &axum::http::Extensions) -> Option<String> {
+    req_extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip().to_string())
+}

@@ -1,0 +1,127 @@
+//! `/api/auth/*`: sign-up, sign-in, sign-out, get-session (CONTRACT.md section 3). Success
+//! bodies follow the better-auth shapes (`{ token, user }`), errors the handler envelope.
+
+use axum::extract::{FromRequestParts, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, header};
+use axum::response::{IntoResponse, Response};
+use axum::{Json, Router, routing};
+use cms_service::{Authenticated, ClientInfo, Credential, SignIn, SignUp};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::error::ApiResult;
+use crate::extract::{ApiJson, MaybeAuthed};
+use crate::{AppState, middleware, session_cookie};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/auth/sign-up/email", routing::post(sign_up))
+        .route("/api/auth/sign-in/email", routing::post(sign_in))
+        .route("/api/auth/sign-out", routing::post(sign_out))
+        .route("/api/auth/get-session", routing::get(get_session))
+}
+
+#[derive(Deserialize)]
+struct SignUpBody {
+    name: Option<String>,
+    email: Option<String>,
+    password: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct SignInBody {
+    email: Option<String>,
+    password: Option<String>,
+}
+
+async fn sign_up(
+    State(state): State<AppState>,
+    Client(client): Client,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<SignUpBody>,
+) -> ApiResult<Response> {
+    let signed_up = state
+        .cms
+        .auth()
+        .sign_up(SignUp {
+            name: body.name,
+            email: body.email,
+            password: body.password,
+            client,
+        })
+        .await?;
+    Ok(with_session(&state, &headers, signed_up))
+}
+
+async fn sign_in(
+    State(state): State<AppState>,
+    Client(client): Client,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<SignInBody>,
+) -> ApiResult<Response> {
+    let signed_in = state
+        .cms
+        .auth()
+        .sign_in(SignIn {
+            email: body.email,
+            password: body.password,
+            client,
+        })
+        .await?;
+    Ok(with_session(&state, &headers, signed_in))
+}
+
+async fn sign_out(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    MaybeAuthed(actor): MaybeAuthed,
+) -> ApiResult<Response> {
+    if let Some(actor) = &actor {
+        state.cms.auth().sign_out(actor).await?;
+    }
+    let mut response = Json(json!({ "success": true })).into_response();
+    response.headers_mut().insert(
+        header::SET_COOKIE,
+        session_cookie::clear(state.is_secure(&headers)),
+    );
+    Ok(response)
+}
+
+/// `{ session, user }`, or `null` when the request carries no session (signed out, or an API
+/// key, which is not a session).
+async fn get_session(MaybeAuthed(actor): MaybeAuthed) -> Json<Value> {
+    match actor {
+        Some(actor) => match actor.credential {
+            Credential::Session(session) => Json(json!({ "session": session, "user": actor.user })),
+            Credential::ApiKey { .. } => Json(Value::Null),
+        },
+        None => Json(Value::Null),
+    }
+}
+
+fn with_session(state: &AppState, headers: &HeaderMap, auth: Authenticated) -> Response {
+    let max_age = state.cms.settings().session_lifetime_days * 86_400;
+    let cookie = session_cookie::set(&auth.cookie_value, max_age, state.is_secure(headers));
+    let mut response = Json(json!({ "token": auth.token, "user": auth.user })).into_response();
+    response.headers_mut().insert(header::SET_COOKIE, cookie);
+    response
+}
+
+/// The client's address and user agent, recorded on new sessions.
+struct Client(ClientInfo);
+
+impl<S: Send + Sync> FromRequestParts<S> for Client {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(Client(ClientInfo {
+            ip_address: middleware::client_ip(&parts.extensions),
+            user_agent: parts
+                .headers
+                .get(header::USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .map(String::from),
+        }))
+    }
+}

@@ -1,0 +1,506 @@
+//! Authentication: sign-up, sign-in, sign-out, sessions, and turning credentials into an
+//! [`Actor`] (SPEC.md Authentication points 1 to 8, CONTRACT.md section 3).
+
+pub(crate) mod password;
+pub mod secret;
+
+use cms_core::access::{self, Membership};
+use cms_core::{CapabilitySet, Issues};
+use cms_core::{Email, Grant, InstanceRole, KeyPermission, KeyScope, Password, Timestamp, new_id};
+use cms_store::api_keys::ApiKeyRecord;
+use cms_store::sessions::SessionRecord;
+use cms_store::users::UserRecord;
+use cms_store::{StoreError, Tx};
+use serde::Serialize;
+
+use self::secret::{Purpose, random_token};
+use crate::actor::{Actor, Credential};
+use crate::error::{Error, Result};
+use crate::{Inner, organizations};
+
+/// The instance flag that records who claimed the first administrator account.
+const FIRST_ADMIN_FLAG: &str = "firstAdmin";
+const DAY_MS: i64 = 86_400_000;
+
+/// A user as every door shows it. Never carries the password hash.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct User {
+    pub id: String,
+    pub email: String,
+    pub name: String,
+    pub email_verified: bool,
+    /// The instance role.
+    pub role: InstanceRole,
+    pub image: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl User {
+    fn from_record(r: UserRecord) -> Result<User> {
+        let role = InstanceRole::parse(&r.role)
+            .ok_or_else(|| Error::Internal(format!("user {} has unknown role {}", r.id, r.role)))?;
+        Ok(User {
+            id: r.id,
+            email: r.email,
+            name: r.name,
+            email_verified: r.email_verified,
+            role,
+            image: r.image,
+            created_at: r.created_at.into(),
+            updated_at: r.updated_at.into(),
+        })
+    }
+}
+
+/// A session as `get-session` shows it. Never carries the token.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionView {
+    pub id: String,
+    pub user_id: String,
+    pub active_organization_id: Option<String>,
+    pub expires_at: Timestamp,
+    pub ip_address: Option<String>,
+    pub user_agent: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl From<&SessionRecord> for SessionView {
+    fn from(s: &SessionRecord) -> Self {
+        SessionView {
+            id: s.id.clone(),
+            user_id: s.user_id.clone(),
+            active_organization_id: s.active_organization_id.clone(),
+            expires_at: s.expires_at.into(),
+            ip_address: s.ip_address.clone(),
+            user_agent: s.user_agent.clone(),
+            created_at: s.created_at.into(),
+            updated_at: s.updated_at.into(),
+        }
+    }
+}
+
+/// A sign-up request as received; the service validates every field.
+#[derive(Debug, Default)]
+pub struct SignUp {
+    pub name: Option<String>,
+    pub email: Option<String>,
+    pub password: Option<String>,
+    pub client: ClientInfo,
+}
+
+/// A sign-in request as received.
+#[derive(Debug, Default)]
+pub struct SignIn {
+    pub email: Option<String>,
+    pub password: Option<String>,
+    pub client: ClientInfo,
+}
+
+/// What the door knows about the client, recorded on the session.
+#[derive(Debug, Default, Clone)]
+pub struct ClientInfo {
+    pub ip_address: Option<String>,
+    pub user_agent: Option<String>,
+}
+
+/// A new session: the token for `Authorization: Bearer`, the signed value for the cookie.
+#[derive(Debug)]
+pub struct Authenticated {
+    pub token: String,
+    pub cookie_value: String,
+    pub user: User,
+    pub session: SessionView,
+}
+
+/// The credentials a request carried. The API key wins when present (SPEC.md point 1).
+#[derive(Debug, Default)]
+pub struct Credentials {
+    pub api_key: Option<String>,
+    pub bearer: Option<String>,
+    pub cookie: Option<String>,
+}
+
+/// The actor behind a request, and whether its session was extended (the door then sends the
+/// cookie again with a fresh lifetime).
+#[derive(Debug)]
+pub struct Resolved {
+    pub actor: Actor,
+    pub session_extended: bool,
+}
+
+pub struct AuthService<'a> {
+    inner: &'a Inner,
+}
+
+impl<'a> AuthService<'a> {
+    pub(crate) fn new(inner: &'a Inner) -> Self {
+        AuthService { inner }
+    }
+
+    /// Sign-up, checked in the order of CONTRACT.md section 12: body (400), policy (403),
+    /// existing e-mail (422). The first sign-up becomes instance `super_admin` and owner of the
+    /// organization "Default"; later ones are refused while sign-up is invite-only.
+    pub async fn sign_up(&self, input: SignUp) -> Result<Authenticated> {
+        let (name, email, password) = validate_sign_up(&input)?;
+        {
+            let mut tx = self.inner.store.read().await?;
+            let claimed = tx.instance_flag(FIRST_ADMIN_FLAG).await?.is_some();
+            if claimed && self.inner.settings.invite_only {
+                return Err(sign_up_closed());
+            }
+            if tx.user_by_email(email.as_str()).await?.is_some() {
+                return Err(email_taken());
+            }
+        }
+        // Hash before taking the writer: the slow part must not hold the database.
+        let password_hash = password::hash(password.expose().to_string()).await?;
+        let now = self.inner.clock.now();
+        let user_id = new_id();
+
+        let mut tx = self.inner.store.write().await?;
+        let first = tx
+            .claim_instance_flag(FIRST_ADMIN_FLAG, &user_id, now.millis())
+            .await?;
+        if !first && self.inner.settings.invite_only {
+            // Another sign-up claimed the instance between our check and our write.
+            return Err(sign_up_closed());
+        }
+        let record = UserRecord {
+            id: user_id.clone(),
+            email: email.as_str().to_string(),
+            name,
+            password_hash: Some(password_hash),
+            email_verified: false,
+            role: if first {
+                InstanceRole::SuperAdmin
+            } else {
+                InstanceRole::Editor
+            }
+            .as_str()
+            .into(),
+            image: None,
+            created_at: now.millis(),
+            updated_at: now.millis(),
+        };
+        match tx.insert_user(&record).await {
+            Err(StoreError::Unique(_)) => return Err(email_taken()),
+            other => other?,
+        }
+        let active_org = if first {
+            let every = self.inner.capabilities.every();
+            let org = organizations::create_with_owner(
+                &mut *tx, "Default", "default", &user_id, every, now,
+            )
+            .await?;
+            Some(org.id)
+        } else {
+            None
+        };
+        let session = self
+            .open_session(&mut *tx, &user_id, active_org, &input.client, now)
+            .await?;
+        tx.commit().await?;
+        if first {
+            tracing::info!(user = %record.email, "first user signed up: instance super_admin and owner of Default");
+        }
+        Ok(self.authenticated(session, record)?)
+    }
+
+    /// Sign-in with e-mail and password. The session's active organization is the user's
+    /// oldest membership.
+    pub async fn sign_in(&self, input: SignIn) -> Result<Authenticated> {
+        let mut issues = Issues::new();
+        let email = input.email.as_deref().unwrap_or_default();
+        let password = input.password.clone().unwrap_or_default();
+        if email.trim().is_empty() {
+            issues.add("email", "required", "email is required");
+        }
+        if password.is_empty() {
+            issues.add("password", "required", "password is required");
+        }
+        issues.finish(()).map_err(Error::invalid)?;
+
+        let user = match Email::parse(email) {
+            Some(e) => {
+                self.inner
+                    .store
+                    .read()
+                    .await?
+                    .user_by_email(e.as_str())
+                    .await?
+            }
+            None => None,
+        };
+        let stored_hash = user.as_ref().and_then(|u| u.password_hash.clone());
+        if !password::verify(password, stored_hash).await? {
+            return Err(Error::InvalidCredentials);
+        }
+        let user = user.ok_or(Error::InvalidCredentials)?;
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.write().await?;
+        let active_org = tx
+            .memberships_of(&user.id)
+            .await?
+            .into_iter()
+            .next()
+            .map(|m| m.organization_id);
+        let session = self
+            .open_session(&mut *tx, &user.id, active_org, &input.client, now)
+            .await?;
+        tx.commit().await?;
+        self.authenticated(session, user)
+    }
+
+    /// Revokes the session behind a session actor at once. A key actor has no session: nothing
+    /// to revoke.
+    pub async fn sign_out(&self, actor: &Actor) -> Result<()> {
+        if let Credential::Session(session) = &actor.credential {
+            let mut tx = self.inner.store.write().await?;
+            tx.delete_session(&session.id).await?;
+            tx.commit().await?;
+        }
+        Ok(())
+    }
+
+    /// The actor behind a request's credentials, or `None` when they prove nothing. An API key,
+    /// when present, decides alone: a bad key does not fall back to the cookie.
+    pub async fn authenticate(&self, credentials: &Credentials) -> Result<Option<Resolved>> {
+        if let Some(key) = &credentials.api_key {
+            return Ok(self.actor_for_key(key).await?.map(|actor| Resolved {
+                actor,
+                session_extended: false,
+            }));
+        }
+        let token = match (&credentials.bearer, &credentials.cookie) {
+            (Some(bearer), _) => Some(bearer.as_str()),
+            (None, Some(cookie)) => self.inner.secret.verify(Purpose::CookieSignature, cookie),
+            (None, None) => None,
+        };
+        match token {
+            Some(token) => self.actor_for_session(token).await,
+            None => Ok(None),
+        }
+    }
+
+    async fn actor_for_session(&self, token: &str) -> Result<Option<Resolved>> {
+        let hash = self.inner.secret.hash_hex(Purpose::SessionToken, token);
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.read().await?;
+        let Some(mut session) = tx.session_by_token_hash(&hash).await? else {
+            return Ok(None);
+        };
+        if session.expires_at <= now.millis() {
+            return Ok(None);
+        }
+        let Some(user) = tx.user_by_id(&session.user_id).await? else {
+            return Ok(None);
+        };
+        let grant = self
+            .grant_in(&mut *tx, &user, session.active_organization_id.as_deref())
+            .await?;
+        drop(tx);
+
+        // Sliding lifetime, written at most once a day per session rather than on every request.
+        let lifetime = self.inner.settings.session_lifetime_days * DAY_MS;
+        let session_extended = session.expires_at - now.millis() < lifetime - DAY_MS;
+        if session_extended {
+            session.expires_at = now.millis() + lifetime;
+            let mut tx = self.inner.store.write().await?;
+            tx.extend_session(&session.id, session.expires_at, now.millis())
+                .await?;
+            tx.commit().await?;
+        }
+        let actor = Actor {
+            user: User::from_record(user)?,
+            organization_id: session.active_organization_id.clone(),
+            grant,
+            credential: Credential::Session(SessionView::from(&session)),
+        };
+        Ok(Some(Resolved {
+            actor,
+            session_extended,
+        }))
+    }
+
+    async fn actor_for_key(&self, key: &str) -> Result<Option<Actor>> {
+        let hash = self.inner.secret.hash_hex(Purpose::ApiKey, key);
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.read().await?;
+        let Some(record) = tx.api_key_by_hash(&hash).await? else {
+            return Ok(None);
+        };
+        if record.expires_at.is_some_and(|at| at <= now.millis()) {
+            return Ok(None);
+        }
+        let Some(creator) = tx.user_by_id(&record.created_by).await? else {
+            return Ok(None);
+        };
+        let creator_grant = self
+            .grant_in(&mut *tx, &creator, Some(&record.organization_id))
+            .await?;
+        let Some(grant) = access::key_grant(&self.key_scope(&record), &creator_grant) else {
+            return Ok(None);
+        };
+        Ok(Some(Actor {
+            user: User::from_record(creator)?,
+            organization_id: Some(record.organization_id.clone()),
+            grant,
+            credential: Credential::ApiKey { key_id: record.id },
+        }))
+    }
+
+    /// The scope a stored key was created with. Capabilities no longer declared (a plugin was
+    /// removed) are dropped rather than failing the key.
+    pub(crate) fn key_scope(&self, record: &ApiKeyRecord) -> KeyScope {
+        let permissions: Vec<KeyPermission> = record
+            .permissions
+            .0
+            .iter()
+            .filter_map(|p| KeyPermission::parse(p))
+            .collect();
+        let capabilities = record.capabilities.as_ref().map(|caps| {
+            caps.0
+                .iter()
+                .filter_map(|c| self.inner.capabilities.parse(c))
+                .collect::<CapabilitySet>()
+        });
+        match capabilities {
+            Some(capabilities) => KeyScope::Capabilities {
+                permissions,
+                capabilities,
+            },
+            None => KeyScope::Permissions(permissions),
+        }
+    }
+
+    /// What `user` may do in `organization` right now.
+    async fn grant_in(
+        &self,
+        tx: &mut dyn Tx,
+        user: &UserRecord,
+        organization: Option<&str>,
+    ) -> Result<Grant> {
+        let instance_role = InstanceRole::parse(&user.role).unwrap_or(InstanceRole::Viewer);
+        let every = self.inner.capabilities.every();
+        let membership = match organization {
+            Some(org) => match tx.member(org, &user.id).await? {
+                Some(member) => {
+                    let capabilities = match tx.role(org, &member.role).await? {
+                        Some(role) => role
+                            .capabilities
+                            .0
+                            .iter()
+                            .filter_map(|c| self.inner.capabilities.parse(c))
+                            .collect(),
+                        None => CapabilitySet::empty(),
+                    };
+                    let role = member.role.parse().map_err(|_| {
+                        Error::Internal(format!("member {} has an invalid role name", user.id))
+                    })?;
+                    Some(Membership { role, capabilities })
+                }
+                None => None,
+            },
+            None => None,
+        };
+        Ok(access::user_grant(
+            instance_role,
+            membership.as_ref(),
+            every,
+        ))
+    }
+
+    async fn open_session(
+        &self,
+        tx: &mut dyn Tx,
+        user_id: &str,
+        active_organization_id: Option<String>,
+        client: &ClientInfo,
+        now: Timestamp,
+    ) -> Result<(SessionRecord, String)> {
+        let token = random_token(32);
+        let record = SessionRecord {
+            id: new_id(),
+            token_hash: self.inner.secret.hash_hex(Purpose::SessionToken, &token),
+            user_id: user_id.to_string(),
+            active_organization_id,
+            expires_at: now
+                .plus_days(self.inner.settings.session_lifetime_days)
+                .millis(),
+            ip_address: client.ip_address.clone(),
+            user_agent: client
+                .user_agent
+                .as_ref()
+                .map(|ua| ua.chars().take(512).collect()),
+            created_at: now.millis(),
+            updated_at: now.millis(),
+        };
+        tx.insert_session(&record).await?;
+        Ok((record, token))
+    }
+
+    fn authenticated(
+        &self,
+        (session, token): (SessionRecord, String),
+        user: UserRecord,
+    ) -> Result<Authenticated> {
+        Ok(Authenticated {
+            cookie_value: self.inner.secret.sign(Purpose::CookieSignature, &token),
+            token,
+            session: SessionView::from(&session),
+            user: User::from_record(user)?,
+        })
+    }
+}
+
+fn validate_sign_up(input: &SignUp) -> Result<(String, Email, Password)> {
+    let mut issues = Issues::new();
+    let name = input.name.as_deref().map(str::trim).unwrap_or_default();
+    if name.is_empty() {
+        issues.add("name", "required", "name is required");
+    } else if name.chars().count() > 100 {
+        issues.add("name", "maxLength", "name is at most 100 characters");
+    }
+    let email = match input.email.as_deref() {
+        None | Some("") => {
+            issues.add("email", "required", "email is required");
+            None
+        }
+        Some(raw) => {
+            let parsed = Email::parse(raw);
+            if parsed.is_none() {
+                issues.add("email", "format", "email is not a valid e-mail address");
+            }
+            parsed
+        }
+    };
+    let password = match input.password.as_deref() {
+        None | Some("") => {
+            issues.add("password", "required", "password is required");
+            None
+        }
+        Some(raw) => {
+            let parsed = Password::parse(raw);
+            if parsed.is_none() {
+                issues.add("password", "length", "password must be 8 to 128 characters");
+            }
+            parsed
+        }
+    };
+    match (issues.is_empty(), email, password) {
+        (true, Some(email), Some(password)) => Ok((name.to_string(), email, password)),
+        _ => Err(Error::invalid(issues.into_vec())),
+    }
+}
+
+fn sign_up_closed() -> Error {
+    Error::NotPermitted("sign-up is by invitation only".into())
+}
+
+fn email_taken() -> Error {
+    Error::Unprocessable("an account with this e-mail already exists".into())
+}

@@ -1,0 +1,441 @@
+//! Configuration (CONTRACT.md section 1): defaults, then `cms.toml` (or `--config PATH`, or
+//! `CMS_CONFIG`), then environment variables, then command-line flags.
+//!
+//! Every key can be set from the environment as `CMS_` plus the upper snake case of its dotted
+//! name (`health.timeoutMs` is `CMS_HEALTH_TIMEOUT_MS`). The list of keys below is the single
+//! source of that mapping and of the unknown-key warnings.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::{Table, Value};
+
+/// How an environment value is read.
+#[derive(Clone, Copy)]
+enum Kind {
+    Str,
+    Int,
+    Bool,
+    /// Comma-separated, or a TOML array (`["a", "b"]`).
+    List,
+}
+
+/// Every configuration key, with its kind.
+const KEYS: &[(&str, Kind)] = &[
+    ("dataDir", Kind::Str),
+    ("server.host", Kind::Str),
+    ("server.port", Kind::Int),
+    ("server.publicUrl", Kind::Str),
+    ("server.maxJsonBytes", Kind::Int),
+    ("database.url", Kind::Str),
+    ("storage.kind", Kind::Str),
+    ("storage.path", Kind::Str),
+    ("auth.secret", Kind::Str),
+    ("auth.inviteOnly", Kind::Bool),
+    ("auth.requireEmailVerification", Kind::Bool),
+    ("auth.firstAdmin", Kind::Str),
+    ("auth.firstAdminEmails", Kind::List),
+    ("auth.sessionLifetimeDays", Kind::Int),
+    ("health.timeoutMs", Kind::Int),
+    ("health.storageHealthCheck", Kind::Bool),
+    ("log.format", Kind::Str),
+];
+
+/// Short environment names that SPEC.md and CONTRACT.md use beside the systematic ones.
+const ALIASES: &[(&str, &str)] = &[("CMS_HOST", "server.host"), ("CMS_PORT", "server.port")];
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Config {
+    /// Where the SQLite database, local assets and the generated auth secret live.
+    pub data_dir: PathBuf,
+    pub server: ServerConfig,
+    pub database: DatabaseConfig,
+    pub storage: StorageConfig,
+    pub auth: AuthConfig,
+    pub health: HealthConfig,
+    pub log: LogConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ServerConfig {
+    pub host: String,
+    pub port: u16,
+    pub public_url: Option<String>,
+    pub max_json_bytes: usize,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct DatabaseConfig {
+    /// `sqlite://PATH` or `postgres://...`; `sqlite://{dataDir}/cms.db` when unset.
+    pub url: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct StorageConfig {
+    pub kind: String,
+    /// Local asset directory; `{dataDir}/media` when unset.
+    pub path: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AuthConfig {
+    pub secret: Option<String>,
+    pub invite_only: bool,
+    pub require_email_verification: bool,
+    pub first_admin: String,
+    pub first_admin_emails: Vec<String>,
+    pub session_lifetime_days: i64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct HealthConfig {
+    pub timeout_ms: u64,
+    pub storage_health_check: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LogConfig {
+    /// `text` (default) or `json`.
+    pub format: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            data_dir: PathBuf::from("./cms-data"),
+            server: ServerConfig::default(),
+            database: DatabaseConfig::default(),
+            storage: StorageConfig::default(),
+            auth: AuthConfig::default(),
+            health: HealthConfig::default(),
+            log: LogConfig::default(),
+        }
+    }
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            host: "127.0.0.1".into(),
+            port: 3000,
+            public_url: None,
+            max_json_bytes: 10 * 1024 * 1024,
+        }
+    }
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        StorageConfig {
+            kind: "local".into(),
+            path: None,
+        }
+    }
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        AuthConfig {
+            secret: None,
+            invite_only: true,
+            require_email_verification: false,
+            first_admin: "open".into(),
+            first_admin_emails: Vec::new(),
+            session_lifetime_days: 7,
+        }
+    }
+}
+
+impl Default for HealthConfig {
+    fn default() -> Self {
+        HealthConfig {
+            timeout_ms: 5000,
+            storage_health_check: false,
+        }
+    }
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig {
+            format: "text".into(),
+        }
+    }
+}
+
+/// A configuration that could not be loaded, said in terms of the key or file at fault.
+#[derive(Debug, thiserror::Error)]
+#[error("configuration: {0}")]
+pub struct ConfigError(pub String);
+
+/// A loaded configuration and the warnings to log once logging is up.
+pub struct Loaded {
+    pub config: Config,
+    pub warnings: Vec<String>,
+}
+
+impl Config {
+    /// Loads defaults, the file, then `env` (pass `std::env::vars()`). `path` is `--config`.
+    pub fn load(
+        path: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Loaded, ConfigError> {
+        let env: std::collections::HashMap<String, String> = env.into_iter().collect();
+        let explicit = path
+            .map(Path::to_path_buf)
+            .or_else(|| env.get("CMS_CONFIG").map(PathBuf::from));
+        let mut table = match &explicit {
+            Some(p) => read_file(p)?,
+            None if Path::new("cms.toml").exists() => read_file(Path::new("cms.toml"))?,
+            None => Table::new(),
+        };
+        let mut warnings: Vec<String> = leaf_keys(&table, "")
+            .into_iter()
+            .filter(|k| !KEYS.iter().any(|(known, _)| known == k))
+            .map(|k| format!("unknown configuration key `{k}` is ignored"))
+            .collect();
+
+        let overrides = KEYS
+            .iter()
+            .map(|(key, kind)| (env_name(key), *key, *kind))
+            .chain(ALIASES.iter().map(|(name, key)| {
+                let kind = KEYS
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, kind)| *kind)
+                    .unwrap_or(Kind::Str);
+                (name.to_string(), *key, kind)
+            }));
+        for (name, key, kind) in overrides {
+            if let Some(raw) = env.get(&name) {
+                let value =
+                    parse_env(raw, kind).map_err(|why| ConfigError(format!("{name}: {why}")))?;
+                set_path(&mut table, key, value);
+            }
+        }
+        let config =
+            Config::deserialize(Value::Table(table)).map_err(|e| ConfigError(e.to_string()))?;
+        config.check(&mut warnings)?;
+        Ok(Loaded { config, warnings })
+    }
+
+    /// Refuses settings whose feature this build does not have, rather than ignoring them.
+    fn check(&self, warnings: &mut Vec<String>) -> Result<(), ConfigError> {
+        if self.auth.first_admin != "open" {
+            return Err(ConfigError(format!(
+                "auth.firstAdmin = \"{}\" is not available in this version; only \"open\" is",
+                self.auth.first_admin
+            )));
+        }
+        if self.auth.require_email_verification {
+            return Err(ConfigError(
+                "auth.requireEmailVerification is not available in this version (no e-mail delivery yet)".into(),
+            ));
+        }
+        if self.storage.kind != "local" {
+            return Err(ConfigError(format!(
+                "storage.kind = \"{}\" is not available in this version; only \"local\" is",
+                self.storage.kind
+            )));
+        }
+        if !(1..=365).contains(&self.auth.session_lifetime_days) {
+            return Err(ConfigError(
+                "auth.sessionLifetimeDays must be 1 to 365".into(),
+            ));
+        }
+        if self.health.timeout_ms == 0 {
+            return Err(ConfigError("health.timeoutMs must be positive".into()));
+        }
+        if !matches!(self.log.format.as_str(), "text" | "json") {
+            return Err(ConfigError("log.format is \"text\" or \"json\"".into()));
+        }
+        if self.auth.secret.as_ref().is_some_and(|s| s.len() < 32) {
+            warnings.push(
+                "auth.secret is shorter than 32 characters: use a longer random value".into(),
+            );
+        }
+        Ok(())
+    }
+
+    pub fn database_url(&self) -> String {
+        self.database
+            .url
+            .clone()
+            .unwrap_or_else(|| format!("sqlite://{}", self.data_dir.join("cms.db").display()))
+    }
+
+    pub fn storage_path(&self) -> PathBuf {
+        self.storage
+            .path
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join("media"))
+    }
+}
+
+/// `CMS_` + upper snake case of a dotted camelCase key.
+fn env_name(key: &str) -> String {
+    let mut name = String::from("CMS_");
+    for c in key.chars() {
+        match c {
+            '.' => name.push('_'),
+            c if c.is_ascii_uppercase() => {
+                name.push('_');
+                name.push(c);
+            }
+            c => name.push(c.to_ascii_uppercase()),
+        }
+    }
+    name
+}
+
+fn read_file(path: &Path) -> Result<Table, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError(format!("cannot read {}: {e}", path.display())))?;
+    text.parse::<Table>()
+        .map_err(|e| ConfigError(format!("{}: {e}", path.display())))
+}
+
+fn leaf_keys(table: &Table, prefix: &str) -> Vec<String> {
+    table
+        .iter()
+        .flat_map(|(k, v)| {
+            let key = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            match v {
+                Value::Table(t) => leaf_keys(t, &key),
+                _ => vec![key],
+            }
+        })
+        .collect()
+}
+
+fn parse_env(raw: &str, kind: Kind) -> Result<Value, String> {
+    match kind {
+        Kind::Str => Ok(Value::String(raw.to_string())),
+        Kind::Int => raw
+            .trim()
+            .parse::<i64>()
+            .map(Value::Integer)
+            .map_err(|_| format!("`{raw}` is not an integer")),
+        Kind::Bool => match raw.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" => Ok(Value::Boolean(true)),
+            "false" | "0" | "no" | "off" => Ok(Value::Boolean(false)),
+            _ => Err(format!("`{raw}` is not a boolean")),
+        },
+        Kind::List if raw.trim_start().starts_with('[') => {
+            let doc = format!("v = {raw}")
+                .parse::<Table>()
+                .map_err(|e| e.to_string())?;
+            Ok(doc["v"].clone())
+        }
+        Kind::List => Ok(Value::Array(
+            raw.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| Value::String(s.into()))
+                .collect(),
+        )),
+    }
+}
+
+fn set_path(table: &mut Table, dotted: &str, value: Value) {
+    let mut parts = dotted.split('.').peekable();
+    let mut current = table;
+    while let Some(part) = parts.next() {
+        if parts.peek().is_none() {
+            current.insert(part.to_string(), value);
+            return;
+        }
+        let entry = current
+            .entry(part.to_string())
+            .or_insert_with(|| Value::Table(Table::new()));
+        if !entry.is_table() {
+            *entry = Value::Table(Table::new());
+        }
+        current = entry.as_table_mut().expect("just made a table");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn env_names_are_upper_snake_case_of_the_dotted_key() {
+        assert_eq!(env_name("jobs.workerSecret"), "CMS_JOBS_WORKER_SECRET");
+        assert_eq!(env_name("health.timeoutMs"), "CMS_HEALTH_TIMEOUT_MS");
+        assert_eq!(env_name("database.url"), "CMS_DATABASE_URL");
+    }
+
+    #[test]
+    fn defaults_need_no_configuration() {
+        let loaded = Config::load(None, env(&[])).unwrap();
+        let c = loaded.config;
+        assert_eq!((c.server.host.as_str(), c.server.port), ("127.0.0.1", 3000));
+        assert_eq!(c.database_url(), "sqlite://./cms-data/cms.db");
+        assert_eq!(c.storage_path(), PathBuf::from("./cms-data/media"));
+        assert!(c.auth.invite_only);
+        assert_eq!(c.health.timeout_ms, 5000);
+    }
+
+    #[test]
+    fn the_file_then_the_environment_decide() {
+        let dir = std::env::temp_dir().join(format!("cms-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("cms.toml");
+        std::fs::write(
+            &file,
+            "[server]\nport = 4000\nhost = \"0.0.0.0\"\n[health]\ntimeoutMs = 100\n[surprise]\nkey = 1\n",
+        )
+        .unwrap();
+        let loaded = Config::load(
+            Some(&file),
+            env(&[
+                ("CMS_PORT", "5000"),
+                ("CMS_AUTH_INVITE_ONLY", "false"),
+                ("CMS_AUTH_FIRST_ADMIN_EMAILS", "a@x.io, b@x.io"),
+            ]),
+        )
+        .unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let c = loaded.config;
+        assert_eq!((c.server.host.as_str(), c.server.port), ("0.0.0.0", 5000));
+        assert_eq!(c.health.timeout_ms, 100);
+        assert!(!c.auth.invite_only);
+        assert_eq!(c.auth.first_admin_emails, vec!["a@x.io", "b@x.io"]);
+        assert_eq!(
+            loaded.warnings,
+            vec!["unknown configuration key `surprise.key` is ignored"]
+        );
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_the_key_named() {
+        let err = Config::load(None, env(&[("CMS_PORT", "lots")]))
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("CMS_PORT"), "{err}");
+        let err = Config::load(None, env(&[("CMS_AUTH_FIRST_ADMIN", "claimCode")]))
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("auth.firstAdmin"), "{err}");
+        assert!(Config::load(Some(Path::new("/nonexistent/cms.toml")), env(&[])).is_err());
+    }
+}
