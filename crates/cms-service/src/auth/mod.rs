@@ -207,7 +207,7 @@ impl<'a> AuthService<'a> {
         if first {
             tracing::info!(user = %record.email, "first user signed up: instance super_admin and owner of Default");
         }
-        Ok(self.authenticated(session, record)?)
+        self.authenticated(session, record)
     }
 
     /// Sign-in with e-mail and password. The session's active organization is the user's

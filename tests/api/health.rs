@@ -1,0 +1,116 @@
+//! /healthz and /api/cms-health: bounded checks, honest status codes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use axum::http::StatusCode;
+use cms::service::BlobStore;
+use serde_json::json;
+
+use crate::support::{TestApp, config_for};
+
+async fn healthy_instance_reports_ok(url: String) {
+    let app = TestApp::start(&url).await;
+    let res = app.get("/healthz").send().await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert_eq!(res.body, json!({"ok": true, "db": true, "storage": true}));
+
+    let res = app.get("/api/cms-health").send().await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert_eq!(res.body["status"], "healthy");
+    assert_eq!(res.body["database"]["status"], "healthy");
+    assert!(
+        res.body.get("storage").is_none(),
+        "storage is probed only when enabled: {}",
+        res.body
+    );
+    app.stop().await;
+}
+
+/// Storage that never answers.
+struct Hanging;
+
+#[async_trait]
+impl BlobStore for Hanging {
+    fn kind(&self) -> &'static str {
+        "hanging"
+    }
+    async fn health(&self) -> Result<(), String> {
+        std::future::pending().await
+    }
+}
+
+/// Storage whose check panics.
+struct Throwing;
+
+#[async_trait]
+impl BlobStore for Throwing {
+    fn kind(&self) -> &'static str {
+        "throwing"
+    }
+    async fn health(&self) -> Result<(), String> {
+        panic!("the storage adapter blew up")
+    }
+}
+
+async fn a_hanging_storage_check_is_unhealthy_within_its_timeout(url: String) {
+    let mut config = config_for(&url);
+    config.health.timeout_ms = 200;
+    config.health.storage_health_check = true;
+    let app = TestApp::with(config, Some(Arc::new(Hanging))).await;
+
+    // The bound is the configured 200 ms; the outer limit only keeps a regression from hanging
+    // the suite.
+    let res = tokio::time::timeout(Duration::from_secs(10), app.get("/healthz").send())
+        .await
+        .expect("healthz answered");
+    assert_eq!(res.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(res.body, json!({"ok": false, "db": true, "storage": false}));
+
+    let res = tokio::time::timeout(Duration::from_secs(10), app.get("/api/cms-health").send())
+        .await
+        .unwrap();
+    assert_eq!(
+        res.status,
+        StatusCode::OK,
+        "a storage failure degrades, it does not fail: {}",
+        res.body
+    );
+    assert_eq!(res.body["status"], "degraded");
+    assert_eq!(res.body["storage"]["status"], "unhealthy");
+    assert!(
+        res.body["storage"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("200 ms")
+    );
+    app.stop().await;
+}
+
+async fn a_throwing_storage_check_is_unhealthy(url: String) {
+    let app = TestApp::with(config_for(&url), Some(Arc::new(Throwing))).await;
+    let res = app.get("/healthz").send().await;
+    assert_eq!(res.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(res.body, json!({"ok": false, "db": true, "storage": false}));
+    app.stop().await;
+}
+
+async fn a_closed_database_is_unhealthy(url: String) {
+    let app = TestApp::start(&url).await;
+    app.app.cms.store().close().await;
+    let res = app.get("/healthz").send().await;
+    assert_eq!(res.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(res.body["db"], false);
+    let res = app.get("/api/cms-health").send().await;
+    assert_eq!(res.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(res.body["status"], "unhealthy");
+    app.stop().await;
+}
+
+cms_store::both_engines!(
+    healthy_instance_reports_ok,
+    a_hanging_storage_check_is_unhealthy_within_its_timeout,
+    a_throwing_storage_check_is_unhealthy,
+    a_closed_database_is_unhealthy,
+);

@@ -1,0 +1,10 @@
+//! Black-box tests of the service through its HTTP API, on SQLite and PostgreSQL.
+//! One test binary for the crate; each module is one concept.
+
+mod support;
+
+mod api_keys;
+mod auth;
+mod binary;
+mod health;
+mod http_core;
