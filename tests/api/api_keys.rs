@@ -3,6 +3,7 @@
 use axum::http::{Method, StatusCode};
 use cms::core::CoreCapability::{self, *};
 use cms::service::Credentials;
+use cms_store::organizations::MemberRecord;
 use serde_json::json;
 
 use crate::support::{TestApp, config_for};
@@ -304,7 +305,87 @@ async fn managing_keys_needs_a_session_or_key_with_api_key_manage(url: String) {
     app.stop().await;
 }
 
+/// Gives `user` a role in `org`, or removes them with `None`. Membership endpoints come with the
+/// tenancy work; the store stands in for them here.
+async fn set_role(app: &TestApp, org: &str, user: &str, role: Option<&str>) {
+    let mut tx = app.app.cms.store().write().await.unwrap();
+    match role {
+        Some(role) if tx.member(org, user).await.unwrap().is_some() => {
+            assert!(tx.update_member_role(org, user, role).await.unwrap());
+        }
+        Some(role) => {
+            let member = MemberRecord {
+                organization_id: org.into(),
+                user_id: user.into(),
+                role: role.into(),
+                created_at: 0,
+            };
+            tx.insert_member(&member).await.unwrap();
+        }
+        None => assert!(tx.delete_member(org, user).await.unwrap()),
+    }
+    tx.commit().await.unwrap();
+}
+
+async fn a_key_follows_its_creators_current_role(url: String) {
+    let mut config = config_for(&url);
+    config.auth.invite_only = false;
+    let app = TestApp::with(config, None).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let org = app
+        .get("/api/auth/get-session")
+        .cookie(&ada)
+        .send()
+        .await
+        .body["session"]["activeOrganizationId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bob = app.sign_up("Bob", "bob@example.com").await;
+    let bob_id = bob.user["id"].as_str().unwrap().to_string();
+    set_role(&app, &org, &bob_id, Some("admin")).await;
+    // Signing in again activates the organization Bob now belongs to.
+    let bob = crate::support::Session::from(
+        &app.post(
+            "/api/auth/sign-in/email",
+            json!({"email": "bob@example.com", "password": crate::support::PASSWORD}),
+        )
+        .send()
+        .await,
+    );
+    let key = app
+        .create_key(
+            &bob,
+            json!({"name": "b", "capabilities": ["apiKey.manage", "document.create"]}),
+        )
+        .await;
+    assert_eq!(
+        capabilities_of(&app, &key).await,
+        names(&[DocumentRead, DocumentCreate, ApiKeyManage])
+    );
+    assert_eq!(app.get(KEYS).key(&key).send().await.status, StatusCode::OK);
+
+    // Demoted to viewer: the key is clamped to what a viewer holds, on the next request.
+    set_role(&app, &org, &bob_id, Some("viewer")).await;
+    assert_eq!(capabilities_of(&app, &key).await, names(&[DocumentRead]));
+    app.get(KEYS)
+        .key(&key)
+        .send()
+        .await
+        .assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
+
+    // Gone from the organization: the key stops working.
+    set_role(&app, &org, &bob_id, None).await;
+    app.get(KEYS)
+        .key(&key)
+        .send()
+        .await
+        .assert_access_refusal(StatusCode::UNAUTHORIZED, "Unauthorized");
+    app.stop().await;
+}
+
 cms_store::both_engines!(
+    a_key_follows_its_creators_current_role,
     a_key_is_shown_once_and_listed_without_its_secret,
     the_key_is_bound_to_its_organization_and_acts_there,
     read_and_write_permissions_map_to_capabilities,

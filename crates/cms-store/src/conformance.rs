@@ -178,6 +178,24 @@ async fn organizations_members_and_roles(url: String) {
         .map(|r| r.name)
         .collect();
     assert_eq!(names, vec!["owner", "viewer"]);
+    drop(tx);
+
+    let mut tx = store.write().await.unwrap();
+    assert!(tx.update_member_role("o1", "u1", "viewer").await.unwrap());
+    assert!(
+        !tx.update_member_role("o1", "nobody", "viewer")
+            .await
+            .unwrap()
+    );
+    assert_eq!(tx.member("o1", "u1").await.unwrap().unwrap().role, "viewer");
+    assert!(tx.delete_member("o1", "u1").await.unwrap());
+    assert!(!tx.delete_member("o1", "u1").await.unwrap());
+    tx.commit().await.unwrap();
+    let mut tx = store.write().await.unwrap();
+    assert!(matches!(
+        tx.update_member_role("o1", "u1", "ghost").await,
+        Ok(false)
+    ));
     drop(tx); // close() waits for every unit of work to be returned
     store.close().await;
 }

@@ -40,6 +40,16 @@ pub trait Organizations {
     ) -> Result<Option<MemberRecord>>;
     /// The user's memberships, oldest first.
     async fn memberships_of(&mut self, user_id: &str) -> Result<Vec<MemberRecord>>;
+    /// `true` when the member existed. Fails with [`crate::StoreError::ForeignKey`] when the
+    /// role does not exist in the organization.
+    async fn update_member_role(
+        &mut self,
+        organization_id: &str,
+        user_id: &str,
+        role: &str,
+    ) -> Result<bool>;
+    /// `true` when the member existed.
+    async fn delete_member(&mut self, organization_id: &str, user_id: &str) -> Result<bool>;
 }
 
 macro_rules! impl_organizations {
@@ -111,6 +121,30 @@ macro_rules! impl_organizations {
                 .bind(user_id)
                 .fetch_all(self.conn())
                 .await?)
+            }
+
+            async fn update_member_role(
+                &mut self,
+                organization_id: &str,
+                user_id: &str,
+                role: &str,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query("UPDATE members SET role = $3 WHERE organization_id = $1 AND user_id = $2")
+                    .bind(organization_id)
+                    .bind(user_id)
+                    .bind(role)
+                    .execute(self.conn())
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn delete_member(&mut self, organization_id: &str, user_id: &str) -> $crate::Result<bool> {
+                let done = sqlx::query("DELETE FROM members WHERE organization_id = $1 AND user_id = $2")
+                    .bind(organization_id)
+                    .bind(user_id)
+                    .execute(self.conn())
+                    .await?;
+                Ok(done.rows_affected() > 0)
             }
         }
     };
