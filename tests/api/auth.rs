@@ -408,7 +408,46 @@ async fn the_owner_role_is_reconciled_at_boot(url: String) {
     app.stop().await;
 }
 
+async fn concurrent_first_sign_ups_make_exactly_one_super_admin(url: String) {
+    let app = std::sync::Arc::new(TestApp::start(&url).await);
+    let attempts: Vec<_> = (0..6)
+        .map(|i| {
+            let app = app.clone();
+            tokio::spawn(async move {
+                let body = json!({"name": format!("U{i}"), "email": format!("u{i}@example.com"), "password": PASSWORD});
+                let res = app.post("/api/auth/sign-up/email", body).send().await;
+                (res.status, res.body)
+            })
+        })
+        .collect();
+    let mut won = 0;
+    for attempt in attempts {
+        let (status, body) = attempt.await.unwrap();
+        match status {
+            StatusCode::OK => {
+                won += 1;
+                assert_eq!(body["user"]["role"], "super_admin");
+            }
+            StatusCode::FORBIDDEN => assert_eq!(body["error"], "Forbidden"),
+            other => panic!("unexpected {other}: {body}"),
+        }
+    }
+    assert_eq!(won, 1, "exactly one first administrator");
+    let mut tx = app.app.cms.store().read().await.unwrap();
+    assert_eq!(
+        tx.count_users().await.unwrap(),
+        1,
+        "the refused sign-ups stored nothing"
+    );
+    drop(tx);
+    std::sync::Arc::into_inner(app)
+        .expect("all requests done")
+        .stop()
+        .await;
+}
+
 cms_store::both_engines!(
+    concurrent_first_sign_ups_make_exactly_one_super_admin,
     the_first_sign_up_becomes_super_admin_and_owner_of_default,
     the_bearer_token_works_like_the_cookie,
     get_session_is_null_when_signed_out,

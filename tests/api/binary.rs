@@ -147,3 +147,42 @@ async fn a_fresh_start_serves_and_the_readme_commands_work() {
     assert!(secret.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn version_and_migrate_run_without_a_server() {
+    let out = Command::new(env!("CARGO_BIN_EXE_cms"))
+        .arg("version")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("cms {}", env!("CARGO_PKG_VERSION"))
+    );
+
+    let dir = std::env::temp_dir().join(format!("cms-migrate-{}", uuid::Uuid::now_v7().simple()));
+    let db = dir.join("elsewhere/cms.db");
+    let out = Command::new(env!("CARGO_BIN_EXE_cms"))
+        .arg("migrate")
+        .current_dir(std::env::temp_dir())
+        .env("CMS_DATABASE_URL", format!("sqlite://{}", db.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(db.exists(), "migrate creates the database the URL names");
+
+    // A bad setting stops the start with the key named, and a non-zero status.
+    let out = Command::new(env!("CARGO_BIN_EXE_cms"))
+        .arg("migrate")
+        .env("CMS_DATABASE_URL", format!("sqlite://{}", db.display()))
+        .env("CMS_HEALTH_TIMEOUT_MS", "soon")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("CMS_HEALTH_TIMEOUT_MS"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
