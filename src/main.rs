@@ -80,7 +80,7 @@ async fn serve(mut config: Config, host: Option<String>, port: Option<u16>) -> a
         .unwrap_or_else(|| format!("http://{local}"));
     tracing::info!(address = %local, "listening; API at {base}/api, health at {base}/healthz");
     cms_server::serve(listener, app.router, shutdown_signal()).await?;
-    app.cms.store().close().await;
+    app.cms.close().await;
     tracing::info!("stopped");
     Ok(())
 }

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::capability::{CapabilitySet, CoreCapability};
+use crate::capability::CapabilitySet;
 
 /// A coarse key permission (SPEC.md Authentication point 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -31,22 +31,9 @@ impl KeyPermission {
     /// `read` maps to the read capabilities; `write` adds every document capability and the
     /// asset writes, and implies read.
     pub fn capabilities(self) -> CapabilitySet {
-        use CoreCapability::*;
         match self {
-            KeyPermission::Read => [DocumentRead, AssetRead].into_iter().collect(),
-            KeyPermission::Write => [
-                DocumentRead,
-                DocumentCreate,
-                DocumentUpdate,
-                DocumentDelete,
-                DocumentPublish,
-                DocumentUnpublish,
-                AssetRead,
-                AssetUpload,
-                AssetDelete,
-            ]
-            .into_iter()
-            .collect(),
+            KeyPermission::Read => CapabilitySet::content_reader(),
+            KeyPermission::Write => CapabilitySet::content_writer(),
         }
     }
 }
@@ -113,7 +100,7 @@ impl KeyScope {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capability::Capability;
+    use crate::capability::{Capability, CoreCapability};
 
     #[test]
     fn read_maps_to_reads_and_write_adds_writes() {

@@ -170,6 +170,31 @@ impl CapabilitySet {
         CoreCapability::ALL.iter().copied().collect()
     }
 
+    /// Reading content: documents and assets. What a viewer and a `read` key hold.
+    pub fn content_reader() -> Self {
+        [CoreCapability::DocumentRead, CoreCapability::AssetRead]
+            .into_iter()
+            .collect()
+    }
+
+    /// Writing content: every document capability and the asset writes, with the reads they
+    /// imply. What an editor and a `write` key hold.
+    pub fn content_writer() -> Self {
+        use CoreCapability::*;
+        let writes: CapabilitySet = [
+            DocumentCreate,
+            DocumentUpdate,
+            DocumentDelete,
+            DocumentPublish,
+            DocumentUnpublish,
+            AssetUpload,
+            AssetDelete,
+        ]
+        .into_iter()
+        .collect();
+        writes.with_implied_reads()
+    }
+
     pub fn has(&self, cap: CoreCapability) -> bool {
         self.core & cap.bit() != 0
     }

@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::capability::{CapabilitySet, CoreCapability};
+use crate::capability::CapabilitySet;
 
 /// The four roles every organization has. They cannot be deleted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -50,24 +50,11 @@ impl BuiltInRole {
     /// "everything declared", so it takes the plugin capabilities too; the others are seeded once
     /// with core capabilities only and never grow on their own.
     pub fn seed(self, every_declared: &CapabilitySet) -> CapabilitySet {
-        use CoreCapability::*;
         match self {
             BuiltInRole::Owner => every_declared.clone(),
             BuiltInRole::Admin => CapabilitySet::all_core(),
-            BuiltInRole::Editor => [
-                DocumentRead,
-                DocumentCreate,
-                DocumentUpdate,
-                DocumentDelete,
-                DocumentPublish,
-                DocumentUnpublish,
-                AssetRead,
-                AssetUpload,
-                AssetDelete,
-            ]
-            .into_iter()
-            .collect(),
-            BuiltInRole::Viewer => [DocumentRead, AssetRead].into_iter().collect(),
+            BuiltInRole::Editor => CapabilitySet::content_writer(),
+            BuiltInRole::Viewer => CapabilitySet::content_reader(),
         }
     }
 }
@@ -159,6 +146,7 @@ impl InstanceRole {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capability::CoreCapability;
 
     #[test]
     fn seeds_follow_the_contract() {

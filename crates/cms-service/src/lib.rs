@@ -114,7 +114,14 @@ impl Cms {
         &self.0.settings
     }
 
+    /// The store itself, below every access rule: for host applications' maintenance and for
+    /// tests. A door never uses it.
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.0.store
+    }
+
+    /// Closes the database once the requests in flight have returned their connections.
+    pub async fn close(&self) {
+        self.0.store.close().await;
     }
 }
