@@ -28,6 +28,23 @@ async fn healthy_instance_reports_ok(url: String) {
     app.stop().await;
 }
 
+async fn concurrent_checks_do_not_disturb_each_other(url: String) {
+    let app = std::sync::Arc::new(TestApp::start(&url).await);
+    let checks: Vec<_> = (0..32)
+        .map(|_| {
+            let app = app.clone();
+            tokio::spawn(async move { app.get("/healthz").send().await.status })
+        })
+        .collect();
+    for check in checks {
+        assert_eq!(check.await.unwrap(), StatusCode::OK);
+    }
+    std::sync::Arc::into_inner(app)
+        .expect("all checks done")
+        .stop()
+        .await;
+}
+
 /// Storage that never answers.
 struct Hanging;
 
@@ -110,6 +127,7 @@ async fn a_closed_database_is_unhealthy(url: String) {
 
 cms_store::both_engines!(
     healthy_instance_reports_ok,
+    concurrent_checks_do_not_disturb_each_other,
     a_hanging_storage_check_is_unhealthy_within_its_timeout,
     a_throwing_storage_check_is_unhealthy,
     a_closed_database_is_unhealthy,

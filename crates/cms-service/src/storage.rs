@@ -36,7 +36,10 @@ impl BlobStore for LocalStorage {
 
     async fn health(&self) -> Result<(), String> {
         // Writing a probe, not just reading metadata: a full or read-only disk must show here.
-        let probe = self.root.join(".health-probe");
+        // Each check has its own file, so concurrent checks never remove each other's probe.
+        let probe = self
+            .root
+            .join(format!(".health-probe-{}", cms_core::new_id()));
         tokio::fs::write(&probe, b"ok")
             .await
             .map_err(|e| format!("cannot write to storage: {e}"))?;
