@@ -167,6 +167,12 @@ async fn organizations_members_and_roles(url: String) {
     let o = tx.organization_by_id("o1").await.unwrap().unwrap();
     assert_eq!(o.metadata.0, json!({"plan": "pro"}));
     assert_eq!(tx.member("o1", "u1").await.unwrap().unwrap().role, "owner");
+    let grant = tx.member_grant("o1", "u1").await.unwrap().unwrap();
+    assert_eq!(
+        (grant.role.as_str(), grant.capabilities.unwrap().0),
+        ("owner", vec!["document.read".into(), "forms.export".into()])
+    );
+    assert!(tx.member_grant("o1", "nobody").await.unwrap().is_none());
     assert_eq!(tx.memberships_of("u1").await.unwrap().len(), 1);
     let owner = tx.role("o1", "owner").await.unwrap().unwrap();
     assert_eq!(owner.capabilities.0, vec!["document.read", "forms.export"]);

@@ -387,20 +387,16 @@ impl<'a> AuthService<'a> {
         let instance_role = InstanceRole::parse(&user.role).unwrap_or(InstanceRole::Viewer);
         let every = self.inner.capabilities.every();
         let membership = match organization {
-            Some(org) => match tx.member(org, &user.id).await? {
+            Some(org) => match tx.member_grant(org, &user.id).await? {
                 Some(member) => {
-                    let capabilities = match tx.role(org, &member.role).await? {
-                        Some(role) => role
-                            .capabilities
-                            .0
-                            .iter()
-                            .filter_map(|c| self.inner.capabilities.parse(c))
-                            .collect(),
-                        None => CapabilitySet::empty(),
-                    };
                     let role = member.role.parse().map_err(|_| {
                         Error::Internal(format!("member {} has an invalid role name", user.id))
                     })?;
+                    let capabilities = member.capabilities.map(|c| c.0).unwrap_or_default();
+                    let capabilities = capabilities
+                        .iter()
+                        .filter_map(|c| self.inner.capabilities.parse(c))
+                        .collect();
                     Some(Membership { role, capabilities })
                 }
                 None => None,
