@@ -3,10 +3,13 @@
 use serde_json::json;
 
 use crate::api_keys::ApiKeyRecord;
+use crate::documents::DocumentRecord;
 use crate::organizations::{MemberRecord, OrganizationRecord};
+use crate::references::ReferenceRecord;
 use crate::roles::RoleRecord;
 use crate::sessions::SessionRecord;
 use crate::users::UserRecord;
+use crate::versions::VersionRecord;
 use crate::{Json, StoreError};
 
 fn user(id: &str, email: &str) -> UserRecord {
@@ -322,7 +325,292 @@ async fn an_unsupported_url_is_a_configuration_error(_url: String) {
     ));
 }
 
+fn document(id: &str, org: &str, doc_type: &str, singleton: bool) -> DocumentRecord {
+    DocumentRecord {
+        id: id.into(),
+        organization_id: org.into(),
+        doc_type: doc_type.into(),
+        singleton,
+        draft_data: Json(json!({"title": id})),
+        published_data: None,
+        published_hash: None,
+        revision: 1,
+        created_by: Some("u1".into()),
+        updated_by: Some("u1".into()),
+        created_at: 1,
+        updated_at: 1,
+        published_at: None,
+    }
+}
+
+/// A user u1 and organizations o1, o2.
+async fn with_two_organizations(store: &std::sync::Arc<dyn crate::Store>) {
+    let mut tx = store.write().await.unwrap();
+    tx.insert_user(&user("u1", "ada@example.com"))
+        .await
+        .unwrap();
+    tx.insert_organization(&org("o1", "acme")).await.unwrap();
+    tx.insert_organization(&org("o2", "other")).await.unwrap();
+    tx.commit().await.unwrap();
+}
+
+async fn documents_are_scoped_revised_and_published(url: String) {
+    let store = open(&url).await;
+    with_two_organizations(&store).await;
+    let mut tx = store.write().await.unwrap();
+    tx.insert_document(&document("d1", "o1", "post", false))
+        .await
+        .unwrap();
+    tx.insert_document(&document("d2", "o2", "post", false))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    let o1 = vec!["o1".to_string()];
+    let both = vec!["o1".to_string(), "o2".to_string()];
+    let mut tx = store.write().await.unwrap();
+    assert!(
+        tx.document(&o1, "d2").await.unwrap().is_none(),
+        "another organization's document is invisible"
+    );
+    assert!(tx.document(&[], "d1").await.unwrap().is_none());
+    assert_eq!(
+        tx.document(&both, "d2")
+            .await
+            .unwrap()
+            .unwrap()
+            .organization_id,
+        "o2"
+    );
+    let ids = vec!["d1".to_string(), "d2".to_string(), "nope".to_string()];
+    assert_eq!(tx.documents_by_ids(&o1, &ids).await.unwrap().len(), 1);
+    assert_eq!(tx.documents_by_ids(&both, &ids).await.unwrap().len(), 2);
+
+    // Optimistic concurrency: the draft moves only from the expected revision.
+    assert!(
+        tx.save_draft("d1", &json!({"title": "v2"}), 1, Some("u1"), 5)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !tx.save_draft("d1", &json!({"title": "lost"}), 1, Some("u1"), 6)
+            .await
+            .unwrap()
+    );
+    tx.set_published("d1", &json!({"title": "v2"}), "abc", Some("u1"), 7)
+        .await
+        .unwrap();
+    let d1 = tx.document(&o1, "d1").await.unwrap().unwrap();
+    assert_eq!(
+        (d1.revision, d1.draft_data.0.clone()),
+        (2, json!({"title": "v2"}))
+    );
+    assert_eq!(
+        (
+            d1.published_data.unwrap().0,
+            d1.published_hash.as_deref(),
+            d1.published_at
+        ),
+        (json!({"title": "v2"}), Some("abc"), Some(7))
+    );
+    tx.clear_published("d1", None, 8).await.unwrap();
+    let d1 = tx.document(&o1, "d1").await.unwrap().unwrap();
+    assert_eq!(
+        (
+            d1.published_data,
+            d1.published_hash,
+            d1.published_at,
+            d1.revision
+        ),
+        (None, None, None, 2)
+    );
+    assert!(tx.delete_document("d1").await.unwrap());
+    assert!(!tx.delete_document("d1").await.unwrap());
+    tx.commit().await.unwrap();
+    store.close().await;
+}
+
+async fn a_singleton_type_has_one_row_per_organization(url: String) {
+    let store = open(&url).await;
+    with_two_organizations(&store).await;
+    let mut tx = store.write().await.unwrap();
+    tx.insert_document(&document("s1", "o1", "siteSettings", true))
+        .await
+        .unwrap();
+    tx.insert_document(&document("s2", "o2", "siteSettings", true))
+        .await
+        .unwrap();
+    // Non-singleton rows of the same type do not count.
+    tx.insert_document(&document("p1", "o1", "post", false))
+        .await
+        .unwrap();
+    tx.insert_document(&document("p2", "o1", "post", false))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let mut tx = store.write().await.unwrap();
+    assert!(matches!(
+        tx.insert_document(&document("s3", "o1", "siteSettings", true))
+            .await,
+        Err(StoreError::Unique(_))
+    ));
+    drop(tx);
+    let mut tx = store.read().await.unwrap();
+    assert_eq!(
+        tx.singleton("o1", "siteSettings")
+            .await
+            .unwrap()
+            .unwrap()
+            .id,
+        "s1"
+    );
+    assert!(tx.singleton("o1", "post").await.unwrap().is_none());
+    drop(tx);
+    store.close().await;
+}
+
+async fn versions_are_numbered_listed_and_pruned(url: String) {
+    let store = open(&url).await;
+    with_two_organizations(&store).await;
+    let mut tx = store.write().await.unwrap();
+    tx.insert_document(&document("d1", "o1", "post", false))
+        .await
+        .unwrap();
+    for i in 1..=5 {
+        let v = VersionRecord {
+            id: format!("v{i}"),
+            document_id: "d1".into(),
+            organization_id: "o1".into(),
+            version_number: 0,
+            event_type: if i == 3 { "publish" } else { "draft" }.into(),
+            data: Json(json!({"title": i})),
+            created_by: Some("u1".into()),
+            created_by_name: None,
+            created_at: i,
+        };
+        assert_eq!(tx.append_version(&v).await.unwrap(), i);
+    }
+    tx.commit().await.unwrap();
+
+    let mut tx = store.write().await.unwrap();
+    assert_eq!(tx.count_versions("d1").await.unwrap(), 5);
+    let page = tx.versions("d1", 2, 1).await.unwrap();
+    assert_eq!(
+        page.iter().map(|v| v.version_number).collect::<Vec<_>>(),
+        vec![4, 3]
+    );
+    assert_eq!(page[0].created_by_name.as_deref(), Some("Ada"));
+    let v3 = tx.version("d1", 3).await.unwrap().unwrap();
+    assert_eq!(
+        (v3.event_type.as_str(), v3.data.0.clone()),
+        ("publish", json!({"title": 3}))
+    );
+    assert_eq!(tx.prune_versions("d1", 2).await.unwrap(), 3);
+    assert_eq!(
+        tx.versions("d1", 10, 0)
+            .await
+            .unwrap()
+            .iter()
+            .map(|v| v.version_number)
+            .collect::<Vec<_>>(),
+        vec![5, 4]
+    );
+    assert!(tx.version("d1", 3).await.unwrap().is_none());
+    // Numbers keep growing after pruning; they are never reused.
+    let v6 = VersionRecord {
+        id: "v6".into(),
+        ..v3
+    };
+    assert_eq!(tx.append_version(&v6).await.unwrap(), 6);
+    // Deleting the document deletes its versions.
+    assert!(tx.delete_document("d1").await.unwrap());
+    assert_eq!(tx.count_versions("d1").await.unwrap(), 0);
+    tx.commit().await.unwrap();
+    store.close().await;
+}
+
+async fn references_are_replaced_per_copy_and_found_backwards(url: String) {
+    let store = open(&url).await;
+    with_two_organizations(&store).await;
+    let r = |path: &str, to: &str, target: &str| ReferenceRecord {
+        path: path.into(),
+        to_id: to.into(),
+        target: target.into(),
+    };
+    let mut tx = store.write().await.unwrap();
+    for (id, org) in [("author", "o1"), ("p1", "o1"), ("p2", "o2")] {
+        tx.insert_document(&document(id, org, "post", false))
+            .await
+            .unwrap();
+    }
+    tx.replace_references(
+        "p1",
+        "o1",
+        "draft",
+        &[
+            r("author", "author", "document"),
+            r("cover.asset", "a1", "asset"),
+        ],
+    )
+    .await
+    .unwrap();
+    tx.replace_references(
+        "p1",
+        "o1",
+        "published",
+        &[r("author", "author", "document")],
+    )
+    .await
+    .unwrap();
+    tx.replace_references("p2", "o2", "draft", &[r("author", "author", "document")])
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    let mut tx = store.write().await.unwrap();
+    let o1 = vec!["o1".to_string()];
+    let back: Vec<_> = tx
+        .referencing_documents(&o1, "author")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| d.id)
+        .collect();
+    assert_eq!(back, vec!["p1"], "once per document, own organization only");
+    let both = vec!["o1".to_string(), "o2".to_string()];
+    assert_eq!(
+        tx.referencing_documents(&both, "author")
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    // Replacing a copy's references forgets the old ones.
+    tx.replace_references("p1", "o1", "draft", &[])
+        .await
+        .unwrap();
+    assert!(tx.references_from("p1", "draft").await.unwrap().is_empty());
+    assert_eq!(
+        tx.references_from("p1", "published").await.unwrap(),
+        vec![r("author", "author", "document")]
+    );
+    // Deleting the referencing document removes its references.
+    tx.delete_document("p1").await.unwrap();
+    assert!(
+        tx.referencing_documents(&o1, "author")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    tx.commit().await.unwrap();
+    store.close().await;
+}
+
 crate::both_engines!(
+    documents_are_scoped_revised_and_published,
+    a_singleton_type_has_one_row_per_organization,
+    versions_are_numbered_listed_and_pruned,
+    references_are_replaced_per_copy_and_found_backwards,
     users_round_trip_and_emails_are_unique,
     an_uncommitted_write_is_rolled_back,
     an_instance_flag_is_claimed_once,

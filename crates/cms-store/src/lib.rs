@@ -15,11 +15,14 @@ mod postgres;
 mod sqlite;
 
 pub mod api_keys;
+pub mod documents;
 pub mod instance;
 pub mod organizations;
+pub mod references;
 pub mod roles;
 pub mod sessions;
 pub mod users;
+pub mod versions;
 
 use std::sync::Arc;
 
@@ -69,6 +72,9 @@ pub trait Tx:
     + organizations::Organizations
     + roles::Roles
     + api_keys::ApiKeys
+    + documents::Documents
+    + versions::Versions
+    + references::References
     + instance::Instance
     + Send
 {
@@ -101,6 +107,9 @@ macro_rules! impl_repositories {
         $crate::roles::impl_roles!($tx);
         $crate::api_keys::impl_api_keys!($tx);
         $crate::instance::impl_instance!($tx);
+        $crate::documents::impl_documents!($tx);
+        $crate::versions::impl_versions!($tx);
+        $crate::references::impl_references!($tx);
     };
 }
 pub(crate) use impl_repositories;

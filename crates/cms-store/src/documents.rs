@@ -1,0 +1,229 @@
+//! Documents: one row per document, with its draft and published copies.
+
+use async_trait::async_trait;
+use serde_json::Value;
+use sqlx::types::Json;
+
+use crate::Result;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct DocumentRecord {
+    pub id: String,
+    pub organization_id: String,
+    #[sqlx(rename = "type")]
+    pub doc_type: String,
+    pub singleton: bool,
+    pub draft_data: Json<Value>,
+    pub published_data: Option<Json<Value>>,
+    pub published_hash: Option<String>,
+    /// Starts at 1, grows by one on every draft write.
+    pub revision: i64,
+    pub created_by: Option<String>,
+    pub updated_by: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub published_at: Option<i64>,
+}
+
+#[async_trait]
+pub trait Documents {
+    /// Fails with [`crate::StoreError::Unique`] for a second row of a singleton type.
+    async fn insert_document(&mut self, document: &DocumentRecord) -> Result<()>;
+    /// The document, when it belongs to one of `organizations`.
+    async fn document(
+        &mut self,
+        organizations: &[String],
+        id: &str,
+    ) -> Result<Option<DocumentRecord>>;
+    /// The canonical row of a singleton type in an organization.
+    async fn singleton(
+        &mut self,
+        organization: &str,
+        doc_type: &str,
+    ) -> Result<Option<DocumentRecord>>;
+    /// The documents with these ids that belong to one of `organizations`, in no given order.
+    async fn documents_by_ids(
+        &mut self,
+        organizations: &[String],
+        ids: &[String],
+    ) -> Result<Vec<DocumentRecord>>;
+    /// Replaces the draft and moves the revision from `expected_revision` to the next one.
+    /// `false` when the stored revision is not `expected_revision` any more: nothing changed.
+    async fn save_draft(
+        &mut self,
+        id: &str,
+        draft: &Value,
+        expected_revision: i64,
+        by: Option<&str>,
+        now: i64,
+    ) -> Result<bool>;
+    /// Sets the published copy. The revision does not change.
+    async fn set_published(
+        &mut self,
+        id: &str,
+        data: &Value,
+        hash: &str,
+        by: Option<&str>,
+        now: i64,
+    ) -> Result<()>;
+    /// Drops the published copy. The revision does not change.
+    async fn clear_published(&mut self, id: &str, by: Option<&str>, now: i64) -> Result<()>;
+    /// `true` when the document existed.
+    async fn delete_document(&mut self, id: &str) -> Result<bool>;
+}
+
+/// `$first, $first+1, ...` for a list of `n` binds: placeholders only, never values.
+pub(crate) fn placeholders(first: usize, n: usize) -> String {
+    (first..first + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+macro_rules! impl_documents {
+    ($tx:ty) => {
+        #[async_trait::async_trait]
+        impl $crate::documents::Documents for $tx {
+            async fn insert_document(&mut self, d: &$crate::documents::DocumentRecord) -> $crate::Result<()> {
+                sqlx::query(
+                    "INSERT INTO documents (id, organization_id, type, singleton, draft_data, published_data, \
+                     published_hash, revision, created_by, updated_by, created_at, updated_at, published_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                )
+                .bind(&d.id)
+                .bind(&d.organization_id)
+                .bind(&d.doc_type)
+                .bind(d.singleton)
+                .bind(&d.draft_data)
+                .bind(&d.published_data)
+                .bind(&d.published_hash)
+                .bind(d.revision)
+                .bind(&d.created_by)
+                .bind(&d.updated_by)
+                .bind(d.created_at)
+                .bind(d.updated_at)
+                .bind(d.published_at)
+                .execute(self.conn())
+                .await?;
+                Ok(())
+            }
+
+            async fn document(
+                &mut self,
+                organizations: &[String],
+                id: &str,
+            ) -> $crate::Result<Option<$crate::documents::DocumentRecord>> {
+                if organizations.is_empty() {
+                    return Ok(None);
+                }
+                let sql = format!(
+                    "SELECT * FROM documents WHERE id = $1 AND organization_id IN ({})",
+                    $crate::documents::placeholders(2, organizations.len())
+                );
+                let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id);
+                for org in organizations {
+                    query = query.bind(org);
+                }
+                Ok(query.fetch_optional(self.conn()).await?)
+            }
+
+            async fn singleton(
+                &mut self,
+                organization: &str,
+                doc_type: &str,
+            ) -> $crate::Result<Option<$crate::documents::DocumentRecord>> {
+                Ok(sqlx::query_as(
+                    "SELECT * FROM documents WHERE organization_id = $1 AND type = $2 AND singleton = $3",
+                )
+                .bind(organization)
+                .bind(doc_type)
+                .bind(true)
+                .fetch_optional(self.conn())
+                .await?)
+            }
+
+            async fn documents_by_ids(
+                &mut self,
+                organizations: &[String],
+                ids: &[String],
+            ) -> $crate::Result<Vec<$crate::documents::DocumentRecord>> {
+                if organizations.is_empty() || ids.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let sql = format!(
+                    "SELECT * FROM documents WHERE organization_id IN ({}) AND id IN ({})",
+                    $crate::documents::placeholders(1, organizations.len()),
+                    $crate::documents::placeholders(1 + organizations.len(), ids.len())
+                );
+                let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+                for value in organizations.iter().chain(ids) {
+                    query = query.bind(value);
+                }
+                Ok(query.fetch_all(self.conn()).await?)
+            }
+
+            async fn save_draft(
+                &mut self,
+                id: &str,
+                draft: &serde_json::Value,
+                expected_revision: i64,
+                by: Option<&str>,
+                now: i64,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query(
+                    "UPDATE documents SET draft_data = $2, revision = revision + 1, updated_by = $3, \
+                     updated_at = $4 WHERE id = $1 AND revision = $5",
+                )
+                .bind(id)
+                .bind(sqlx::types::Json(draft))
+                .bind(by)
+                .bind(now)
+                .bind(expected_revision)
+                .execute(self.conn())
+                .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn set_published(
+                &mut self,
+                id: &str,
+                data: &serde_json::Value,
+                hash: &str,
+                by: Option<&str>,
+                now: i64,
+            ) -> $crate::Result<()> {
+                sqlx::query(
+                    "UPDATE documents SET published_data = $2, published_hash = $3, published_at = $5, \
+                     updated_by = $4, updated_at = $5 WHERE id = $1",
+                )
+                .bind(id)
+                .bind(sqlx::types::Json(data))
+                .bind(hash)
+                .bind(by)
+                .bind(now)
+                .execute(self.conn())
+                .await?;
+                Ok(())
+            }
+
+            async fn clear_published(&mut self, id: &str, by: Option<&str>, now: i64) -> $crate::Result<()> {
+                sqlx::query(
+                    "UPDATE documents SET published_data = NULL, published_hash = NULL, published_at = NULL, \
+                     updated_by = $2, updated_at = $3 WHERE id = $1",
+                )
+                .bind(id)
+                .bind(by)
+                .bind(now)
+                .execute(self.conn())
+                .await?;
+                Ok(())
+            }
+
+            async fn delete_document(&mut self, id: &str) -> $crate::Result<bool> {
+                let done = sqlx::query("DELETE FROM documents WHERE id = $1").bind(id).execute(self.conn()).await?;
+                Ok(done.rows_affected() > 0)
+            }
+        }
+    };
+}
+pub(crate) use impl_documents;

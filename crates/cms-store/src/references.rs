@@ -1,0 +1,110 @@
+//! References: which document points at which document or asset, kept in a side table that is
+//! rewritten with every write of a document copy.
+
+use async_trait::async_trait;
+
+use crate::Result;
+use crate::documents::DocumentRecord;
+
+/// One reference found in a document copy.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ReferenceRecord {
+    /// Where in the data: `author`, `gallery[2].asset`.
+    pub path: String,
+    pub to_id: String,
+    /// `document` or `asset`.
+    pub target: String,
+}
+
+#[async_trait]
+pub trait References {
+    /// Replaces the references of one copy (`draft` or `published`) of a document.
+    async fn replace_references(
+        &mut self,
+        from_id: &str,
+        organization_id: &str,
+        copy: &str,
+        references: &[ReferenceRecord],
+    ) -> Result<()>;
+    /// The references of one copy of a document, by path.
+    async fn references_from(&mut self, from_id: &str, copy: &str) -> Result<Vec<ReferenceRecord>>;
+    /// The documents of `organizations` whose draft or published copy references `to_id`,
+    /// oldest first.
+    async fn referencing_documents(
+        &mut self,
+        organizations: &[String],
+        to_id: &str,
+    ) -> Result<Vec<DocumentRecord>>;
+}
+
+macro_rules! impl_references {
+    ($tx:ty) => {
+        #[async_trait::async_trait]
+        impl $crate::references::References for $tx {
+            async fn replace_references(
+                &mut self,
+                from_id: &str,
+                organization_id: &str,
+                copy: &str,
+                references: &[$crate::references::ReferenceRecord],
+            ) -> $crate::Result<()> {
+                sqlx::query("DELETE FROM document_references WHERE from_id = $1 AND copy = $2")
+                    .bind(from_id)
+                    .bind(copy)
+                    .execute(self.conn())
+                    .await?;
+                for r in references {
+                    sqlx::query(
+                        "INSERT INTO document_references (from_id, organization_id, copy, path, to_id, target) \
+                         VALUES ($1, $2, $3, $4, $5, $6)",
+                    )
+                    .bind(from_id)
+                    .bind(organization_id)
+                    .bind(copy)
+                    .bind(&r.path)
+                    .bind(&r.to_id)
+                    .bind(&r.target)
+                    .execute(self.conn())
+                    .await?;
+                }
+                Ok(())
+            }
+
+            async fn references_from(
+                &mut self,
+                from_id: &str,
+                copy: &str,
+            ) -> $crate::Result<Vec<$crate::references::ReferenceRecord>> {
+                Ok(sqlx::query_as(
+                    "SELECT path, to_id, target FROM document_references WHERE from_id = $1 AND copy = $2 \
+                     ORDER BY path",
+                )
+                .bind(from_id)
+                .bind(copy)
+                .fetch_all(self.conn())
+                .await?)
+            }
+
+            async fn referencing_documents(
+                &mut self,
+                organizations: &[String],
+                to_id: &str,
+            ) -> $crate::Result<Vec<$crate::documents::DocumentRecord>> {
+                if organizations.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let sql = format!(
+                    "SELECT * FROM documents WHERE organization_id IN ({}) AND id IN \
+                     (SELECT from_id FROM document_references WHERE to_id = $1) ORDER BY created_at, id",
+                    $crate::documents::placeholders(2, organizations.len())
+                );
+                let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(to_id);
+                for org in organizations {
+                    query = query.bind(org);
+                }
+                Ok(query.fetch_all(self.conn()).await?)
+            }
+        }
+    };
+}
+pub(crate) use impl_references;
