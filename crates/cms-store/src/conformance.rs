@@ -124,6 +124,11 @@ async fn organizations_members_and_roles(url: String) {
         .await
         .unwrap();
     tx.insert_organization(&org("o1", "acme")).await.unwrap();
+    let child = OrganizationRecord {
+        parent_id: Some("o1".into()),
+        ..org("c1", "acme-child")
+    };
+    tx.insert_organization(&child).await.unwrap();
     tx.insert_role(&role("o1", "owner", &["document.read"]))
         .await
         .unwrap();
@@ -168,6 +173,8 @@ async fn organizations_members_and_roles(url: String) {
 
     let mut tx = store.read().await.unwrap();
     let o = tx.organization_by_id("o1").await.unwrap().unwrap();
+    assert_eq!(tx.child_organization_ids("o1").await.unwrap(), vec!["c1"]);
+    assert!(tx.child_organization_ids("c1").await.unwrap().is_empty());
     assert_eq!(o.metadata.0, json!({"plan": "pro"}));
     assert_eq!(tx.member("o1", "u1").await.unwrap().unwrap().role, "owner");
     let grant = tx.member_grant("o1", "u1").await.unwrap().unwrap();

@@ -53,6 +53,8 @@ pub trait Organizations {
         organization_id: &str,
         user_id: &str,
     ) -> Result<Option<MemberGrantRecord>>;
+    /// The organizations whose parent is `organization_id` (one level: children have none).
+    async fn child_organization_ids(&mut self, organization_id: &str) -> Result<Vec<String>>;
     /// The user's memberships, oldest first.
     async fn memberships_of(&mut self, user_id: &str) -> Result<Vec<MemberRecord>>;
     /// `true` when the member existed. Fails with [`crate::StoreError::ForeignKey`] when the
@@ -140,6 +142,13 @@ macro_rules! impl_organizations {
                 .bind(user_id)
                 .fetch_optional(self.conn())
                 .await?)
+            }
+
+            async fn child_organization_ids(&mut self, organization_id: &str) -> $crate::Result<Vec<String>> {
+                Ok(sqlx::query_scalar("SELECT id FROM organizations WHERE parent_id = $1 ORDER BY id")
+                    .bind(organization_id)
+                    .fetch_all(self.conn())
+                    .await?)
             }
 
             async fn memberships_of(
