@@ -39,6 +39,8 @@ const KEYS: &[(&str, Kind)] = &[
     ("health.timeoutMs", Kind::Int),
     ("health.storageHealthCheck", Kind::Bool),
     ("log.format", Kind::Str),
+    ("schemas.paths", Kind::List),
+    ("versioning.maxVersions", Kind::Int),
 ];
 
 /// Short environment names that SPEC.md and CONTRACT.md use beside the systematic ones.
@@ -55,6 +57,29 @@ pub struct Config {
     pub auth: AuthConfig,
     pub health: HealthConfig,
     pub log: LogConfig,
+    pub schemas: SchemasConfig,
+    pub versioning: VersioningConfig,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SchemasConfig {
+    /// JSON files, each one schema or an array of schemas; `*` matches within a file name
+    /// (`schemas/*.json`). None configured: the demo schemas.
+    pub paths: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct VersioningConfig {
+    /// Versions kept per document; 0 keeps all.
+    pub max_versions: i64,
+}
+
+impl Default for VersioningConfig {
+    fn default() -> Self {
+        VersioningConfig { max_versions: 25 }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -116,6 +141,8 @@ impl Default for Config {
             auth: AuthConfig::default(),
             health: HealthConfig::default(),
             log: LogConfig::default(),
+            schemas: SchemasConfig::default(),
+            versioning: VersioningConfig::default(),
         }
     }
 }
@@ -248,6 +275,11 @@ impl Config {
         if !(1..=365).contains(&self.auth.session_lifetime_days) {
             return Err(ConfigError(
                 "auth.sessionLifetimeDays must be 1 to 365".into(),
+            ));
+        }
+        if self.versioning.max_versions < 0 {
+            return Err(ConfigError(
+                "versioning.maxVersions must be 0 (keep all) or more".into(),
             ));
         }
         if self.health.timeout_ms == 0 {

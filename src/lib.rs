@@ -10,6 +10,7 @@
 //! ```
 
 pub mod config;
+mod schemas;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -46,6 +47,7 @@ pub struct Builder {
     config: Config,
     storage: Option<Arc<dyn BlobStore>>,
     clock: Option<Arc<dyn Clock>>,
+    schemas: Option<Vec<cms_core::schema::Schema>>,
 }
 
 impl Builder {
@@ -54,7 +56,14 @@ impl Builder {
             config,
             storage: None,
             clock: None,
+            schemas: None,
         }
+    }
+
+    /// Registers these schemas instead of the configured files (or the demo schemas).
+    pub fn schemas(mut self, schemas: Vec<cms_core::schema::Schema>) -> Self {
+        self.schemas = Some(schemas);
+        self
     }
 
     pub fn storage(mut self, storage: Arc<dyn BlobStore>) -> Self {
@@ -70,6 +79,13 @@ impl Builder {
     /// Connects, migrates, reconciles and builds the router.
     pub async fn build(self) -> Result<App, StartError> {
         let config = self.config;
+        // Schemas first: a broken schema file stops the start before anything is touched.
+        let schemas = match self.schemas {
+            Some(schemas) => schemas,
+            None => schemas::load(&config.schemas.paths)?,
+        };
+        let schemas =
+            cms_core::schema::Schemas::new(schemas).map_err(|e| ConfigError(e.to_string()))?;
         let store = cms_store::connect(&config.database_url()).await?;
         store.migrate().await?;
         let storage = match self.storage {
@@ -91,11 +107,13 @@ impl Builder {
                 session_lifetime_days: config.auth.session_lifetime_days,
                 health_timeout: Duration::from_millis(config.health.timeout_ms),
                 storage_health_check: config.health.storage_health_check,
+                max_versions: config.versioning.max_versions,
             },
             clock: self
                 .clock
                 .unwrap_or_else(|| Arc::new(cms_service::SystemClock)),
             capabilities: cms_service::CapabilityRegistry::default(),
+            schemas: Arc::new(schemas),
         })
         .await?;
         let router = cms_server::router(

@@ -6,5 +6,6 @@ mod support;
 mod api_keys;
 mod auth;
 mod binary;
+mod documents;
 mod health;
 mod http_core;

@@ -6,18 +6,24 @@
 
 pub mod access;
 pub mod api_key;
+pub mod canonical;
 pub mod capability;
+pub mod field_kind;
+pub mod filter;
 pub mod identity;
 pub mod issue;
 pub mod role;
+pub mod schema;
 pub mod time;
 
 pub use access::{EffectiveRole, Grant, Membership};
 pub use api_key::{KeyPermission, KeyScope};
 pub use capability::{Capability, CapabilitySet, CoreCapability};
+pub use field_kind::{FieldKind, FieldLookup};
 pub use identity::{Email, Password};
 pub use issue::{Issue, Issues};
 pub use role::{BuiltInRole, InstanceRole, RoleName};
+pub use schema::{Schema, SchemaError, Schemas};
 pub use time::Timestamp;
 
 /// A fresh identifier: a UUIDv7 string, so ids sort by creation time.

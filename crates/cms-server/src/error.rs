@@ -100,6 +100,16 @@ impl IntoResponse for ApiError {
             }
             Error::NotFound(m) => handler_error(StatusCode::NOT_FOUND, m, &[]),
             Error::Conflict(m) => handler_error(StatusCode::CONFLICT, m, &[]),
+            // The client needs the current revision to retry without another read.
+            Error::RevisionConflict { current, .. } => {
+                let body = json!({
+                    "success": false,
+                    "error": error_name(StatusCode::CONFLICT),
+                    "message": e.to_string(),
+                    "currentRevision": current,
+                });
+                (StatusCode::CONFLICT, Json(body)).into_response()
+            }
             Error::Unprocessable(m) => handler_error(StatusCode::UNPROCESSABLE_ENTITY, m, &[]),
             Error::Internal(detail) => {
                 tracing::error!(error = %detail, "internal error");

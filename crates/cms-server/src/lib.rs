@@ -73,6 +73,8 @@ pub fn router(cms: Cms, settings: ServerSettings) -> Router {
         .merge(routes::health::routes())
         .merge(routes::auth::routes())
         .merge(routes::api_keys::routes())
+        .merge(routes::documents::routes())
+        .merge(routes::schemas::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum_middleware::from_fn_with_state(state.clone(), middleware::resolve_actor))

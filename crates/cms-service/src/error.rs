@@ -27,6 +27,10 @@ pub enum Error {
     NotFound(String),
     #[error("{0}")]
     Conflict(String),
+    /// A write guarded by `expectedRevision` found the document at another revision: nothing
+    /// was written (SPEC.md Errors rule 2).
+    #[error("expected revision {expected}, but the document is at revision {current}")]
+    RevisionConflict { expected: i64, current: i64 },
     #[error("{0}")]
     Unprocessable(String),
     /// Anything the caller cannot fix. Logged with detail, answered without it.

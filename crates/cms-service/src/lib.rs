@@ -12,6 +12,7 @@ mod api_keys;
 mod auth;
 mod capabilities;
 mod clock;
+pub mod documents;
 mod error;
 mod health;
 mod organizations;
@@ -20,6 +21,7 @@ pub mod storage;
 use std::sync::Arc;
 use std::time::Duration;
 
+use cms_core::schema::Schemas;
 use cms_store::Store;
 
 pub use actor::{Actor, Credential};
@@ -31,6 +33,7 @@ pub use auth::{
 };
 pub use capabilities::CapabilityRegistry;
 pub use clock::{Clock, OffsetClock, SystemClock};
+pub use documents::DocumentService;
 pub use error::{Error, Result};
 pub use health::{CheckReport, HealthReport, HealthService, Status};
 pub use storage::{BlobStore, LocalStorage};
@@ -46,6 +49,8 @@ pub struct Settings {
     pub health_timeout: Duration,
     /// Whether /api/cms-health also probes asset storage.
     pub storage_health_check: bool,
+    /// Versions kept per document; 0 keeps all.
+    pub max_versions: i64,
 }
 
 impl Default for Settings {
@@ -55,6 +60,7 @@ impl Default for Settings {
             session_lifetime_days: 7,
             health_timeout: Duration::from_millis(5000),
             storage_health_check: false,
+            max_versions: 25,
         }
     }
 }
@@ -67,6 +73,8 @@ pub struct Parts {
     pub settings: Settings,
     pub clock: Arc<dyn Clock>,
     pub capabilities: CapabilityRegistry,
+    /// The registered document and object types.
+    pub schemas: Arc<Schemas>,
 }
 
 /// The content service. Cheap to clone; every clone is the same service.
@@ -80,6 +88,7 @@ pub(crate) struct Inner {
     pub(crate) settings: Settings,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) capabilities: CapabilityRegistry,
+    pub(crate) schemas: Arc<Schemas>,
 }
 
 impl Cms {
@@ -93,6 +102,7 @@ impl Cms {
             settings: parts.settings,
             clock: parts.clock,
             capabilities: parts.capabilities,
+            schemas: parts.schemas,
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
         Ok(cms)
@@ -104,6 +114,15 @@ impl Cms {
 
     pub fn api_keys(&self) -> ApiKeyService<'_> {
         ApiKeyService::new(&self.0)
+    }
+
+    pub fn documents(&self) -> DocumentService<'_> {
+        DocumentService::new(&self.0)
+    }
+
+    /// The registered schemas (GET /api/schemas).
+    pub fn schemas(&self) -> &Schemas {
+        &self.0.schemas
     }
 
     pub fn health(&self) -> HealthService<'_> {

@@ -4,7 +4,26 @@ use async_trait::async_trait;
 use serde_json::Value;
 use sqlx::types::Json;
 
+use cms_core::filter::{Filter, SortKey};
+
 use crate::Result;
+use crate::filter_sql::DataColumn;
+
+/// What a list or query asks for. The filter and sort are the parsed AST: the SQL for them is
+/// written here, in the store, with every value bound.
+#[derive(Debug, Clone, Copy)]
+pub struct ListSpec<'a> {
+    pub organizations: &'a [String],
+    pub doc_type: &'a str,
+    /// The copy `filter` and `sort` evaluate.
+    pub column: DataColumn,
+    /// `Some(true)`: only documents with a published copy; `Some(false)`: only draft-only ones.
+    pub published: Option<bool>,
+    pub filter: &'a Filter,
+    pub sort: &'a [SortKey],
+    pub limit: i64,
+    pub offset: i64,
+}
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct DocumentRecord {
@@ -70,6 +89,37 @@ pub trait Documents {
     async fn clear_published(&mut self, id: &str, by: Option<&str>, now: i64) -> Result<()>;
     /// `true` when the document existed.
     async fn delete_document(&mut self, id: &str) -> Result<bool>;
+    /// One page of documents and the total number matching.
+    async fn list_documents(&mut self, spec: &ListSpec<'_>) -> Result<(Vec<DocumentRecord>, i64)>;
+}
+
+/// The `WHERE` of a list (without the word) and its binds, placeholders from `$1`.
+pub(crate) fn list_condition(
+    spec: &ListSpec<'_>,
+    dialect: crate::Dialect,
+) -> (String, Vec<crate::filter_sql::Bind>) {
+    use crate::filter_sql::{Bind, compile_filter};
+    let n = spec.organizations.len();
+    let mut sql = format!(
+        "organization_id IN ({}) AND type = ${}",
+        placeholders(1, n),
+        n + 1
+    );
+    let mut binds: Vec<Bind> = spec
+        .organizations
+        .iter()
+        .map(|o| Bind::Text(o.clone()))
+        .collect();
+    binds.push(Bind::Text(spec.doc_type.to_string()));
+    match spec.published {
+        Some(true) => sql.push_str(" AND published_data IS NOT NULL"),
+        Some(false) => sql.push_str(" AND published_data IS NULL"),
+        None => {}
+    }
+    let compiled = compile_filter(spec.filter, dialect, spec.column, n + 2);
+    sql.push_str(&format!(" AND ({})", compiled.sql));
+    binds.extend(compiled.binds);
+    (sql, binds)
 }
 
 /// `$first, $first+1, ...` for a list of `n` binds: placeholders only, never values.
@@ -217,6 +267,51 @@ macro_rules! impl_documents {
                 .execute(self.conn())
                 .await?;
                 Ok(())
+            }
+
+            async fn list_documents(
+                &mut self,
+                spec: &$crate::documents::ListSpec<'_>,
+            ) -> $crate::Result<(Vec<$crate::documents::DocumentRecord>, i64)> {
+                use $crate::filter_sql::Bind;
+                if spec.organizations.is_empty() {
+                    return Ok((Vec::new(), 0));
+                }
+                let (condition, binds) = $crate::documents::list_condition(spec, <$tx>::DIALECT);
+                macro_rules! bind_all {
+                    ($query:expr) => {{
+                        let mut query = $query;
+                        for bind in &binds {
+                            query = match bind {
+                                Bind::Null => query.bind(None::<String>),
+                                Bind::Bool(b) => query.bind(*b),
+                                Bind::Int(i) => query.bind(*i),
+                                Bind::Float(f) => query.bind(*f),
+                                Bind::Text(t) => query.bind(t.clone()),
+                                Bind::Json(v) => query.bind(sqlx::types::Json(v.clone())),
+                            };
+                        }
+                        query
+                    }};
+                }
+                let count_sql = format!("SELECT COUNT(*) FROM documents WHERE {condition}");
+                let total: i64 =
+                    bind_all!(sqlx::query_scalar(sqlx::AssertSqlSafe(count_sql))).fetch_one(self.conn()).await?;
+                if total == 0 {
+                    return Ok((Vec::new(), 0));
+                }
+                let order = $crate::filter_sql::compile_sort(spec.sort, <$tx>::DIALECT, spec.column);
+                let page_sql = format!(
+                    "SELECT * FROM documents WHERE {condition} ORDER BY {order} LIMIT ${} OFFSET ${}",
+                    binds.len() + 1,
+                    binds.len() + 2
+                );
+                let rows = bind_all!(sqlx::query_as(sqlx::AssertSqlSafe(page_sql)))
+                    .bind(spec.limit)
+                    .bind(spec.offset)
+                    .fetch_all(self.conn())
+                    .await?;
+                Ok((rows, total))
             }
 
             async fn delete_document(&mut self, id: &str) -> $crate::Result<bool> {

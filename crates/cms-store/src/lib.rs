@@ -16,6 +16,7 @@ mod sqlite;
 
 pub mod api_keys;
 pub mod documents;
+pub mod filter_sql;
 pub mod instance;
 pub mod organizations;
 pub mod references;

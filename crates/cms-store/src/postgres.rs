@@ -62,6 +62,8 @@ pub(crate) struct PgTx {
 }
 
 impl PgTx {
+    pub(crate) const DIALECT: Dialect = Dialect::Postgres;
+
     fn conn(&mut self) -> &mut PgConnection {
         &mut self.tx
     }

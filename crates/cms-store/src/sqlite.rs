@@ -108,6 +108,8 @@ pub(crate) struct SqliteTx {
 }
 
 impl SqliteTx {
+    pub(crate) const DIALECT: Dialect = Dialect::Sqlite;
+
     fn conn(&mut self) -> &mut SqliteConnection {
         match &mut self.conn {
             Conn::Tx(tx) => tx,

@@ -3,7 +3,9 @@
 
 pub mod api_keys;
 pub mod auth;
+pub mod documents;
 pub mod health;
+pub mod schemas;
 
 use axum::Json;
 use axum::http::StatusCode;

@@ -1,0 +1,222 @@
+//! Collecting the references a document's data holds, so the service layer can check that
+//! targets exist, answer back-references and count asset uses: the domain knows where
+//! references are, only the store knows whether their targets exist.
+
+use serde_json::{Map, Value};
+
+use super::model::{Field, FieldType};
+use super::registry::Schemas;
+use super::validate::candidates;
+use super::{index, join};
+
+/// What a found id points to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RefTarget {
+    /// A `reference` field's `_ref`: a document id.
+    Document,
+    /// An `image` or `file` field's `asset._ref`: an asset id.
+    Asset,
+}
+
+/// One reference in document data: where it is (the path of the reference, image or file
+/// value, e.g. `author`, `gallery[2]`) and the id it holds.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FoundReference {
+    pub path: String,
+    pub id: String,
+    pub target: RefTarget,
+}
+
+impl Schemas {
+    /// Every document reference and asset reference in `data`, in nested objects, arrays and
+    /// named objects too, plus images and files embedded in block content. Values of the wrong
+    /// shape are skipped (structure checking reports them); `json` fields are opaque.
+    pub fn references(&self, type_name: &str, data: &Value) -> Vec<FoundReference> {
+        let mut out = Vec::new();
+        if let (Some(schema), Some(map)) = (self.get(type_name), data.as_object()) {
+            self.refs_in_object(&schema.fields, map, "", &mut out);
+        }
+        out
+    }
+
+    fn refs_in_object(
+        &self,
+        fields: &[Field],
+        map: &Map<String, Value>,
+        path: &str,
+        out: &mut Vec<FoundReference>,
+    ) {
+        for field in fields {
+            if let Some(value) = map.get(&field.name) {
+                self.refs_in_value(&field.ty, value, &join(path, &field.name), out);
+            }
+        }
+    }
+
+    fn refs_in_value(
+        &self,
+        ty: &FieldType,
+        value: &Value,
+        path: &str,
+        out: &mut Vec<FoundReference>,
+    ) {
+        match ty {
+            FieldType::Reference { .. } => push(out, path, value.get("_ref"), RefTarget::Document),
+            FieldType::Image { .. } | FieldType::File { .. } => {
+                push(out, path, asset_ref(value), RefTarget::Asset)
+            }
+            FieldType::Object { .. } | FieldType::Named(_) => {
+                if let (Some(fields), Some(map)) = (self.children(ty), value.as_object()) {
+                    self.refs_in_object(fields, map, path, out);
+                }
+            }
+            FieldType::Array { of, .. } => self.refs_in_array(of, value, path, out),
+            FieldType::Block => refs_in_blocks(value, path, out),
+            _ => {}
+        }
+    }
+
+    fn refs_in_array(
+        &self,
+        of: &[Field],
+        value: &Value,
+        path: &str,
+        out: &mut Vec<FoundReference>,
+    ) {
+        let Some(items) = value.as_array() else {
+            return;
+        };
+        for (i, item) in items.iter().enumerate() {
+            if let Some(member) = candidates(of, item).ok().and_then(|c| c.first().copied()) {
+                self.refs_in_value(&member.ty, item, &index(path, i), out);
+            }
+        }
+    }
+}
+
+/// Images and files placed directly in Portable Text (`{ "_type": "image", "asset": ... }`):
+/// an asset used there must count as used, or it could be deleted from under the text.
+fn refs_in_blocks(value: &Value, path: &str, out: &mut Vec<FoundReference>) {
+    let Some(items) = value.as_array() else {
+        return;
+    };
+    for (i, item) in items.iter().enumerate() {
+        let embedded = matches!(
+            item.get("_type").and_then(Value::as_str),
+            Some("image" | "file")
+        );
+        if embedded {
+            push(out, &index(path, i), asset_ref(item), RefTarget::Asset);
+        }
+    }
+}
+
+fn asset_ref(value: &Value) -> Option<&Value> {
+    value.get("asset").and_then(|a| a.get("_ref"))
+}
+
+/// Records `id` when it is a non-empty string; anything else is not a reference.
+fn push(out: &mut Vec<FoundReference>, path: &str, id: Option<&Value>, target: RefTarget) {
+    if let Some(id) = id.and_then(Value::as_str).filter(|id| !id.is_empty()) {
+        out.push(FoundReference {
+            path: path.to_owned(),
+            id: id.to_owned(),
+            target,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::schema::parse_schemas;
+
+    fn fixture() -> Schemas {
+        let v = json!([
+            { "type": "document", "name": "author", "fields": [{ "name": "name", "type": "string" }] },
+            { "type": "object", "name": "card", "fields": [
+                { "name": "who", "type": "reference", "to": ["author"] },
+                { "name": "pic", "type": "image" }
+            ] },
+            { "type": "document", "name": "post", "fields": [
+                { "name": "author", "type": "reference", "to": ["author"] },
+                { "name": "cover", "type": "image" },
+                { "name": "pdf", "type": "file" },
+                { "name": "seo", "type": "object", "fields": [{ "name": "og", "type": "image" }] },
+                { "name": "card", "type": "card" },
+                { "name": "related", "type": "array", "of": [{ "type": "reference", "to": ["post"] }] },
+                { "name": "mixed", "type": "array", "of": [
+                    { "type": "card" }, { "name": "photo", "type": "image" }, { "type": "string" }
+                ] },
+                { "name": "body", "type": "block" },
+                { "name": "raw", "type": "json" }
+            ] }
+        ]);
+        Schemas::new(parse_schemas(&v).unwrap()).unwrap()
+    }
+
+    fn found(path: &str, id: &str, target: RefTarget) -> FoundReference {
+        FoundReference {
+            path: path.into(),
+            id: id.into(),
+            target,
+        }
+    }
+
+    #[test]
+    fn collects_references_and_assets_everywhere() {
+        let data = json!({
+            "author": { "_ref": "a1" },
+            "cover": { "asset": { "_ref": "img1" }, "alt": "x" },
+            "pdf": { "asset": { "_ref": "f1" } },
+            "seo": { "og": { "asset": { "_ref": "img2" } } },
+            "card": { "who": { "_ref": "a2" }, "pic": { "asset": { "_ref": "img3" } } },
+            "related": [{ "_ref": "p1" }, { "_ref": "p2" }],
+            "mixed": [
+                "text",
+                { "_type": "photo", "asset": { "_ref": "img4" } },
+                { "_type": "card", "who": { "_ref": "a3" } }
+            ],
+            "body": [
+                { "_type": "block", "children": [] },
+                { "_type": "image", "asset": { "_ref": "img5" } }
+            ],
+            "raw": { "_ref": "ignored" }
+        });
+        let got = fixture().references("post", &data);
+        assert_eq!(
+            got,
+            vec![
+                found("author", "a1", RefTarget::Document),
+                found("cover", "img1", RefTarget::Asset),
+                found("pdf", "f1", RefTarget::Asset),
+                found("seo.og", "img2", RefTarget::Asset),
+                found("card.who", "a2", RefTarget::Document),
+                found("card.pic", "img3", RefTarget::Asset),
+                found("related[0]", "p1", RefTarget::Document),
+                found("related[1]", "p2", RefTarget::Document),
+                found("mixed[1]", "img4", RefTarget::Asset),
+                found("mixed[2].who", "a3", RefTarget::Document),
+                found("body[1]", "img5", RefTarget::Asset),
+            ]
+        );
+    }
+
+    #[test]
+    fn ignores_wrong_shapes() {
+        let data = json!({
+            "author": "a1",
+            "cover": { "asset": "img1" },
+            "pdf": { "asset": { "_ref": 3 } },
+            "seo": [],
+            "related": { "_ref": "p1" },
+            "mixed": [{ "_type": "nope", "asset": { "_ref": "x" } }, null],
+            "card": { "who": { "_ref": "" } }
+        });
+        assert!(fixture().references("post", &data).is_empty());
+        assert!(fixture().references("post", &json!([1])).is_empty());
+        assert!(fixture().references("nope", &json!({})).is_empty());
+    }
+}

@@ -1,0 +1,611 @@
+//! The registry of schemas: checks that they fit together, then answers questions about them.
+
+use std::collections::{HashMap, HashSet};
+
+use super::model::{Field, FieldType, Schema, SchemaKind, is_builtin_type, is_valid_name};
+use super::{Level, SchemaError};
+use crate::field_kind::{FieldKind, FieldLookup};
+
+/// Every registered schema. Holding one means the schemas were checked together: names are
+/// valid and unique, named types and reference targets exist, and object types do not nest
+/// into themselves, so lookups and validation can rely on it.
+#[derive(Debug, Clone, Default)]
+pub struct Schemas {
+    list: Vec<Schema>,
+    by_name: HashMap<String, usize>,
+}
+
+impl Schemas {
+    /// Registers `list`, refusing it when the schemas do not fit together.
+    pub fn new(list: Vec<Schema>) -> Result<Schemas, SchemaError> {
+        let mut by_name = HashMap::new();
+        for (i, schema) in list.iter().enumerate() {
+            check_header(schema)?;
+            if by_name.insert(schema.name.clone(), i).is_some() {
+                return Err(SchemaError::new(
+                    Some(&schema.name),
+                    None,
+                    "is declared twice",
+                ));
+            }
+        }
+        let schemas = Schemas { list, by_name };
+        for schema in &schemas.list {
+            let checker = Checker {
+                schemas: &schemas,
+                schema: &schema.name,
+            };
+            checker.level(&schema.fields, Level::Fields(""), false)?;
+        }
+        schemas.check_cycles()?;
+        Ok(schemas)
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Schema> {
+        self.by_name.get(name).map(|&i| &self.list[i])
+    }
+
+    /// The document types, in registration order.
+    pub fn documents(&self) -> impl Iterator<Item = &Schema> {
+        self.list.iter().filter(|s| s.is_document())
+    }
+
+    /// Every schema, documents and object types, in registration order.
+    pub fn all(&self) -> &[Schema] {
+        &self.list
+    }
+
+    /// The field view of a type, for the query language and the store's indexes.
+    pub fn fields(&self, type_name: &str) -> Option<TypeFields<'_>> {
+        self.get(type_name).map(|s| TypeFields {
+            schemas: self,
+            fields: &s.fields,
+        })
+    }
+
+    /// The fields an object-shaped value of type `ty` holds: an inline `object`'s fields or
+    /// a named object type's. `None` for every other type.
+    pub(crate) fn children<'a>(&'a self, ty: &'a FieldType) -> Option<&'a [Field]> {
+        match ty {
+            FieldType::Object { fields } => Some(fields),
+            FieldType::Named(name) => self.get(name).map(|s| s.fields.as_slice()),
+            _ => None,
+        }
+    }
+
+    /// Refuses any object type that contains itself, through fields, nested objects or array
+    /// members: such a type has no finite description for indexes, GraphQL or OpenAPI.
+    fn check_cycles(&self) -> Result<(), SchemaError> {
+        let mut done = HashSet::new();
+        for schema in self.list.iter().filter(|s| s.kind == SchemaKind::Object) {
+            self.visit(&schema.name, &mut Vec::new(), &mut done)?;
+        }
+        Ok(())
+    }
+
+    /// Depth-first walk over named-type edges; `stack` is the current chain.
+    fn visit<'a>(
+        &'a self,
+        name: &'a str,
+        stack: &mut Vec<&'a str>,
+        done: &mut HashSet<&'a str>,
+    ) -> Result<(), SchemaError> {
+        if let Some(start) = stack.iter().position(|n| *n == name) {
+            let mut chain = stack[start..].to_vec();
+            chain.push(name);
+            let message = format!("object type contains itself: {}", chain.join(" -> "));
+            return Err(SchemaError::new(Some(name), None, message));
+        }
+        if !done.insert(name) {
+            return Ok(());
+        }
+        stack.push(name);
+        let mut named = Vec::new();
+        if let Some(schema) = self.get(name) {
+            named_types(&schema.fields, &mut named);
+        }
+        for child in named {
+            self.visit(child, stack, done)?;
+        }
+        stack.pop();
+        Ok(())
+    }
+}
+
+/// The named types used anywhere inside `fields` (nested objects and array members included).
+fn named_types<'a>(fields: &'a [Field], out: &mut Vec<&'a str>) {
+    for field in fields {
+        match &field.ty {
+            FieldType::Named(name) => out.push(name),
+            FieldType::Object { fields } => named_types(fields, out),
+            FieldType::Array { of, .. } => named_types(of, out),
+            _ => {}
+        }
+    }
+}
+
+/// Checks that concern one schema as a whole: its name and the `singleton` flag.
+fn check_header(schema: &Schema) -> Result<(), SchemaError> {
+    let fail = |message: &str| Err(SchemaError::new(Some(&schema.name), None, message));
+    if !is_valid_name(&schema.name) {
+        return fail("names must match ^[A-Za-z_][A-Za-z0-9_]*$");
+    }
+    if schema.kind == SchemaKind::Object && is_builtin_type(&schema.name) {
+        return fail("an object type may not take the name of a built-in field type");
+    }
+    if schema.singleton && schema.kind != SchemaKind::Document {
+        return fail("singleton applies only to document schemas");
+    }
+    Ok(())
+}
+
+/// Checks the fields of one schema against the registry.
+struct Checker<'a> {
+    schemas: &'a Schemas,
+    schema: &'a str,
+}
+
+impl Checker<'_> {
+    fn err(&self, path: &str, message: impl Into<String>) -> SchemaError {
+        SchemaError::new(Some(self.schema), Some(path), message)
+    }
+
+    /// One object level (or one array's member list): names, then each field.
+    fn level(&self, fields: &[Field], level: Level, in_array: bool) -> Result<(), SchemaError> {
+        let mut seen = HashSet::new();
+        for field in fields {
+            let path = level.path_of(&field.name);
+            if !is_valid_name(&field.name) {
+                return Err(self.err(&path, "names must match ^[A-Za-z_][A-Za-z0-9_]*$"));
+            }
+            if !seen.insert(field.name.as_str()) {
+                let message = format!("\"{}\" is declared twice at this level", field.name);
+                return Err(self.err(&path, message));
+            }
+            self.indexed(field, &path, in_array)?;
+            self.field_type(field, fields, level, &path, in_array)?;
+        }
+        Ok(())
+    }
+
+    /// `indexed` needs one scalar value per document: not inside an array, not a composite.
+    fn indexed(&self, field: &Field, path: &str, in_array: bool) -> Result<(), SchemaError> {
+        if !field.indexed {
+            return Ok(());
+        }
+        if in_array {
+            return Err(self.err(path, "indexed is not possible inside an array"));
+        }
+        if !field.ty.is_scalar() {
+            let message = format!(
+                "indexed applies only to scalar fields, not to {}",
+                field.ty.type_name()
+            );
+            return Err(self.err(path, message));
+        }
+        Ok(())
+    }
+
+    fn field_type(
+        &self,
+        field: &Field,
+        siblings: &[Field],
+        level: Level,
+        path: &str,
+        in_array: bool,
+    ) -> Result<(), SchemaError> {
+        match &field.ty {
+            FieldType::Named(name) => self.named(name, path),
+            FieldType::Reference { to } => self.targets(to, path),
+            FieldType::Slug {
+                source: Some(source),
+            } => self.source(source, siblings, level, path),
+            FieldType::Array { of, .. } if of.is_empty() => {
+                Err(self.err(path, "of must not be empty"))
+            }
+            FieldType::Array { of, .. } => self.level(of, Level::Members(path), true),
+            FieldType::Object { fields } => self.level(fields, Level::Fields(path), in_array),
+            _ => Ok(()),
+        }
+    }
+
+    fn named(&self, name: &str, path: &str) -> Result<(), SchemaError> {
+        match self.schemas.get(name) {
+            Some(s) if s.kind == SchemaKind::Object => Ok(()),
+            Some(_) => Err(self.err(
+                path,
+                format!("\"{name}\" is a document type; use a reference to point to documents"),
+            )),
+            None => Err(self.err(path, format!("unknown type \"{name}\""))),
+        }
+    }
+
+    fn targets(&self, to: &[String], path: &str) -> Result<(), SchemaError> {
+        if to.is_empty() {
+            return Err(self.err(path, "to must name at least one document type"));
+        }
+        for target in to {
+            match self.schemas.get(target) {
+                Some(s) if s.kind == SchemaKind::Document => {}
+                Some(_) => {
+                    let message =
+                        format!("to: \"{target}\" is an object type, not a document type");
+                    return Err(self.err(path, message));
+                }
+                None => {
+                    return Err(self.err(path, format!("to: unknown document type \"{target}\"")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A slug derives from a sibling string or text field (the admin fills it from there).
+    fn source(
+        &self,
+        source: &str,
+        siblings: &[Field],
+        level: Level,
+        path: &str,
+    ) -> Result<(), SchemaError> {
+        if matches!(level, Level::Members(_)) {
+            return Err(self.err(path, "source is not possible on an array member"));
+        }
+        let found = siblings.iter().find(|f| f.name == source);
+        match found.map(|f| &f.ty) {
+            Some(FieldType::String { .. } | FieldType::Text { .. }) => Ok(()),
+            Some(_) => Err(self.err(
+                path,
+                format!("source \"{source}\" is not a string or text field"),
+            )),
+            None => Err(self.err(
+                path,
+                format!("source \"{source}\" is not a field at this level"),
+            )),
+        }
+    }
+}
+
+/// The fields of one type, as the query language and the store see them.
+#[derive(Debug, Clone, Copy)]
+pub struct TypeFields<'a> {
+    schemas: &'a Schemas,
+    fields: &'a [Field],
+}
+
+impl<'a> TypeFields<'a> {
+    /// The field at a dotted path; the path descends through `object` fields and named object
+    /// types, never into arrays or other values.
+    pub fn field(&self, path: &[&str]) -> Option<&'a Field> {
+        let (first, rest) = path.split_first()?;
+        let field = self.fields.iter().find(|f| f.name == *first)?;
+        if rest.is_empty() {
+            return Some(field);
+        }
+        let fields = self.schemas.children(&field.ty)?;
+        TypeFields {
+            schemas: self.schemas,
+            fields,
+        }
+        .field(rest)
+    }
+
+    /// Every `indexed: true` field with its path, at the top and inside (named) objects, so
+    /// the store can create one index per path.
+    pub fn indexed_paths(&self) -> Vec<(Vec<String>, FieldKind)> {
+        let mut out = Vec::new();
+        self.collect_indexed(&mut Vec::new(), &mut out);
+        out
+    }
+
+    fn collect_indexed(&self, prefix: &mut Vec<String>, out: &mut Vec<(Vec<String>, FieldKind)>) {
+        for field in self.fields {
+            prefix.push(field.name.clone());
+            if field.indexed {
+                out.push((prefix.clone(), field.ty.kind()));
+            }
+            if let Some(fields) = self.schemas.children(&field.ty) {
+                let inner = TypeFields {
+                    schemas: self.schemas,
+                    fields,
+                };
+                inner.collect_indexed(prefix, out);
+            }
+            prefix.pop();
+        }
+    }
+}
+
+impl FieldLookup for TypeFields<'_> {
+    fn field_kind(&self, path: &[&str]) -> Option<FieldKind> {
+        self.field(path).map(|f| f.ty.kind())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::schema::parse_schemas;
+
+    fn register(v: Value) -> Result<Schemas, String> {
+        Schemas::new(parse_schemas(&v).map_err(|e| e.to_string())?).map_err(|e| e.to_string())
+    }
+
+    fn doc(name: &str, fields: Value) -> Value {
+        json!({ "type": "document", "name": name, "fields": fields })
+    }
+
+    fn object(name: &str, fields: Value) -> Value {
+        json!({ "type": "object", "name": name, "fields": fields })
+    }
+
+    fn string(name: &str) -> Value {
+        json!({ "name": name, "type": "string" })
+    }
+
+    #[test]
+    fn schema_names_are_unique() {
+        let e = register(json!([
+            doc("post", json!([string("t")])),
+            doc("post", json!([string("t")]))
+        ]));
+        assert_eq!(e.unwrap_err(), "schema \"post\": is declared twice");
+    }
+
+    #[test]
+    fn field_names_are_unique_per_level() {
+        let e = register(json!([doc("post", json!([string("t"), string("t")]))]));
+        assert_eq!(
+            e.unwrap_err(),
+            "schema \"post\", field \"t\": \"t\" is declared twice at this level"
+        );
+        let seo = json!({ "name": "seo", "type": "object", "fields": [string("a"), string("a")] });
+        let e = register(json!([doc("post", json!([string("a"), seo]))]));
+        assert_eq!(
+            e.unwrap_err(),
+            "schema \"post\", field \"seo.a\": \"a\" is declared twice at this level"
+        );
+        let tags = json!({ "name": "tags", "type": "array", "of": [{ "type": "string" }, { "type": "string" }] });
+        let e = register(json!([doc("post", json!([tags]))]));
+        assert_eq!(
+            e.unwrap_err(),
+            "schema \"post\", field \"tags[]\": \"string\" is declared twice at this level"
+        );
+    }
+
+    #[test]
+    fn hand_built_names_are_rechecked() {
+        let mut s = parse_schemas(&doc("post", json!([string("t")]))).unwrap();
+        s[0].fields[0].name = "t') --".into();
+        let e = Schemas::new(s.clone()).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("t') --"));
+        s[0].name = "x.y".into();
+        assert!(Schemas::new(s).unwrap_err().message.contains("must match"));
+    }
+
+    #[test]
+    fn named_types_exist_and_are_objects() {
+        let field = json!([{ "name": "seo", "type": "seo" }]);
+        let e = register(json!([doc("post", field.clone())]));
+        assert_eq!(
+            e.unwrap_err(),
+            "schema \"post\", field \"seo\": unknown type \"seo\""
+        );
+        let e = register(json!([
+            doc("post", field.clone()),
+            doc("seo", json!([string("t")]))
+        ]));
+        assert!(e.unwrap_err().contains("\"seo\" is a document type"));
+        assert!(
+            register(json!([
+                doc("post", field),
+                object("seo", json!([string("t")]))
+            ]))
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn object_types_may_not_shadow_builtins() {
+        let e = register(json!([object("image", json!([string("t")]))]));
+        assert!(e.unwrap_err().contains("built-in field type"));
+        assert!(register(json!([doc("file", json!([string("t")]))])).is_ok());
+    }
+
+    #[test]
+    fn reference_targets_exist_and_are_documents() {
+        let r = |to: Value| {
+            doc(
+                "post",
+                json!([{ "name": "a", "type": "reference", "to": to }]),
+            )
+        };
+        let e = register(json!([r(json!([]))])).unwrap_err();
+        assert_eq!(
+            e,
+            "schema \"post\", field \"a\": to must name at least one document type"
+        );
+        let e = register(json!([r(json!(["author"]))])).unwrap_err();
+        assert_eq!(
+            e,
+            "schema \"post\", field \"a\": to: unknown document type \"author\""
+        );
+        let e = register(json!([
+            r(json!(["seo"])),
+            object("seo", json!([string("t")]))
+        ]))
+        .unwrap_err();
+        assert!(e.contains("\"seo\" is an object type"));
+        assert!(
+            register(json!([r(json!(["post"]))])).is_ok(),
+            "self references are fine"
+        );
+    }
+
+    #[test]
+    fn slug_source_is_a_sibling_string() {
+        let slug = |source: &str| json!({ "name": "slug", "type": "slug", "source": source });
+        let text = json!({ "name": "body", "type": "text" });
+        let n = json!({ "name": "n", "type": "number" });
+        assert!(register(json!([doc("p", json!([string("title"), slug("title")]))])).is_ok());
+        assert!(register(json!([doc("p", json!([text, slug("body")]))])).is_ok());
+        let e = register(json!([doc("p", json!([n, slug("n")]))])).unwrap_err();
+        assert!(
+            e.contains("source \"n\" is not a string or text field"),
+            "{e}"
+        );
+        let e = register(json!([doc("p", json!([slug("title")]))])).unwrap_err();
+        assert!(e.contains("not a field at this level"), "{e}");
+        let seo = json!({ "name": "seo", "type": "object", "fields": [slug("title")] });
+        let e = register(json!([doc("p", json!([string("title"), seo]))])).unwrap_err();
+        assert!(e.starts_with("schema \"p\", field \"seo.slug\""), "{e}");
+        let arr =
+            json!({ "name": "a", "type": "array", "of": [{ "type": "slug", "source": "x" }] });
+        assert!(
+            register(json!([doc("p", json!([arr]))]))
+                .unwrap_err()
+                .contains("array member")
+        );
+    }
+
+    #[test]
+    fn indexed_only_on_scalars_outside_arrays() {
+        for ty in [
+            "string", "text", "number", "boolean", "date", "datetime", "url", "email", "slug",
+        ] {
+            let f = json!([{ "name": "x", "type": ty, "indexed": true }]);
+            assert!(register(json!([doc("p", f)])).is_ok(), "{ty}");
+        }
+        for ty in ["block", "json", "image", "file"] {
+            let f = json!([{ "name": "x", "type": ty, "indexed": true }]);
+            let e = register(json!([doc("p", f)])).unwrap_err();
+            assert!(e.contains("indexed applies only to scalar fields"), "{e}");
+        }
+        let f = json!([{ "name": "x", "type": "array", "of": [{ "type": "object",
+            "fields": [{ "name": "n", "type": "number", "indexed": true }] }] }]);
+        let e = register(json!([doc("p", f)])).unwrap_err();
+        assert_eq!(
+            e,
+            "schema \"p\", field \"x[].n\": indexed is not possible inside an array"
+        );
+    }
+
+    #[test]
+    fn object_types_may_not_contain_themselves() {
+        let direct = object("node", json!([{ "name": "next", "type": "node" }]));
+        let e = register(json!([direct])).unwrap_err();
+        assert_eq!(
+            e,
+            "schema \"node\": object type contains itself: node -> node"
+        );
+        let a = object("a", json!([{ "name": "b", "type": "b" }]));
+        let b = object(
+            "b",
+            json!([{ "name": "xs", "type": "array", "of": [{ "type": "c" }] }]),
+        );
+        let c = object(
+            "c",
+            json!([{ "name": "o", "type": "object", "fields": [{ "name": "a", "type": "a" }] }]),
+        );
+        let e = register(json!([a, b, c])).unwrap_err();
+        assert!(e.contains("a -> b -> c -> a"), "{e}");
+        let shared = object("s", json!([string("t")]));
+        let twice = doc(
+            "p",
+            json!([{ "name": "x", "type": "s" }, { "name": "y", "type": "s" }]),
+        );
+        assert!(
+            register(json!([shared, twice])).is_ok(),
+            "a diamond is not a cycle"
+        );
+    }
+
+    #[test]
+    fn singleton_only_on_documents() {
+        let mut o = object("o", json!([string("t")]));
+        o["singleton"] = json!(true);
+        assert_eq!(
+            register(json!([o])).unwrap_err(),
+            "schema \"o\": singleton applies only to document schemas"
+        );
+    }
+
+    fn lookup_fixture() -> Schemas {
+        register(json!([
+            object("seoMeta", json!([
+                { "name": "title", "type": "string", "indexed": true },
+                { "name": "score", "type": "number" }
+            ])),
+            doc("author", json!([string("name")])),
+            doc("post", json!([
+                { "name": "title", "type": "string", "indexed": true },
+                { "name": "slug", "type": "slug" },
+                { "name": "author", "type": "reference", "to": ["author"] },
+                { "name": "on", "type": "datetime", "indexed": true },
+                { "name": "ok", "type": "boolean" },
+                { "name": "tags", "type": "array", "of": [{ "type": "url" }] },
+                { "name": "items", "type": "array", "of": [{ "type": "string" }, { "type": "number" }] },
+                { "name": "seo", "type": "seoMeta" },
+                { "name": "box", "type": "object", "fields": [
+                    { "name": "n", "type": "number", "indexed": true },
+                    { "name": "inner", "type": "object", "fields": [{ "name": "e", "type": "email" }] }
+                ] },
+                { "name": "cover", "type": "image" }
+            ]))
+        ]))
+        .unwrap()
+    }
+
+    #[test]
+    fn field_kinds_follow_dot_paths() {
+        let schemas = lookup_fixture();
+        let post = schemas.fields("post").unwrap();
+        let kind = |p: &str| post.field_kind(&p.split('.').collect::<Vec<_>>());
+        assert_eq!(kind("title"), Some(FieldKind::String));
+        assert_eq!(kind("slug"), Some(FieldKind::Slug));
+        assert_eq!(kind("author"), Some(FieldKind::Reference));
+        assert_eq!(kind("on"), Some(FieldKind::Date));
+        assert_eq!(kind("ok"), Some(FieldKind::Boolean));
+        assert_eq!(kind("tags"), Some(FieldKind::StringArray));
+        assert_eq!(kind("items"), Some(FieldKind::Other));
+        assert_eq!(kind("seo"), Some(FieldKind::Other));
+        assert_eq!(kind("seo.score"), Some(FieldKind::Number));
+        assert_eq!(kind("box.inner.e"), Some(FieldKind::String));
+        assert_eq!(kind("cover"), Some(FieldKind::Other));
+        assert_eq!(kind("nope"), None);
+        assert_eq!(kind("title.x"), None, "a string has no members");
+        assert_eq!(kind("tags.x"), None, "arrays are not descended");
+        assert_eq!(kind("seo.nope"), None);
+        assert_eq!(post.field_kind(&[]), None);
+        assert!(schemas.fields("nope").is_none());
+    }
+
+    #[test]
+    fn indexed_paths_include_nested_objects() {
+        let schemas = lookup_fixture();
+        let paths = schemas.fields("post").unwrap().indexed_paths();
+        let got: Vec<(String, FieldKind)> =
+            paths.into_iter().map(|(p, k)| (p.join("."), k)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("title".into(), FieldKind::String),
+                ("on".into(), FieldKind::Date),
+                ("seo.title".into(), FieldKind::String),
+                ("box.n".into(), FieldKind::Number),
+            ]
+        );
+    }
+
+    #[test]
+    fn accessors() {
+        let schemas = lookup_fixture();
+        assert_eq!(schemas.all().len(), 3);
+        let docs: Vec<&str> = schemas.documents().map(|s| s.name.as_str()).collect();
+        assert_eq!(docs, ["author", "post"]);
+        assert_eq!(schemas.get("seoMeta").unwrap().kind, SchemaKind::Object);
+        assert!(schemas.get("nope").is_none());
+    }
+}

@@ -1,0 +1,808 @@
+//! Documents: drafts and published copies, versions, references, singletons (SPEC.md
+//! "Document", "States and transitions: Document", "Endpoints: Documents"; CONTRACT.md
+//! sections 5 and 12).
+//!
+//! Every operation checks the actor's capability first, then reads and writes in one unit of
+//! work: the document row, its version and its references commit together or not at all.
+
+mod view;
+
+use std::collections::HashMap;
+
+use cms_core::filter::{self, Filter, SortKey};
+use cms_core::schema::{RefTarget, Schemas};
+use cms_core::{CoreCapability, Issue, Timestamp, canonical, new_id};
+use cms_store::documents::{DocumentRecord, ListSpec};
+use cms_store::filter_sql::DataColumn;
+use cms_store::references::ReferenceRecord;
+use cms_store::versions::VersionRecord;
+use cms_store::{Json, Tx};
+use serde_json::{Map, Value};
+
+pub use view::{DocumentView, Meta, Pagination, Perspective, Validation, VersionView};
+
+use crate::Inner;
+use crate::actor::Actor;
+use crate::error::{Error, Result};
+
+/// The most ids one by-ids request may name.
+pub const MAX_BY_IDS: usize = 100;
+/// The deepest reference resolution.
+pub const MAX_DEPTH: u8 = 5;
+/// The largest page.
+pub const MAX_PAGE_SIZE: i64 = 100;
+
+/// A new document as received.
+#[derive(Debug)]
+pub struct NewDocument {
+    pub doc_type: String,
+    pub data: Value,
+    pub publish: bool,
+}
+
+/// A draft replacement as received.
+#[derive(Debug)]
+pub struct DraftUpdate {
+    pub data: Value,
+    pub publish: bool,
+    pub expected_revision: Option<i64>,
+}
+
+/// How a read looks at documents.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadOptions {
+    pub perspective: Perspective,
+    /// Reference resolution depth, 0 to [`MAX_DEPTH`].
+    pub depth: u8,
+    /// Also read the children of the actor's organization.
+    pub include_children: bool,
+}
+
+/// A list or query request.
+#[derive(Debug, Clone)]
+pub struct ListRequest {
+    pub doc_type: String,
+    /// `Value::Null` for no filter.
+    pub where_: Value,
+    pub sort: Vec<String>,
+    /// `Some(false)`: draft-only documents; `Some(true)`: documents with published data.
+    pub published: Option<bool>,
+    pub page: i64,
+    pub page_size: i64,
+    pub read: ReadOptions,
+}
+
+/// A page of documents.
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub data: Vec<DocumentView>,
+    pub pagination: Pagination,
+}
+
+pub struct DocumentService<'a> {
+    inner: &'a Inner,
+}
+
+/// The copy names of the references side table.
+const DRAFT: &str = "draft";
+const PUBLISHED: &str = "published";
+
+impl<'a> DocumentService<'a> {
+    pub(crate) fn new(inner: &'a Inner) -> Self {
+        DocumentService { inner }
+    }
+
+    fn schemas(&self) -> &Schemas {
+        &self.inner.schemas
+    }
+
+    /// Creates a document in the actor's organization. A structurally wrong body is refused;
+    /// an incomplete draft is saved and its `validation` says what would block publishing.
+    pub async fn create(
+        &self,
+        actor: &Actor,
+        input: NewDocument,
+    ) -> Result<(DocumentView, Validation)> {
+        let org = actor.require(CoreCapability::DocumentCreate)?.to_string();
+        if input.publish {
+            actor.require(CoreCapability::DocumentPublish)?;
+        }
+        let singleton = self.document_type(&input.doc_type)?;
+        self.check_structure(&input.doc_type, &input.data)?;
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.write().await?;
+        let validation = self
+            .validation(&mut *tx, &org, &input.doc_type, &input.data)
+            .await?;
+        if input.publish && !validation.is_valid {
+            return Err(Error::invalid(validation.errors));
+        }
+        if singleton && tx.singleton(&org, &input.doc_type).await?.is_some() {
+            return Err(Error::Conflict(format!(
+                "`{}` is a singleton and already exists: update it",
+                input.doc_type
+            )));
+        }
+        let record = new_record(
+            &org,
+            &input.doc_type,
+            singleton,
+            input.data,
+            Some(&actor.user.id),
+            now,
+        );
+        tx.insert_document(&record).await?;
+        self.record_draft(&mut *tx, &record, Some(&actor.user.id), now)
+            .await?;
+        if input.publish {
+            self.record_publish(&mut *tx, &record, Some(&actor.user.id), now)
+                .await?;
+        }
+        let stored = self.reload(&mut *tx, &org, &record.id).await?;
+        tx.commit().await?;
+        Ok((stored.into(), validation))
+    }
+
+    /// One document, in the actor's organization (and its children when asked).
+    pub async fn get(&self, actor: &Actor, id: &str, read: ReadOptions) -> Result<DocumentView> {
+        let orgs = self
+            .readable_organizations(actor, read.include_children)
+            .await?;
+        check_read_options(&read)?;
+        let mut tx = self.inner.store.read().await?;
+        let record = tx
+            .document(&orgs, id)
+            .await?
+            .ok_or_else(|| Error::not_found("document"))?;
+        let view = DocumentView::from(record);
+        if view.data(read.perspective).is_none() {
+            return Err(Error::not_found("document"));
+        }
+        let mut views = vec![view];
+        self.resolve(&mut *tx, &orgs, &mut views, read).await?;
+        Ok(views.remove(0))
+    }
+
+    /// Replaces the draft (the revision grows by one), optionally publishing it.
+    pub async fn update(
+        &self,
+        actor: &Actor,
+        id: &str,
+        input: DraftUpdate,
+    ) -> Result<DocumentView> {
+        let org = actor.require(CoreCapability::DocumentUpdate)?.to_string();
+        if input.publish {
+            actor.require(CoreCapability::DocumentPublish)?;
+        }
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.write().await?;
+        let current = self.owned(&mut *tx, &org, id).await?;
+        self.check_structure(&current.doc_type, &input.data)?;
+        check_revision(input.expected_revision, current.revision)?;
+        if input.publish {
+            let validation = self
+                .validation(&mut *tx, &org, &current.doc_type, &input.data)
+                .await?;
+            if !validation.is_valid {
+                return Err(Error::invalid(validation.errors));
+            }
+        }
+        let by = Some(actor.user.id.as_str());
+        let updated = self
+            .write_draft(&mut *tx, &current, input.data, by, now)
+            .await?;
+        if input.publish {
+            self.record_publish(&mut *tx, &updated, by, now).await?;
+        }
+        let stored = self.reload(&mut *tx, &org, id).await?;
+        tx.commit().await?;
+        Ok(stored.into())
+    }
+
+    /// Deletes a document of the actor's organization. The canonical singleton row stays.
+    pub async fn delete(&self, actor: &Actor, id: &str) -> Result<()> {
+        let org = actor.require(CoreCapability::DocumentDelete)?.to_string();
+        let mut tx = self.inner.store.write().await?;
+        let current = self.owned(&mut *tx, &org, id).await?;
+        if current.singleton {
+            return Err(Error::bad_request(
+                "the canonical row of a singleton cannot be deleted",
+            ));
+        }
+        tx.delete_document(id).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Publishes the current draft after validating it.
+    pub async fn publish(
+        &self,
+        actor: &Actor,
+        id: &str,
+        expected_revision: Option<i64>,
+    ) -> Result<DocumentView> {
+        let org = actor.require(CoreCapability::DocumentPublish)?.to_string();
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.write().await?;
+        let current = self.owned(&mut *tx, &org, id).await?;
+        check_revision(expected_revision, current.revision)?;
+        let validation = self
+            .validation(&mut *tx, &org, &current.doc_type, &current.draft_data.0)
+            .await?;
+        if !validation.is_valid {
+            return Err(Error::invalid(validation.errors));
+        }
+        self.record_publish(&mut *tx, &current, Some(&actor.user.id), now)
+            .await?;
+        let stored = self.reload(&mut *tx, &org, id).await?;
+        tx.commit().await?;
+        Ok(stored.into())
+    }
+
+    /// Drops the published copy. Unpublishing a draft-only document changes nothing.
+    pub async fn unpublish(
+        &self,
+        actor: &Actor,
+        id: &str,
+        expected_revision: Option<i64>,
+    ) -> Result<DocumentView> {
+        let org = actor
+            .require(CoreCapability::DocumentUnpublish)?
+            .to_string();
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.write().await?;
+        let current = self.owned(&mut *tx, &org, id).await?;
+        check_revision(expected_revision, current.revision)?;
+        if current.published_data.is_some() {
+            tx.clear_published(id, Some(&actor.user.id), now.millis())
+                .await?;
+            tx.replace_references(id, &org, PUBLISHED, &[]).await?;
+        }
+        let stored = self.reload(&mut *tx, &org, id).await?;
+        tx.commit().await?;
+        Ok(stored.into())
+    }
+
+    /// Versions of a document, newest first, with the total.
+    pub async fn versions(
+        &self,
+        actor: &Actor,
+        id: &str,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(Vec<VersionView>, i64)> {
+        let orgs = self.readable_organizations(actor, false).await?;
+        if !(1..=MAX_PAGE_SIZE).contains(&limit) || offset < 0 {
+            return Err(Error::bad_request(format!(
+                "limit is 1 to {MAX_PAGE_SIZE} and offset is 0 or more"
+            )));
+        }
+        let mut tx = self.inner.store.read().await?;
+        tx.document(&orgs, id)
+            .await?
+            .ok_or_else(|| Error::not_found("document"))?;
+        let versions = tx.versions(id, limit, offset).await?;
+        let total = tx.count_versions(id).await?;
+        Ok((versions.into_iter().map(Into::into).collect(), total))
+    }
+
+    pub async fn version(&self, actor: &Actor, id: &str, number: i64) -> Result<VersionView> {
+        let orgs = self.readable_organizations(actor, false).await?;
+        let mut tx = self.inner.store.read().await?;
+        tx.document(&orgs, id)
+            .await?
+            .ok_or_else(|| Error::not_found("document"))?;
+        let version = tx
+            .version(id, number)
+            .await?
+            .ok_or_else(|| Error::not_found("version"))?;
+        Ok(version.into())
+    }
+
+    /// Writes a version's snapshot into the draft as a new draft version; the published copy
+    /// is left as it is.
+    pub async fn restore(
+        &self,
+        actor: &Actor,
+        id: &str,
+        number: i64,
+        expected_revision: Option<i64>,
+    ) -> Result<DocumentView> {
+        let org = actor.require(CoreCapability::DocumentUpdate)?.to_string();
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.write().await?;
+        let current = self.owned(&mut *tx, &org, id).await?;
+        check_revision(expected_revision, current.revision)?;
+        let version = tx
+            .version(id, number)
+            .await?
+            .ok_or_else(|| Error::not_found("version"))?;
+        self.write_draft(
+            &mut *tx,
+            &current,
+            version.data.0,
+            Some(&actor.user.id),
+            now,
+        )
+        .await?;
+        let stored = self.reload(&mut *tx, &org, id).await?;
+        tx.commit().await?;
+        Ok(stored.into())
+    }
+
+    /// A page of documents of one type: GET /api/documents and POST /api/documents/query.
+    pub async fn list(&self, actor: &Actor, request: ListRequest) -> Result<Page> {
+        let orgs = self
+            .readable_organizations(actor, request.read.include_children)
+            .await?;
+        let singleton = self.document_type(&request.doc_type)?;
+        check_read_options(&request.read)?;
+        if request.page < 1 || !(1..=MAX_PAGE_SIZE).contains(&request.page_size) {
+            return Err(Error::bad_request(format!(
+                "page is 1 or more and pageSize is 1 to {MAX_PAGE_SIZE}"
+            )));
+        }
+        if singleton {
+            let row = self.singleton_row(actor, &request.doc_type).await?;
+            let mut views = vec![DocumentView::from(row)];
+            let mut tx = self.inner.store.read().await?;
+            self.resolve(&mut *tx, &orgs, &mut views, request.read)
+                .await?;
+            return Ok(Page {
+                pagination: Pagination::new(1, 1, request.page_size),
+                data: views,
+            });
+        }
+        let fields = self
+            .schemas()
+            .fields(&request.doc_type)
+            .expect("a declared document type");
+        let filter = match &request.where_ {
+            Value::Null => Filter::All,
+            clause => filter::parse(clause, &fields),
+        };
+        let sort_specs: Vec<&str> = request.sort.iter().map(String::as_str).collect();
+        let sort: Vec<SortKey> = filter::parse_sort(&sort_specs, &fields);
+        let (column, published) = match (request.read.perspective, request.published) {
+            // Draft-only documents have no published copy to show.
+            (Perspective::Published, Some(false)) => {
+                return Ok(Page {
+                    data: Vec::new(),
+                    pagination: Pagination::new(0, request.page, request.page_size),
+                });
+            }
+            (Perspective::Published, _) => (DataColumn::Published, Some(true)),
+            (Perspective::Draft, status) => (DataColumn::Draft, status),
+        };
+        let spec = ListSpec {
+            organizations: &orgs,
+            doc_type: &request.doc_type,
+            column,
+            published,
+            filter: &filter,
+            sort: &sort,
+            limit: request.page_size,
+            offset: (request.page - 1) * request.page_size,
+        };
+        let mut tx = self.inner.store.read().await?;
+        let (records, total) = tx.list_documents(&spec).await?;
+        let mut views: Vec<DocumentView> = records.into_iter().map(Into::into).collect();
+        self.resolve(&mut *tx, &orgs, &mut views, request.read)
+            .await?;
+        Ok(Page {
+            data: views,
+            pagination: Pagination::new(total, request.page, request.page_size),
+        })
+    }
+
+    /// Documents by id, in request order; missing or invisible ids are left out.
+    pub async fn by_ids(
+        &self,
+        actor: &Actor,
+        ids: &[String],
+        read: ReadOptions,
+    ) -> Result<Vec<DocumentView>> {
+        let orgs = self
+            .readable_organizations(actor, read.include_children)
+            .await?;
+        check_read_options(&read)?;
+        if ids.len() > MAX_BY_IDS {
+            return Err(Error::bad_request(format!(
+                "at most {MAX_BY_IDS} ids per request"
+            )));
+        }
+        let mut tx = self.inner.store.read().await?;
+        let found: HashMap<String, DocumentRecord> = tx
+            .documents_by_ids(&orgs, ids)
+            .await?
+            .into_iter()
+            .map(|d| (d.id.clone(), d))
+            .collect();
+        let mut views: Vec<DocumentView> = ids
+            .iter()
+            .filter_map(|id| found.get(id).cloned())
+            .map(DocumentView::from)
+            .filter(|v| v.data(read.perspective).is_some())
+            .collect();
+        self.resolve(&mut *tx, &orgs, &mut views, read).await?;
+        Ok(views)
+    }
+
+    /// Documents whose draft or published copy references `id`.
+    pub async fn back_references(
+        &self,
+        actor: &Actor,
+        id: &str,
+        include_children: bool,
+    ) -> Result<Vec<DocumentView>> {
+        let orgs = self.readable_organizations(actor, include_children).await?;
+        let mut tx = self.inner.store.read().await?;
+        tx.document(&orgs, id)
+            .await?
+            .ok_or_else(|| Error::not_found("document"))?;
+        let records = tx.referencing_documents(&orgs, id).await?;
+        Ok(records.into_iter().map(Into::into).collect())
+    }
+
+    /// The canonical row of a singleton type, created on first read so reads never 404.
+    async fn singleton_row(&self, actor: &Actor, doc_type: &str) -> Result<DocumentRecord> {
+        let org = actor.organization_id.clone().ok_or(Error::Forbidden)?;
+        if let Some(row) = self
+            .inner
+            .store
+            .read()
+            .await?
+            .singleton(&org, doc_type)
+            .await?
+        {
+            return Ok(row);
+        }
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.write().await?;
+        // Another request may have created it since the read.
+        if let Some(row) = tx.singleton(&org, doc_type).await? {
+            return Ok(row);
+        }
+        let record = new_record(
+            &org,
+            doc_type,
+            true,
+            Value::Object(Map::new()),
+            Some(&actor.user.id),
+            now,
+        );
+        tx.insert_document(&record).await?;
+        self.record_draft(&mut *tx, &record, Some(&actor.user.id), now)
+            .await?;
+        tx.commit().await?;
+        Ok(record)
+    }
+
+    /// The organizations the actor reads: their own, plus its children when asked.
+    async fn readable_organizations(
+        &self,
+        actor: &Actor,
+        include_children: bool,
+    ) -> Result<Vec<String>> {
+        let org = actor.require(CoreCapability::DocumentRead)?.to_string();
+        let mut orgs = vec![org.clone()];
+        if include_children {
+            orgs.extend(
+                self.inner
+                    .store
+                    .read()
+                    .await?
+                    .child_organization_ids(&org)
+                    .await?,
+            );
+        }
+        Ok(orgs)
+    }
+
+    /// Whether `doc_type` is a declared document type (and a singleton); 400 otherwise.
+    fn document_type(&self, doc_type: &str) -> Result<bool> {
+        match self.schemas().get(doc_type) {
+            Some(schema) if schema.is_document() => Ok(schema.singleton),
+            _ => Err(Error::invalid(vec![Issue::new(
+                "type",
+                "unknown",
+                format!("`{doc_type}` is not a document type"),
+            )])),
+        }
+    }
+
+    fn check_structure(&self, doc_type: &str, data: &Value) -> Result<()> {
+        let issues = self.schemas().check_structure(doc_type, data);
+        if issues.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::invalid(issues))
+        }
+    }
+
+    /// Full validation: the schema's rules plus reference targets that must exist.
+    async fn validation(
+        &self,
+        tx: &mut dyn Tx,
+        org: &str,
+        doc_type: &str,
+        data: &Value,
+    ) -> Result<Validation> {
+        let mut errors = self.schemas().validate_for_publish(doc_type, data);
+        let orgs = vec![org.to_string()];
+        for reference in self.schemas().references(doc_type, data) {
+            if reference.target == RefTarget::Document
+                && tx.document(&orgs, &reference.id).await?.is_none()
+            {
+                errors.push(Issue::new(
+                    reference.path,
+                    "reference",
+                    "the referenced document does not exist",
+                ));
+            }
+        }
+        Ok(Validation {
+            is_valid: errors.is_empty(),
+            errors,
+        })
+    }
+
+    /// A document the actor's organization owns (writes never reach children); 404 otherwise.
+    async fn owned(&self, tx: &mut dyn Tx, org: &str, id: &str) -> Result<DocumentRecord> {
+        tx.document(&[org.to_string()], id)
+            .await?
+            .ok_or_else(|| Error::not_found("document"))
+    }
+
+    async fn reload(&self, tx: &mut dyn Tx, org: &str, id: &str) -> Result<DocumentRecord> {
+        self.owned(tx, org, id).await
+    }
+
+    /// Replaces the draft guarded by the revision just read, then records the version and the
+    /// references.
+    async fn write_draft(
+        &self,
+        tx: &mut dyn Tx,
+        current: &DocumentRecord,
+        data: Value,
+        by: Option<&str>,
+        now: Timestamp,
+    ) -> Result<DocumentRecord> {
+        if !tx
+            .save_draft(&current.id, &data, current.revision, by, now.millis())
+            .await?
+        {
+            let latest = self
+                .owned(tx, &current.organization_id, &current.id)
+                .await?;
+            return Err(Error::RevisionConflict {
+                expected: current.revision,
+                current: latest.revision,
+            });
+        }
+        let updated = DocumentRecord {
+            draft_data: Json(data),
+            revision: current.revision + 1,
+            ..current.clone()
+        };
+        self.record_draft(tx, &updated, by, now).await?;
+        Ok(updated)
+    }
+
+    /// The draft version and draft references of a freshly written draft.
+    async fn record_draft(
+        &self,
+        tx: &mut dyn Tx,
+        doc: &DocumentRecord,
+        by: Option<&str>,
+        now: Timestamp,
+    ) -> Result<()> {
+        self.append_version(tx, doc, "draft", &doc.draft_data.0, by, now)
+            .await?;
+        let references = self.reference_records(&doc.doc_type, &doc.draft_data.0);
+        tx.replace_references(&doc.id, &doc.organization_id, DRAFT, &references)
+            .await?;
+        Ok(())
+    }
+
+    /// Copies the draft to the published copy with its hash, version and references.
+    async fn record_publish(
+        &self,
+        tx: &mut dyn Tx,
+        doc: &DocumentRecord,
+        by: Option<&str>,
+        now: Timestamp,
+    ) -> Result<()> {
+        let data = &doc.draft_data.0;
+        tx.set_published(
+            &doc.id,
+            data,
+            &canonical::published_hash(data),
+            by,
+            now.millis(),
+        )
+        .await?;
+        self.append_version(tx, doc, "publish", data, by, now)
+            .await?;
+        let references = self.reference_records(&doc.doc_type, data);
+        tx.replace_references(&doc.id, &doc.organization_id, PUBLISHED, &references)
+            .await?;
+        Ok(())
+    }
+
+    async fn append_version(
+        &self,
+        tx: &mut dyn Tx,
+        doc: &DocumentRecord,
+        event_type: &str,
+        data: &Value,
+        by: Option<&str>,
+        now: Timestamp,
+    ) -> Result<()> {
+        tx.append_version(&VersionRecord {
+            id: new_id(),
+            document_id: doc.id.clone(),
+            organization_id: doc.organization_id.clone(),
+            version_number: 0,
+            event_type: event_type.to_string(),
+            data: Json(data.clone()),
+            created_by: by.map(str::to_string),
+            created_by_name: None,
+            created_at: now.millis(),
+        })
+        .await?;
+        // Pruned in the same transaction as the write; 0 keeps every version.
+        let keep = self.inner.settings.max_versions;
+        if keep > 0 {
+            tx.prune_versions(&doc.id, keep).await?;
+        }
+        Ok(())
+    }
+
+    fn reference_records(&self, doc_type: &str, data: &Value) -> Vec<ReferenceRecord> {
+        self.schemas()
+            .references(doc_type, data)
+            .into_iter()
+            .map(|r| ReferenceRecord {
+                path: r.path,
+                to_id: r.id,
+                target: match r.target {
+                    RefTarget::Document => "document",
+                    RefTarget::Asset => "asset",
+                }
+                .to_string(),
+            })
+            .collect()
+    }
+
+    /// Replaces `{ "_ref": id }` by the referenced document's data (same perspective) plus
+    /// `_id` and `_type`, `depth` levels deep. References the actor may not read, and missing
+    /// ones, stay as they are.
+    async fn resolve(
+        &self,
+        tx: &mut dyn Tx,
+        orgs: &[String],
+        views: &mut [DocumentView],
+        read: ReadOptions,
+    ) -> Result<()> {
+        if read.depth == 0 {
+            return Ok(());
+        }
+        for view in views.iter_mut() {
+            let doc_type = view.doc_type.clone();
+            if let Some(data) = view.data_mut(read.perspective) {
+                self.resolve_value(tx, orgs, &doc_type, data, read.perspective, read.depth)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn resolve_value(
+        &self,
+        tx: &mut dyn Tx,
+        orgs: &[String],
+        doc_type: &str,
+        data: &mut Value,
+        perspective: Perspective,
+        depth: u8,
+    ) -> Result<()> {
+        let ids: Vec<String> = self
+            .schemas()
+            .references(doc_type, data)
+            .into_iter()
+            .filter(|r| r.target == RefTarget::Document)
+            .map(|r| r.id)
+            .collect();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let mut resolved = HashMap::new();
+        for record in tx.documents_by_ids(orgs, &ids).await? {
+            let view = DocumentView::from(record);
+            let Some(target) = view.data(perspective) else {
+                continue;
+            };
+            let mut target = target.clone();
+            if depth > 1 {
+                Box::pin(self.resolve_value(
+                    tx,
+                    orgs,
+                    &view.doc_type,
+                    &mut target,
+                    perspective,
+                    depth - 1,
+                ))
+                .await?;
+            }
+            if let Value::Object(map) = &mut target {
+                map.insert("_id".into(), Value::String(view.id.clone()));
+                map.insert("_type".into(), Value::String(view.doc_type.clone()));
+            }
+            resolved.insert(view.id, target);
+        }
+        replace_references(data, &resolved);
+        Ok(())
+    }
+}
+
+/// Replaces every object `{ "_ref": id, ... }` whose id was resolved.
+fn replace_references(value: &mut Value, resolved: &HashMap<String, Value>) {
+    match value {
+        Value::Object(map) => {
+            let target = map
+                .get("_ref")
+                .and_then(Value::as_str)
+                .and_then(|id| resolved.get(id));
+            if let Some(target) = target {
+                *value = target.clone();
+                return;
+            }
+            map.values_mut()
+                .for_each(|v| replace_references(v, resolved));
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|v| replace_references(v, resolved)),
+        _ => {}
+    }
+}
+
+fn check_revision(expected: Option<i64>, current: i64) -> Result<()> {
+    match expected {
+        Some(expected) if expected != current => Err(Error::RevisionConflict { expected, current }),
+        _ => Ok(()),
+    }
+}
+
+fn check_read_options(read: &ReadOptions) -> Result<()> {
+    if read.depth > MAX_DEPTH {
+        return Err(Error::bad_request(format!("depth is 0 to {MAX_DEPTH}")));
+    }
+    Ok(())
+}
+
+fn new_record(
+    org: &str,
+    doc_type: &str,
+    singleton: bool,
+    data: Value,
+    by: Option<&str>,
+    now: Timestamp,
+) -> DocumentRecord {
+    DocumentRecord {
+        id: new_id(),
+        organization_id: org.to_string(),
+        doc_type: doc_type.to_string(),
+        singleton,
+        draft_data: Json(data),
+        published_data: None,
+        published_hash: None,
+        revision: 1,
+        created_by: by.map(str::to_string),
+        updated_by: by.map(str::to_string),
+        created_at: now.millis(),
+        updated_at: now.millis(),
+        published_at: None,
+    }
+}

@@ -1,0 +1,185 @@
+//! Documents and versions as every door shows them.
+
+use cms_core::Timestamp;
+use cms_store::documents::DocumentRecord;
+use cms_store::versions::VersionRecord;
+use serde::Serialize;
+use serde_json::Value;
+
+/// Which copy of a document a read evaluates: `where`, `sort` and `depth` apply to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Perspective {
+    #[default]
+    Draft,
+    Published,
+}
+
+impl Perspective {
+    pub fn parse(s: &str) -> Option<Perspective> {
+        match s {
+            "draft" => Some(Perspective::Draft),
+            "published" => Some(Perspective::Published),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Meta {
+    pub revision: i64,
+}
+
+/// A document. `publishedData` and `publishedHash` are absent (not null) while draft-only.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DocumentView {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub doc_type: String,
+    pub organization_id: String,
+    pub singleton: bool,
+    pub draft_data: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published_data: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published_hash: Option<String>,
+    pub published_at: Option<Timestamp>,
+    #[serde(rename = "_meta")]
+    pub meta: Meta,
+    pub created_by: Option<String>,
+    pub updated_by: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl From<DocumentRecord> for DocumentView {
+    fn from(r: DocumentRecord) -> Self {
+        DocumentView {
+            id: r.id,
+            doc_type: r.doc_type,
+            organization_id: r.organization_id,
+            singleton: r.singleton,
+            draft_data: r.draft_data.0,
+            published_data: r.published_data.map(|d| d.0),
+            published_hash: r.published_hash,
+            published_at: r.published_at.map(Into::into),
+            meta: Meta {
+                revision: r.revision,
+            },
+            created_by: r.created_by,
+            updated_by: r.updated_by,
+            created_at: r.created_at.into(),
+            updated_at: r.updated_at.into(),
+        }
+    }
+}
+
+impl DocumentView {
+    /// The copy a perspective reads.
+    pub fn data(&self, perspective: Perspective) -> Option<&Value> {
+        match perspective {
+            Perspective::Draft => Some(&self.draft_data),
+            Perspective::Published => self.published_data.as_ref(),
+        }
+    }
+
+    pub fn data_mut(&mut self, perspective: Perspective) -> Option<&mut Value> {
+        match perspective {
+            Perspective::Draft => Some(&mut self.draft_data),
+            Perspective::Published => self.published_data.as_mut(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionView {
+    pub id: String,
+    pub document_id: String,
+    pub version_number: i64,
+    /// `draft` or `publish`.
+    pub event_type: String,
+    pub data: Value,
+    pub created_by: Option<String>,
+    pub created_by_name: Option<String>,
+    pub created_at: Timestamp,
+}
+
+impl From<VersionRecord> for VersionView {
+    fn from(r: VersionRecord) -> Self {
+        VersionView {
+            id: r.id,
+            document_id: r.document_id,
+            version_number: r.version_number,
+            event_type: r.event_type,
+            data: r.data.0,
+            created_by: r.created_by,
+            created_by_name: r.created_by_name,
+            created_at: r.created_at.into(),
+        }
+    }
+}
+
+/// What would block publishing a draft, reported on every save.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Validation {
+    pub is_valid: bool,
+    pub errors: Vec<cms_core::Issue>,
+}
+
+/// A page of results with the pagination object of SPEC.md.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pagination {
+    pub total: i64,
+    pub page: i64,
+    pub page_size: i64,
+    pub total_pages: i64,
+    pub has_next_page: bool,
+    pub has_prev_page: bool,
+}
+
+impl Pagination {
+    pub fn new(total: i64, page: i64, page_size: i64) -> Pagination {
+        let total_pages = if total == 0 {
+            0
+        } else {
+            (total + page_size - 1) / page_size
+        };
+        Pagination {
+            total,
+            page,
+            page_size,
+            total_pages,
+            has_next_page: page < total_pages,
+            has_prev_page: page > 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pagination_arithmetic() {
+        let p = Pagination::new(45, 2, 20);
+        assert_eq!(
+            (p.total_pages, p.has_next_page, p.has_prev_page),
+            (3, true, true)
+        );
+        let p = Pagination::new(40, 2, 20);
+        assert_eq!((p.total_pages, p.has_next_page), (2, false));
+        let p = Pagination::new(0, 1, 20);
+        assert_eq!(
+            (p.total_pages, p.has_next_page, p.has_prev_page),
+            (0, false, false)
+        );
+        let p = Pagination::new(5, 9, 20);
+        assert_eq!(
+            (p.total_pages, p.has_next_page, p.has_prev_page),
+            (1, false, true)
+        );
+    }
+}
