@@ -1056,6 +1056,82 @@ async fn parents_read_children_only_when_asked(url: String) {
     app.stop().await;
 }
 
+async fn slugs_are_unique_per_type_and_organization(url: String) {
+    let app = TestApp::start(&url).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let first = app
+        .post(
+            DOCS,
+            json!({"type": "post", "data": {"title": "A", "slug": {"current": "a"}}}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    // Drafts do not reserve slugs: a second draft with the same slug is valid until one publishes.
+    let second = app
+        .post(
+            DOCS,
+            json!({"type": "post", "data": {"title": "B", "slug": {"current": "a"}}}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(
+        second.body["validation"]["isValid"], true,
+        "{}",
+        second.body
+    );
+    let res = app
+        .req(
+            Method::POST,
+            &format!("{DOCS}/{}/publish", id(&first.body["data"])),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    // Now the slug is taken: the second document cannot publish it, and saves report it.
+    let res = app
+        .req(
+            Method::POST,
+            &format!("{DOCS}/{}/publish", id(&second.body["data"])),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
+    assert_eq!(
+        (
+            res.body["issues"][0]["path"].clone(),
+            res.body["issues"][0]["code"].clone()
+        ),
+        (json!("slug"), json!("unique"))
+    );
+    let third = app
+        .post(
+            DOCS,
+            json!({"type": "post", "data": {"title": "C", "slug": {"current": "a"}}}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(third.status, StatusCode::CREATED);
+    assert_eq!(third.body["validation"]["errors"][0]["code"], "unique");
+    // Another type may use the same slug, and a document keeps its own.
+    let page = app.post(DOCS, json!({"type": "page", "data": {"title": "A", "slug": {"current": "a"}}, "publish": true})).cookie(&ada).send().await;
+    assert_eq!(page.status, StatusCode::CREATED, "{}", page.body);
+    let res = app
+        .req(
+            Method::POST,
+            &format!("{DOCS}/{}/publish", id(&first.body["data"])),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    app.stop().await;
+}
+
 async fn schemas_are_listed(url: String) {
     let app = TestApp::start(&url).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
@@ -1099,4 +1175,45 @@ cms_store::both_engines!(
     access_is_checked_and_other_organizations_are_invisible,
     schemas_are_listed,
     parents_read_children_only_when_asked,
+    slugs_are_unique_per_type_and_organization,
 );
+
+#[tokio::test]
+async fn a_broken_schema_file_stops_the_start_with_file_schema_and_field_named() {
+    let mut config = config_for("sqlite://unused");
+    std::fs::create_dir_all(&config.data_dir).unwrap();
+    let file = config.data_dir.join("blog.json");
+    std::fs::write(&file, r#"[{"type": "document", "name": "article", "fields": [{"name": "title", "type": "string", "maxLenght": 5}]}]"#).unwrap();
+    config.schemas.paths = vec![config.data_dir.join("*.json").display().to_string()];
+    let err = cms::Builder::new(config.clone())
+        .build()
+        .await
+        .err()
+        .expect("the start is refused");
+    let message = err.to_string();
+    for part in ["blog.json", "article", "title", "maxLenght"] {
+        assert!(message.contains(part), "{part} in {message}");
+    }
+    assert!(
+        !config.data_dir.join("cms.db").exists(),
+        "nothing was touched"
+    );
+
+    // A valid file replaces the demo schemas.
+    std::fs::write(&file, r#"{"type": "document", "name": "article", "fields": [{"name": "title", "type": "string"}]}"#).unwrap();
+    config.database.url = Some(format!(
+        "sqlite://{}",
+        config.data_dir.join("cms.db").display()
+    ));
+    let app = TestApp::with(config, None).await;
+    let names: Vec<_> = app
+        .app
+        .cms
+        .schemas()
+        .all()
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    assert_eq!(names, vec!["article"]);
+    app.stop().await;
+}

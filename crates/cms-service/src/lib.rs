@@ -105,7 +105,24 @@ impl Cms {
             schemas: parts.schemas,
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
+        cms.index_declared_fields().await?;
         Ok(cms)
+    }
+
+    /// Expression indexes for every `indexed: true` field of every document type.
+    async fn index_declared_fields(&self) -> Result<()> {
+        for schema in self.0.schemas.documents() {
+            if let Some(fields) = self.0.schemas.fields(&schema.name) {
+                let indexed = fields.indexed_paths();
+                if !indexed.is_empty() {
+                    self.0
+                        .store
+                        .ensure_field_indexes(&schema.name, &indexed)
+                        .await?;
+                }
+            }
+        }
+        Ok(())
     }
 
     pub fn auth(&self) -> AuthService<'_> {

@@ -613,7 +613,83 @@ async fn references_are_replaced_per_copy_and_found_backwards(url: String) {
     store.close().await;
 }
 
+struct PostFields;
+
+impl cms_core::FieldLookup for PostFields {
+    fn field_kind(&self, path: &[&str]) -> Option<cms_core::FieldKind> {
+        match path {
+            ["title"] => Some(cms_core::FieldKind::String),
+            ["views"] => Some(cms_core::FieldKind::Number),
+            _ => None,
+        }
+    }
+}
+
+async fn indexed_fields_get_expression_indexes_that_queries_use(url: String) {
+    use cms_core::FieldKind;
+    let store = open(&url).await;
+    let fields = vec![
+        (vec!["title".to_string()], FieldKind::String),
+        (vec!["views".to_string()], FieldKind::Number),
+    ];
+    store.ensure_field_indexes("post", &fields).await.unwrap();
+    // Idempotent: a restart finds them in place.
+    store.ensure_field_indexes("post", &fields).await.unwrap();
+    // A type name that is not an identifier never reaches SQL.
+    store
+        .ensure_field_indexes("post; DROP TABLE documents", &fields)
+        .await
+        .unwrap();
+
+    let filter = cms_core::filter::parse(&json!({"title": {"equals": "x"}}), &PostFields);
+    let compiled = crate::filter_sql::compile_filter(
+        &filter,
+        store.dialect(),
+        crate::filter_sql::DataColumn::Draft,
+        3,
+    );
+    let sql = format!(
+        "SELECT id FROM documents WHERE organization_id IN ($1) AND type = $2 AND ({})",
+        compiled.sql
+    );
+    match store.dialect() {
+        crate::Dialect::Sqlite => {
+            let path = url.trim_start_matches("sqlite://");
+            let mut conn =
+                <sqlx::SqliteConnection as sqlx::Connection>::connect(&format!("sqlite://{path}"))
+                    .await
+                    .unwrap();
+            let plan: Vec<(i64, i64, i64, String)> =
+                sqlx::query_as(sqlx::AssertSqlSafe(format!("EXPLAIN QUERY PLAN {sql}")))
+                    .fetch_all(&mut conn)
+                    .await
+                    .unwrap();
+            let detail: Vec<_> = plan.iter().map(|r| r.3.clone()).collect();
+            assert!(
+                detail.iter().any(|d| d.contains("documents_field_")),
+                "the expression index is used: {detail:?}"
+            );
+        }
+        crate::Dialect::Postgres => {
+            let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(&url)
+                .await
+                .unwrap();
+            let count: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM pg_indexes WHERE tablename = 'documents' AND indexname LIKE 'documents_field_%' \
+                 AND schemaname = current_schema()",
+            )
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+            // title: jsonb + text, views: jsonb + numeric; for the draft and the published copy.
+            assert_eq!(count, 8);
+        }
+    }
+    store.close().await;
+}
+
 crate::both_engines!(
+    indexed_fields_get_expression_indexes_that_queries_use,
     documents_are_scoped_revised_and_published,
     a_singleton_type_has_one_row_per_organization,
     versions_are_numbered_listed_and_pruned,

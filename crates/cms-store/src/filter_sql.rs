@@ -116,6 +116,35 @@ pub fn compile_filter(
     }
 }
 
+/// The expressions the compiled filters use for a declared path, so that an expression index
+/// on them serves `where` clauses on that field. `None` when a segment is not an identifier
+/// (schema names always are; this keeps the function safe on any input).
+pub fn index_expressions(
+    segments: &[String],
+    kind: FieldKind,
+    dialect: Dialect,
+    column: DataColumn,
+) -> Option<Vec<String>> {
+    if segments.is_empty() || !segments.iter().all(|s| is_identifier(s)) {
+        return None;
+    }
+    let target = Target::new(dialect, column.name(), segments, kind);
+    Some(match dialect {
+        Dialect::Sqlite => vec![target.value()],
+        Dialect::Postgres => match kind {
+            FieldKind::Number => vec![
+                target.value(),
+                format!(
+                    "(CASE WHEN {} THEN {}::numeric END)",
+                    target.is_type(JsonType::Number),
+                    target.value()
+                ),
+            ],
+            _ => vec![target.value(), format!("({} COLLATE \"C\")", target.text())],
+        },
+    })
+}
+
 /// An ORDER BY list (without `ORDER BY`). With keys, ties break by `id ASC`; without any, the
 /// default order is newest first, `created_at DESC, id DESC`, which the
 /// `documents_by_type` index serves.

@@ -61,6 +61,15 @@ pub trait Store: Send + Sync + 'static {
     /// of a transaction that failed.
     async fn write(&self) -> Result<Box<dyn Tx>>;
 
+    /// Creates, when missing, the expression indexes that serve `where` clauses on the
+    /// `indexed: true` fields of a document type, for both the draft and the published copy.
+    /// `fields` are declared paths (identifiers only) with their kinds.
+    async fn ensure_field_indexes(
+        &self,
+        doc_type: &str,
+        fields: &[(Vec<String>, cms_core::FieldKind)],
+    ) -> Result<()>;
+
     /// Closes every connection; waits for those in use to be returned.
     async fn close(&self);
 }
@@ -117,6 +126,49 @@ pub(crate) use impl_repositories;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+
+/// The `CREATE INDEX` statements for the indexed fields of a type. Index names are derived from
+/// the expression, so the same field always maps to the same index and restarts are no-ops.
+pub(crate) fn field_index_statements(
+    dialect: Dialect,
+    doc_type: &str,
+    fields: &[(Vec<String>, cms_core::FieldKind)],
+) -> Vec<String> {
+    use filter_sql::{DataColumn, index_expressions};
+    let type_ok = !doc_type.is_empty()
+        && doc_type
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !type_ok {
+        return Vec::new();
+    }
+    let mut statements = Vec::new();
+    for (segments, kind) in fields {
+        for column in [DataColumn::Draft, DataColumn::Published] {
+            for expression in
+                index_expressions(segments, *kind, dialect, column).unwrap_or_default()
+            {
+                let name = format!(
+                    "documents_field_{:016x}",
+                    fnv1a(&format!("{doc_type}:{expression}"))
+                );
+                // The type stays a key column (not a partial-index condition): queries bind the
+                // type as a parameter, which a partial index condition would never match.
+                statements.push(format!(
+                    "CREATE INDEX IF NOT EXISTS {name} ON documents (organization_id, type, {expression})"
+                ));
+            }
+        }
+    }
+    statements
+}
+
+/// A stable 64-bit hash (FNV-1a) for index names; not for security.
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf29ce484222325, |hash, b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x100000001b3)
+    })
+}
 
 #[cfg(test)]
 mod conformance;

@@ -50,6 +50,19 @@ impl Store for PgStore {
         }))
     }
 
+    async fn ensure_field_indexes(
+        &self,
+        doc_type: &str,
+        fields: &[(Vec<String>, cms_core::FieldKind)],
+    ) -> Result<()> {
+        for statement in crate::field_index_statements(Dialect::Postgres, doc_type, fields) {
+            sqlx::query(sqlx::AssertSqlSafe(statement))
+                .execute(&self.pool)
+                .await?;
+        }
+        Ok(())
+    }
+
     async fn close(&self) {
         self.pool.close().await;
     }

@@ -88,6 +88,19 @@ impl Store for SqliteStore {
         Ok(Box::new(SqliteTx { conn: Conn::Tx(tx) }))
     }
 
+    async fn ensure_field_indexes(
+        &self,
+        doc_type: &str,
+        fields: &[(Vec<String>, cms_core::FieldKind)],
+    ) -> Result<()> {
+        for statement in crate::field_index_statements(Dialect::Sqlite, doc_type, fields) {
+            sqlx::query(sqlx::AssertSqlSafe(statement))
+                .execute(&self.writer)
+                .await?;
+        }
+        Ok(())
+    }
+
     async fn close(&self) {
         if let Some(reader) = &self.reader {
             reader.close().await;

@@ -10,14 +10,14 @@ mod view;
 use std::collections::HashMap;
 
 use cms_core::filter::{self, Filter, SortKey};
-use cms_core::schema::{RefTarget, Schemas};
+use cms_core::schema::{FieldType, RefTarget, Schemas};
 use cms_core::{CoreCapability, Issue, Timestamp, canonical, new_id};
 use cms_store::documents::{DocumentRecord, ListSpec};
 use cms_store::filter_sql::DataColumn;
 use cms_store::references::ReferenceRecord;
 use cms_store::versions::VersionRecord;
 use cms_store::{Json, Tx};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 pub use view::{DocumentView, Meta, Pagination, Perspective, Validation, VersionView};
 
@@ -112,7 +112,7 @@ impl<'a> DocumentService<'a> {
         let now = self.inner.clock.now();
         let mut tx = self.inner.store.write().await?;
         let validation = self
-            .validation(&mut *tx, &org, &input.doc_type, &input.data)
+            .validation(&mut *tx, &org, &input.doc_type, &input.data, None)
             .await?;
         if input.publish && !validation.is_valid {
             return Err(Error::invalid(validation.errors));
@@ -181,7 +181,7 @@ impl<'a> DocumentService<'a> {
         check_revision(input.expected_revision, current.revision)?;
         if input.publish {
             let validation = self
-                .validation(&mut *tx, &org, &current.doc_type, &input.data)
+                .validation(&mut *tx, &org, &current.doc_type, &input.data, Some(id))
                 .await?;
             if !validation.is_valid {
                 return Err(Error::invalid(validation.errors));
@@ -227,7 +227,13 @@ impl<'a> DocumentService<'a> {
         let current = self.owned(&mut *tx, &org, id).await?;
         check_revision(expected_revision, current.revision)?;
         let validation = self
-            .validation(&mut *tx, &org, &current.doc_type, &current.draft_data.0)
+            .validation(
+                &mut *tx,
+                &org,
+                &current.doc_type,
+                &current.draft_data.0,
+                Some(id),
+            )
             .await?;
         if !validation.is_valid {
             return Err(Error::invalid(validation.errors));
@@ -527,6 +533,7 @@ impl<'a> DocumentService<'a> {
         org: &str,
         doc_type: &str,
         data: &Value,
+        except: Option<&str>,
     ) -> Result<Validation> {
         let mut errors = self.schemas().validate_for_publish(doc_type, data);
         let orgs = vec![org.to_string()];
@@ -541,10 +548,67 @@ impl<'a> DocumentService<'a> {
                 ));
             }
         }
+        errors.extend(self.slug_clashes(tx, &orgs, doc_type, data, except).await?);
         Ok(Validation {
             is_valid: errors.is_empty(),
             errors,
         })
+    }
+
+    /// Slugs are unique per type and organization (CONTRACT.md section 2): a top-level slug that
+    /// another document of the type has published is an issue. Drafts do not reserve slugs, so
+    /// a half-written draft never blocks the document that publishes the slug first.
+    async fn slug_clashes(
+        &self,
+        tx: &mut dyn Tx,
+        orgs: &[String],
+        doc_type: &str,
+        data: &Value,
+        except: Option<&str>,
+    ) -> Result<Vec<Issue>> {
+        let (Some(schema), Some(fields)) = (
+            self.schemas().get(doc_type),
+            self.schemas().fields(doc_type),
+        ) else {
+            return Ok(Vec::new());
+        };
+        let mut issues = Vec::new();
+        for field in schema
+            .fields
+            .iter()
+            .filter(|f| matches!(f.ty, FieldType::Slug { .. }))
+        {
+            let current = data
+                .get(&field.name)
+                .and_then(|s| s.get("current"))
+                .and_then(Value::as_str);
+            let Some(current) = current.filter(|c| !c.is_empty()) else {
+                continue;
+            };
+            let filter = filter::parse(
+                &json!({ field.name.as_str(): { "equals": current } }),
+                &fields,
+            );
+            let spec = ListSpec {
+                organizations: orgs,
+                doc_type,
+                column: DataColumn::Published,
+                published: Some(true),
+                filter: &filter,
+                sort: &[],
+                limit: 2,
+                offset: 0,
+            };
+            let (same, _) = tx.list_documents(&spec).await?;
+            if same.iter().any(|d| Some(d.id.as_str()) != except) {
+                issues.push(Issue::new(
+                    &field.name,
+                    "unique",
+                    format!("{} `{current}` is already used", field.name),
+                ));
+            }
+        }
+        Ok(issues)
     }
 
     /// A document the actor's organization owns (writes never reach children); 404 otherwise.
