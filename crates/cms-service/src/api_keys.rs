@@ -171,7 +171,10 @@ impl<'a> ApiKeyService<'a> {
     }
 
     fn view(&self, record: ApiKeyRecord) -> ApiKey {
-        let scope = AuthService::new(self.inner).key_scope(&record);
+        let scope = AuthService::new(self.inner).key_scope(
+            &record.permissions.0,
+            record.capabilities.as_ref().map(|c| c.0.as_slice()),
+        );
         ApiKey {
             permissions: scope.permissions().to_vec(),
             capabilities: record.capabilities.map(|c| c.0),

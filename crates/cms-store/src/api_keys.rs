@@ -22,8 +22,32 @@ pub struct ApiKeyRecord {
     pub expires_at: Option<i64>,
 }
 
+/// Everything needed to authenticate a request by API key, read in one query on the hot path:
+/// the key, its creator, and the creator's current role in the key's organization.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct KeyGrantRecord {
+    pub key_id: String,
+    pub organization_id: String,
+    pub permissions: Json<Vec<String>>,
+    pub capabilities: Option<Json<Vec<String>>>,
+    pub expires_at: Option<i64>,
+    pub user_id: String,
+    pub email: String,
+    pub name: String,
+    pub email_verified: bool,
+    pub user_role: String,
+    pub image: Option<String>,
+    pub user_created_at: i64,
+    pub user_updated_at: i64,
+    /// The creator's role in the key's organization; `None` once they left it.
+    pub member_role: Option<String>,
+    pub role_capabilities: Option<Json<Vec<String>>>,
+}
+
 #[async_trait]
 pub trait ApiKeys {
+    /// The key with this hash, its creator and the creator's current grant.
+    async fn key_grant(&mut self, key_hash: &str) -> Result<Option<KeyGrantRecord>>;
     async fn insert_api_key(&mut self, key: &ApiKeyRecord) -> Result<()>;
     async fn api_key_by_hash(&mut self, key_hash: &str) -> Result<Option<ApiKeyRecord>>;
     /// The keys of an organization, newest first.
@@ -55,6 +79,25 @@ macro_rules! impl_api_keys {
                 .execute(self.conn())
                 .await?;
                 Ok(())
+            }
+
+            async fn key_grant(
+                &mut self,
+                key_hash: &str,
+            ) -> $crate::Result<Option<$crate::api_keys::KeyGrantRecord>> {
+                Ok(sqlx::query_as(
+                    "SELECT k.id AS key_id, k.organization_id, k.permissions, k.capabilities, k.expires_at, \
+                     u.id AS user_id, u.email, u.name, u.email_verified, u.role AS user_role, u.image, \
+                     u.created_at AS user_created_at, u.updated_at AS user_updated_at, \
+                     m.role AS member_role, r.capabilities AS role_capabilities \
+                     FROM api_keys k JOIN users u ON u.id = k.created_by \
+                     LEFT JOIN members m ON m.organization_id = k.organization_id AND m.user_id = k.created_by \
+                     LEFT JOIN roles r ON r.organization_id = m.organization_id AND r.name = m.role \
+                     WHERE k.key_hash = $1",
+                )
+                .bind(key_hash)
+                .fetch_optional(self.conn())
+                .await?)
             }
 
             async fn api_key_by_hash(

@@ -4,10 +4,9 @@
 pub(crate) mod password;
 pub mod secret;
 
+use cms_core::Issues;
 use cms_core::access::{self, Membership};
-use cms_core::{CapabilitySet, Issues};
 use cms_core::{Email, Grant, InstanceRole, KeyPermission, KeyScope, Password, Timestamp, new_id};
-use cms_store::api_keys::ApiKeyRecord;
 use cms_store::sessions::SessionRecord;
 use cms_store::users::UserRecord;
 use cms_store::{StoreError, Tx};
@@ -326,52 +325,88 @@ impl<'a> AuthService<'a> {
         }))
     }
 
+    /// One query on the hot path: the key, its creator and the creator's current role.
     async fn actor_for_key(&self, key: &str) -> Result<Option<Actor>> {
         let hash = self.inner.secret.hash_hex(Purpose::ApiKey, key);
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.read().await?;
-        let Some(record) = tx.api_key_by_hash(&hash).await? else {
+        let Some(found) = self.inner.store.read().await?.key_grant(&hash).await? else {
             return Ok(None);
         };
-        if record.expires_at.is_some_and(|at| at <= now.millis()) {
+        if found.expires_at.is_some_and(|at| at <= now.millis()) {
             return Ok(None);
         }
-        let Some(creator) = tx.user_by_id(&record.created_by).await? else {
+        let instance_role = InstanceRole::parse(&found.user_role).unwrap_or(InstanceRole::Viewer);
+        let membership =
+            self.membership(&found.user_id, found.member_role, found.role_capabilities)?;
+        let creator_grant = access::user_grant(
+            instance_role,
+            membership.as_ref(),
+            self.inner.capabilities.every(),
+        );
+        let scope = self.key_scope(
+            &found.permissions.0,
+            found.capabilities.as_ref().map(|c| c.0.as_slice()),
+        );
+        let Some(grant) = access::key_grant(&scope, &creator_grant) else {
             return Ok(None);
         };
-        let creator_grant = self
-            .grant_in(&mut *tx, &creator, Some(&record.organization_id))
-            .await?;
-        let Some(grant) = access::key_grant(&self.key_scope(&record), &creator_grant) else {
-            return Ok(None);
+        let user = User {
+            id: found.user_id,
+            email: found.email,
+            name: found.name,
+            email_verified: found.email_verified,
+            role: instance_role,
+            image: found.image,
+            created_at: found.user_created_at.into(),
+            updated_at: found.user_updated_at.into(),
         };
         Ok(Some(Actor {
-            user: User::from_record(creator)?,
-            organization_id: Some(record.organization_id.clone()),
+            user,
+            organization_id: Some(found.organization_id),
             grant,
-            credential: Credential::ApiKey { key_id: record.id },
+            credential: Credential::ApiKey {
+                key_id: found.key_id,
+            },
         }))
+    }
+
+    /// A membership from a stored role name and that role's capabilities; `None` for no role.
+    fn membership(
+        &self,
+        user_id: &str,
+        role: Option<String>,
+        capabilities: Option<cms_store::Json<Vec<String>>>,
+    ) -> Result<Option<Membership>> {
+        let Some(role) = role else { return Ok(None) };
+        let role = role
+            .parse()
+            .map_err(|_| Error::Internal(format!("member {user_id} has an invalid role name")))?;
+        let capabilities = capabilities.map(|c| c.0).unwrap_or_default();
+        let capabilities = capabilities
+            .iter()
+            .filter_map(|c| self.inner.capabilities.parse(c))
+            .collect();
+        Ok(Some(Membership { role, capabilities }))
     }
 
     /// The scope a stored key was created with. Capabilities no longer declared (a plugin was
     /// removed) are dropped rather than failing the key.
-    pub(crate) fn key_scope(&self, record: &ApiKeyRecord) -> KeyScope {
-        let permissions: Vec<KeyPermission> = record
-            .permissions
-            .0
+    pub(crate) fn key_scope(
+        &self,
+        permissions: &[String],
+        capabilities: Option<&[String]>,
+    ) -> KeyScope {
+        let permissions: Vec<KeyPermission> = permissions
             .iter()
             .filter_map(|p| KeyPermission::parse(p))
             .collect();
-        let capabilities = record.capabilities.as_ref().map(|caps| {
-            caps.0
-                .iter()
-                .filter_map(|c| self.inner.capabilities.parse(c))
-                .collect::<CapabilitySet>()
-        });
         match capabilities {
-            Some(capabilities) => KeyScope::Capabilities {
+            Some(caps) => KeyScope::Capabilities {
                 permissions,
-                capabilities,
+                capabilities: caps
+                    .iter()
+                    .filter_map(|c| self.inner.capabilities.parse(c))
+                    .collect(),
             },
             None => KeyScope::Permissions(permissions),
         }
@@ -388,17 +423,7 @@ impl<'a> AuthService<'a> {
         let every = self.inner.capabilities.every();
         let membership = match organization {
             Some(org) => match tx.member_grant(org, &user.id).await? {
-                Some(member) => {
-                    let role = member.role.parse().map_err(|_| {
-                        Error::Internal(format!("member {} has an invalid role name", user.id))
-                    })?;
-                    let capabilities = member.capabilities.map(|c| c.0).unwrap_or_default();
-                    let capabilities = capabilities
-                        .iter()
-                        .filter_map(|c| self.inner.capabilities.parse(c))
-                        .collect();
-                    Some(Membership { role, capabilities })
-                }
+                Some(m) => self.membership(&user.id, Some(m.role), m.capabilities)?,
                 None => None,
             },
             None => None,

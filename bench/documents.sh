@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Documents benchmark (issue 3): on SQLite and on PostgreSQL, with the release binary and wrk on
+# loopback (2 wrk threads, 32 connections):
+#   1. create+publish throughput (POST /api/documents with publish: true), which also seeds;
+#   2. GET one document by id with an API key;
+#   3. a where + sort + page-of-20 query over the seeded posts on an indexed field.
+# Usage: bench/documents.sh [seconds-per-phase] [sqlite|postgres|both]
+# Needs wrk (apt-get install -y wrk) and, for PostgreSQL, the local server (CMS_TEST_POSTGRES_URL).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-10}
+engines=${2:-both}
+command -v wrk >/dev/null || { echo "wrk is needed: apt-get install -y wrk" >&2; exit 1; }
+cargo build --release --quiet
+bin=$PWD/target/release/cms
+pg_server=${CMS_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}
+scripts=$(mktemp -d)
+trap 'rm -rf "$scripts"' EXIT
+
+cat > "$scripts/create.lua" <<'LUA'
+wrk.method = "POST"
+wrk.headers["content-type"] = "application/json"
+local n = 0
+request = function()
+  n = n + 1
+  local views = math.random(0, 1000000)
+  local body = string.format('{"type":"post","publish":true,"data":{"title":"Post %d-%d","views":%d,"publishedOn":"2024-%02d-%02d","tags":["bench","t%d"]}}',
+    math.random(1, 1000000000), n, views, math.random(1, 12), math.random(1, 28), views % 50)
+  return wrk.format(nil, nil, nil, body)
+end
+LUA
+cat > "$scripts/query.lua" <<'LUA'
+wrk.method = "POST"
+wrk.headers["content-type"] = "application/json"
+request = function()
+  local low = math.random(0, 990000)
+  local body = string.format('{"type":"post","where":{"views":{"greater_than":%d}},"sort":"views","limit":20,"page":1}', low)
+  return wrk.format(nil, nil, nil, body)
+end
+LUA
+
+report() { # name, wrk output
+  awk -v name="$1" '/Requests\/sec/ {rps=$2} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2} /Non-2xx/ {bad=$5}
+    END {printf "  %-44s %10s req/s  p50 %8s  p99 %8s%s\n", name, rps, p50, p99, (bad ? "  NON-2xx: " bad : "")}'
+}
+
+run_engine() {
+  local engine=$1 url work port base pid
+  work=$(mktemp -d)
+  case $engine in
+    sqlite) url="sqlite://$work/cms-data/cms.db" ;;
+    postgres)
+      psql "$pg_server" -qc "DROP DATABASE IF EXISTS cms_bench" -qc "CREATE DATABASE cms_bench" >/dev/null
+      url="${pg_server%/*}/cms_bench" ;;
+  esac
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  base=http://127.0.0.1:$port
+  (cd "$work" && RUST_LOG=warn CMS_DATABASE_URL=$url exec "$bin" serve --port "$port") & pid=$!
+  until curl -sf "$base/healthz" >/dev/null 2>&1; do sleep 0.01; done
+  local json='content-type: application/json'
+  local token key id
+  token=$(curl -sf -H "$json" -d '{"name":"B","email":"b@example.com","password":"bench password"}' \
+    "$base/api/auth/sign-up/email" | sed -E 's/.*"token":"([^"]+)".*/\1/')
+  key=$(curl -sf -H "$json" -H "authorization: Bearer $token" -d '{"name":"bench","permissions":["write"]}' \
+    "$base/api/settings/api-keys" | sed -E 's/.*"key":"([^"]+)".*/\1/')
+  echo "$engine:"
+  wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" -s "$scripts/create.lua" "$base/api/documents" \
+    | report "POST /api/documents (create+publish)"
+  local total
+  total=$(curl -sf -H "x-api-key: $key" "$base/api/documents?type=post&pageSize=1" | sed -E 's/.*"total":([0-9]+).*/\1/')
+  id=$(curl -sf -H "x-api-key: $key" "$base/api/documents?type=post&pageSize=1" | sed -E 's/.*"data":\[\{"id":"([^"]+)".*/\1/')
+  echo "  seeded posts: $total"
+  wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" "$base/api/documents/$id" \
+    | report "GET /api/documents/{id} (x-api-key)"
+  wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" -s "$scripts/query.lua" "$base/api/documents/query" \
+    | report "POST /api/documents/query (where+sort, 20)"
+  echo "  RSS after load: $(awk '/VmRSS/ {print $2}' /proc/$pid/status) kB"
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  rm -rf "$work"
+  [ "$engine" = postgres ] && psql "$pg_server" -qc "DROP DATABASE IF EXISTS cms_bench" >/dev/null
+  return 0
+}
+
+case $engines in
+  both) run_engine sqlite; run_engine postgres ;;
+  *) run_engine "$engines" ;;
+esac
