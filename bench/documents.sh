@@ -56,6 +56,7 @@ run_engine() {
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   base=http://127.0.0.1:$port
   (cd "$work" && RUST_LOG=warn CMS_DATABASE_URL=$url exec "$bin" serve --port "$port") & pid=$!
+  trap "kill $pid 2>/dev/null; rm -rf '$scripts'" EXIT
   until curl -sf "$base/healthz" >/dev/null 2>&1; do sleep 0.01; done
   local json='content-type: application/json'
   local token key id
@@ -66,9 +67,10 @@ run_engine() {
   echo "$engine:"
   wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" -s "$scripts/create.lua" "$base/api/documents" \
     | report "POST /api/documents (create+publish)"
-  local total
-  total=$(curl -sf -H "x-api-key: $key" "$base/api/documents?type=post&pageSize=1" | sed -E 's/.*"total":([0-9]+).*/\1/')
-  id=$(curl -sf -H "x-api-key: $key" "$base/api/documents?type=post&pageSize=1" | sed -E 's/.*"data":\[\{"id":"([^"]+)".*/\1/')
+  local first total
+  first=$(curl -sf -H "x-api-key: $key" "$base/api/documents?type=post&pageSize=1")
+  total=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["pagination"]["total"])' <<<"$first")
+  id=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["data"][0]["id"])' <<<"$first")
   echo "  seeded posts: $total"
   wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" "$base/api/documents/$id" \
     | report "GET /api/documents/{id} (x-api-key)"

@@ -18,6 +18,14 @@ pub struct ReferenceRecord {
 
 #[async_trait]
 pub trait References {
+    /// Adds references of one copy of a document that has none yet (a new document).
+    async fn add_references(
+        &mut self,
+        from_id: &str,
+        organization_id: &str,
+        copy: &str,
+        references: &[ReferenceRecord],
+    ) -> Result<()>;
     /// Replaces the references of one copy (`draft` or `published`) of a document.
     async fn replace_references(
         &mut self,
@@ -41,18 +49,13 @@ macro_rules! impl_references {
     ($tx:ty) => {
         #[async_trait::async_trait]
         impl $crate::references::References for $tx {
-            async fn replace_references(
+            async fn add_references(
                 &mut self,
                 from_id: &str,
                 organization_id: &str,
                 copy: &str,
                 references: &[$crate::references::ReferenceRecord],
             ) -> $crate::Result<()> {
-                sqlx::query("DELETE FROM document_references WHERE from_id = $1 AND copy = $2")
-                    .bind(from_id)
-                    .bind(copy)
-                    .execute(self.conn())
-                    .await?;
                 for r in references {
                     sqlx::query(
                         "INSERT INTO document_references (from_id, organization_id, copy, path, to_id, target) \
@@ -68,6 +71,21 @@ macro_rules! impl_references {
                     .await?;
                 }
                 Ok(())
+            }
+
+            async fn replace_references(
+                &mut self,
+                from_id: &str,
+                organization_id: &str,
+                copy: &str,
+                references: &[$crate::references::ReferenceRecord],
+            ) -> $crate::Result<()> {
+                sqlx::query("DELETE FROM document_references WHERE from_id = $1 AND copy = $2")
+                    .bind(from_id)
+                    .bind(copy)
+                    .execute(self.conn())
+                    .await?;
+                $crate::references::References::add_references(self, from_id, organization_id, copy, references).await
             }
 
             async fn references_from(

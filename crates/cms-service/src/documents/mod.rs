@@ -123,24 +123,18 @@ impl<'a> DocumentService<'a> {
                 input.doc_type
             )));
         }
-        let record = new_record(
-            &org,
-            &input.doc_type,
-            singleton,
-            input.data,
-            Some(&actor.user.id),
-            now,
-        );
-        tx.insert_document(&record).await?;
-        self.record_draft(&mut *tx, &record, Some(&actor.user.id), now)
-            .await?;
+        let by = Some(actor.user.id.as_str());
+        let mut record = new_record(&org, &input.doc_type, singleton, input.data, by, now);
         if input.publish {
-            self.record_publish(&mut *tx, &record, Some(&actor.user.id), now)
-                .await?;
+            // Published in the same row write: a new document needs no separate publish step.
+            record.published_hash = Some(canonical::published_hash(&record.draft_data.0));
+            record.published_data = Some(record.draft_data.clone());
+            record.published_at = Some(now.millis());
         }
-        let stored = self.reload(&mut *tx, &org, &record.id).await?;
+        tx.insert_document(&record).await?;
+        self.record_new(&mut *tx, &record, by, now).await?;
         tx.commit().await?;
-        Ok((stored.into(), validation))
+        Ok((record.into(), validation))
     }
 
     /// One document, in the actor's organization (and its children when asked).
@@ -478,7 +472,7 @@ impl<'a> DocumentService<'a> {
             now,
         );
         tx.insert_document(&record).await?;
-        self.record_draft(&mut *tx, &record, Some(&actor.user.id), now)
+        self.record_new(&mut *tx, &record, Some(&actor.user.id), now)
             .await?;
         tx.commit().await?;
         Ok(record)
@@ -663,9 +657,35 @@ impl<'a> DocumentService<'a> {
     ) -> Result<()> {
         self.append_version(tx, doc, "draft", &doc.draft_data.0, by, now)
             .await?;
+        self.prune(tx, &doc.id, None).await?;
         let references = self.reference_records(&doc.doc_type, &doc.draft_data.0);
         tx.replace_references(&doc.id, &doc.organization_id, DRAFT, &references)
             .await?;
+        Ok(())
+    }
+
+    /// The versions and references of a document just inserted (with its published copy when
+    /// it was created published): inserts only, nothing to replace or prune beyond the limit.
+    async fn record_new(
+        &self,
+        tx: &mut dyn Tx,
+        doc: &DocumentRecord,
+        by: Option<&str>,
+        now: Timestamp,
+    ) -> Result<()> {
+        let references = self.reference_records(&doc.doc_type, &doc.draft_data.0);
+        self.append_version(tx, doc, "draft", &doc.draft_data.0, by, now)
+            .await?;
+        tx.add_references(&doc.id, &doc.organization_id, DRAFT, &references)
+            .await?;
+        if doc.published_data.is_some() {
+            self.append_version(tx, doc, "publish", &doc.draft_data.0, by, now)
+                .await?;
+            tx.add_references(&doc.id, &doc.organization_id, PUBLISHED, &references)
+                .await?;
+        }
+        let written = if doc.published_data.is_some() { 2 } else { 1 };
+        self.prune(tx, &doc.id, Some(written)).await?;
         Ok(())
     }
 
@@ -688,6 +708,7 @@ impl<'a> DocumentService<'a> {
         .await?;
         self.append_version(tx, doc, "publish", data, by, now)
             .await?;
+        self.prune(tx, &doc.id, None).await?;
         let references = self.reference_records(&doc.doc_type, data);
         tx.replace_references(&doc.id, &doc.organization_id, PUBLISHED, &references)
             .await?;
@@ -715,10 +736,16 @@ impl<'a> DocumentService<'a> {
             created_at: now.millis(),
         })
         .await?;
-        // Pruned in the same transaction as the write; 0 keeps every version.
+        Ok(())
+    }
+
+    /// Deletes versions past `versioning.maxVersions`, in the same transaction as the write that
+    /// added one; 0 keeps every version. `written` is how many versions the document has at
+    /// most, when the caller knows it, to skip the delete when nothing can be over the limit.
+    async fn prune(&self, tx: &mut dyn Tx, document_id: &str, written: Option<i64>) -> Result<()> {
         let keep = self.inner.settings.max_versions;
-        if keep > 0 {
-            tx.prune_versions(&doc.id, keep).await?;
+        if keep > 0 && written.is_none_or(|n| n > keep) {
+            tx.prune_versions(document_id, keep).await?;
         }
         Ok(())
     }
