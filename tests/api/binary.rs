@@ -5,8 +5,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const QUICKSTART_START: &str = "<!-- quickstart:start -->";
-const QUICKSTART_END: &str = "<!-- quickstart:end -->";
+/// The README's tested command blocks, run in this order in one shell.
+const BLOCKS: &[&str] = &["quickstart", "documents"];
 
 struct Server {
     child: Child,
@@ -59,20 +59,30 @@ async fn start(dir: &Path) -> Server {
     }
 }
 
-fn readme_quickstart() -> String {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+/// The README's `sh` block between `<!-- NAME:start -->` and `<!-- NAME:end -->`.
+fn readme_block(readme: &str, name: &str) -> String {
+    let start_marker = format!("<!-- {name}:start -->");
     let start = readme
-        .find(QUICKSTART_START)
-        .expect("README has a quickstart block")
-        + QUICKSTART_START.len();
+        .find(&start_marker)
+        .unwrap_or_else(|| panic!("README has a {name} block"))
+        + start_marker.len();
     let end = readme
-        .find(QUICKSTART_END)
-        .expect("README's quickstart block ends");
+        .find(&format!("<!-- {name}:end -->"))
+        .expect("the block ends");
     let block = &readme[start..end];
     let code_start = block.find("```sh\n").expect("a sh code block") + "```sh\n".len();
     let code_end = block[code_start..].find("```").unwrap() + code_start;
     block[code_start..code_end].to_string()
+}
+
+fn readme_script() -> String {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    BLOCKS
+        .iter()
+        .map(|name| readme_block(&readme, name))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[tokio::test]
@@ -99,8 +109,7 @@ async fn a_fresh_start_serves_and_the_readme_commands_work() {
     }
 
     // The README's commands, as written, against this server's port.
-    let script =
-        readme_quickstart().replace("127.0.0.1:3000", &format!("127.0.0.1:{}", server.port));
+    let script = readme_script().replace("127.0.0.1:3000", &format!("127.0.0.1:{}", server.port));
     let out = Command::new("bash")
         .args(["-euo", "pipefail", "-c", &script])
         .current_dir(&dir)
@@ -112,11 +121,22 @@ async fn a_fresh_start_serves_and_the_readme_commands_work() {
         "README quickstart failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let last = stdout.lines().last().unwrap_or_default();
-    let listed: serde_json::Value =
-        serde_json::from_str(last).expect("the last command prints JSON");
-    assert_eq!(listed["success"], true, "{last}");
-    assert_eq!(listed["data"][0]["name"], "my-first-key", "{last}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every command prints JSON"))
+        .collect();
+    // sign-up, sign-in, the key list, the created post, the query.
+    assert_eq!(lines.len(), 5, "{stdout}");
+    assert_eq!(lines[2]["data"][0]["name"], "my-first-key", "{stdout}");
+    assert_eq!(
+        lines[3]["data"]["publishedData"]["title"], "Hello",
+        "{stdout}"
+    );
+    assert_eq!(
+        lines[4]["data"][0]["draftData"]["title"], "Hello",
+        "{stdout}"
+    );
+    assert_eq!(lines[4]["pagination"]["total"], 1, "{stdout}");
 
     // SIGTERM stops it gracefully with a zero exit status.
     let mut server = server;
