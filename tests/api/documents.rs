@@ -888,35 +888,8 @@ async fn access_is_checked_and_other_organizations_are_invisible(url: String) {
     );
 
     // A document of another organization is 404 everywhere, never 403.
-    let mut tx = app.app.cms.store().write().await.unwrap();
-    let other = cms_store::organizations::OrganizationRecord {
-        id: "other-org".into(),
-        name: "Other".into(),
-        slug: "other".into(),
-        metadata: cms_store::Json(json!({})),
-        parent_id: None,
-        created_at: 0,
-        updated_at: 0,
-    };
-    tx.insert_organization(&other).await.unwrap();
-    let foreign = cms_store::documents::DocumentRecord {
-        id: "foreign".into(),
-        organization_id: "other-org".into(),
-        doc_type: "post".into(),
-        singleton: false,
-        draft_data: cms_store::Json(json!({"title": "Theirs"})),
-        published_data: None,
-        published_hash: None,
-        revision: 1,
-        created_by: None,
-        updated_by: None,
-        created_at: 0,
-        updated_at: 0,
-        published_at: None,
-    };
-    tx.insert_document(&foreign).await.unwrap();
-    tx.commit().await.unwrap();
-    let theirs = format!("{DOCS}/foreign");
+    insert_org_with_post(&app, "other", None, "Theirs").await;
+    let theirs = format!("{DOCS}/other-post");
     app.get(&theirs)
         .cookie(&ada)
         .send()
@@ -944,7 +917,7 @@ async fn access_is_checked_and_other_organizations_are_invisible(url: String) {
         .await
         .assert_handler_error(StatusCode::NOT_FOUND, "Not Found");
     let res = app
-        .get("/api/documents/by-ids?ids=foreign")
+        .get("/api/documents/by-ids?ids=other-post")
         .cookie(&ada)
         .send()
         .await;
