@@ -31,14 +31,9 @@ pub struct KeyGrantRecord {
     pub permissions: Json<Vec<String>>,
     pub capabilities: Option<Json<Vec<String>>>,
     pub expires_at: Option<i64>,
-    pub user_id: String,
-    pub email: String,
-    pub name: String,
-    pub email_verified: bool,
-    pub user_role: String,
-    pub image: Option<String>,
-    pub user_created_at: i64,
-    pub user_updated_at: i64,
+    /// The key's creator.
+    #[sqlx(flatten)]
+    pub user: crate::users::UserRecord,
     /// The creator's role in the key's organization; `None` once they left it.
     pub member_role: Option<String>,
     pub role_capabilities: Option<Json<Vec<String>>>,
@@ -87,9 +82,7 @@ macro_rules! impl_api_keys {
             ) -> $crate::Result<Option<$crate::api_keys::KeyGrantRecord>> {
                 Ok(sqlx::query_as(
                     "SELECT k.id AS key_id, k.organization_id, k.permissions, k.capabilities, k.expires_at, \
-                     u.id AS user_id, u.email, u.name, u.email_verified, u.role AS user_role, u.image, \
-                     u.created_at AS user_created_at, u.updated_at AS user_updated_at, \
-                     m.role AS member_role, r.capabilities AS role_capabilities \
+                     u.*, m.role AS member_role, r.capabilities AS role_capabilities \
                      FROM api_keys k JOIN users u ON u.id = k.created_by \
                      LEFT JOIN members m ON m.organization_id = k.organization_id AND m.user_id = k.created_by \
                      LEFT JOIN roles r ON r.organization_id = m.organization_id AND r.name = m.role \

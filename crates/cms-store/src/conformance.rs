@@ -247,6 +247,17 @@ async fn sessions_are_found_by_hash_extended_and_deleted(url: String) {
         (found.expires_at, found.active_organization_id.as_deref()),
         (200, Some("o1"))
     );
+    let grant = tx.session_grant("h1").await.unwrap().unwrap();
+    assert_eq!(
+        (grant.session.session_id.as_str(), grant.user.email.as_str()),
+        ("s1", "ada@example.com")
+    );
+    assert_eq!(
+        (grant.member_role, grant.role_capabilities),
+        (None, None),
+        "not a member of o1"
+    );
+    assert!(tx.session_grant("nope").await.unwrap().is_none());
     assert!(tx.delete_session("s1").await.unwrap());
     assert!(!tx.delete_session("s1").await.unwrap());
     assert!(tx.session_by_token_hash("h1").await.unwrap().is_none());
@@ -278,6 +289,15 @@ async fn api_keys_are_scoped_to_their_organization(url: String) {
     tx.commit().await.unwrap();
 
     let mut tx = store.write().await.unwrap();
+    let grant = tx.key_grant("kh").await.unwrap().unwrap();
+    assert_eq!(
+        (
+            grant.key_id.as_str(),
+            grant.user.id.as_str(),
+            grant.member_role
+        ),
+        ("k1", "u1", None)
+    );
     let found = tx.api_key_by_hash("kh").await.unwrap().unwrap();
     assert_eq!((found.capabilities, found.expires_at), (None, Some(10)));
     assert_eq!(tx.api_keys("o1").await.unwrap().len(), 1);

@@ -18,8 +18,35 @@ pub struct SessionRecord {
     pub updated_at: i64,
 }
 
+/// Everything needed to authenticate a request by session, read in one query on the hot path:
+/// the session, its user, and the user's role in the active organization.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SessionGrantRecord {
+    #[sqlx(flatten)]
+    pub session: SessionFields,
+    #[sqlx(flatten)]
+    pub user: crate::users::UserRecord,
+    /// The user's role in the active organization; `None` without one.
+    pub member_role: Option<String>,
+    pub role_capabilities: Option<sqlx::types::Json<Vec<String>>>,
+}
+
+/// A session's columns under names that do not clash with the user's.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SessionFields {
+    pub session_id: String,
+    pub active_organization_id: Option<String>,
+    pub expires_at: i64,
+    pub ip_address: Option<String>,
+    pub user_agent: Option<String>,
+    pub session_created_at: i64,
+    pub session_updated_at: i64,
+}
+
 #[async_trait]
 pub trait Sessions {
+    /// The session with this token hash, its user and the user's current grant.
+    async fn session_grant(&mut self, token_hash: &str) -> Result<Option<SessionGrantRecord>>;
     async fn insert_session(&mut self, session: &SessionRecord) -> Result<()>;
     async fn session_by_token_hash(&mut self, token_hash: &str) -> Result<Option<SessionRecord>>;
     /// Slides the expiry of a session forward.
@@ -56,6 +83,24 @@ macro_rules! impl_sessions {
                 .execute(self.conn())
                 .await?;
                 Ok(())
+            }
+
+            async fn session_grant(
+                &mut self,
+                token_hash: &str,
+            ) -> $crate::Result<Option<$crate::sessions::SessionGrantRecord>> {
+                Ok(sqlx::query_as(
+                    "SELECT s.id AS session_id, s.active_organization_id, s.expires_at, s.ip_address, \
+                     s.user_agent, s.created_at AS session_created_at, s.updated_at AS session_updated_at, \
+                     u.*, m.role AS member_role, r.capabilities AS role_capabilities \
+                     FROM sessions s JOIN users u ON u.id = s.user_id \
+                     LEFT JOIN members m ON m.organization_id = s.active_organization_id AND m.user_id = s.user_id \
+                     LEFT JOIN roles r ON r.organization_id = m.organization_id AND r.name = m.role \
+                     WHERE s.token_hash = $1",
+                )
+                .bind(token_hash)
+                .fetch_optional(self.conn())
+                .await?)
             }
 
             async fn session_by_token_hash(

@@ -285,23 +285,18 @@ impl<'a> AuthService<'a> {
         }
     }
 
+    /// One query on the hot path: the session, its user and the user's role.
     async fn actor_for_session(&self, token: &str) -> Result<Option<Resolved>> {
         let hash = self.inner.secret.hash_hex(Purpose::SessionToken, token);
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.read().await?;
-        let Some(mut session) = tx.session_by_token_hash(&hash).await? else {
+        let Some(found) = self.inner.store.read().await?.session_grant(&hash).await? else {
             return Ok(None);
         };
+        let mut session = found.session;
         if session.expires_at <= now.millis() {
             return Ok(None);
         }
-        let Some(user) = tx.user_by_id(&session.user_id).await? else {
-            return Ok(None);
-        };
-        let grant = self
-            .grant_in(&mut *tx, &user, session.active_organization_id.as_deref())
-            .await?;
-        drop(tx);
+        let grant = self.grant(&found.user, found.member_role, found.role_capabilities)?;
 
         // Sliding lifetime, written at most once a day per session rather than on every request.
         let lifetime = self.inner.settings.session_lifetime_days * DAY_MS;
@@ -309,15 +304,25 @@ impl<'a> AuthService<'a> {
         if session_extended {
             session.expires_at = now.millis() + lifetime;
             let mut tx = self.inner.store.write().await?;
-            tx.extend_session(&session.id, session.expires_at, now.millis())
+            tx.extend_session(&session.session_id, session.expires_at, now.millis())
                 .await?;
             tx.commit().await?;
         }
+        let view = SessionView {
+            id: session.session_id,
+            user_id: found.user.id.clone(),
+            active_organization_id: session.active_organization_id.clone(),
+            expires_at: session.expires_at.into(),
+            ip_address: session.ip_address,
+            user_agent: session.user_agent,
+            created_at: session.session_created_at.into(),
+            updated_at: session.session_updated_at.into(),
+        };
         let actor = Actor {
-            user: User::from_record(user)?,
-            organization_id: session.active_organization_id.clone(),
+            user: User::from_record(found.user)?,
+            organization_id: session.active_organization_id,
             grant,
-            credential: Credential::Session(SessionView::from(&session)),
+            credential: Credential::Session(view),
         };
         Ok(Some(Resolved {
             actor,
@@ -335,14 +340,7 @@ impl<'a> AuthService<'a> {
         if found.expires_at.is_some_and(|at| at <= now.millis()) {
             return Ok(None);
         }
-        let instance_role = InstanceRole::parse(&found.user_role).unwrap_or(InstanceRole::Viewer);
-        let membership =
-            self.membership(&found.user_id, found.member_role, found.role_capabilities)?;
-        let creator_grant = access::user_grant(
-            instance_role,
-            membership.as_ref(),
-            self.inner.capabilities.every(),
-        );
+        let creator_grant = self.grant(&found.user, found.member_role, found.role_capabilities)?;
         let scope = self.key_scope(
             &found.permissions.0,
             found.capabilities.as_ref().map(|c| c.0.as_slice()),
@@ -350,24 +348,30 @@ impl<'a> AuthService<'a> {
         let Some(grant) = access::key_grant(&scope, &creator_grant) else {
             return Ok(None);
         };
-        let user = User {
-            id: found.user_id,
-            email: found.email,
-            name: found.name,
-            email_verified: found.email_verified,
-            role: instance_role,
-            image: found.image,
-            created_at: found.user_created_at.into(),
-            updated_at: found.user_updated_at.into(),
-        };
         Ok(Some(Actor {
-            user,
+            user: User::from_record(found.user)?,
             organization_id: Some(found.organization_id),
             grant,
             credential: Credential::ApiKey {
                 key_id: found.key_id,
             },
         }))
+    }
+
+    /// What `user` may do, given their role (if any) in the organization at hand.
+    fn grant(
+        &self,
+        user: &UserRecord,
+        role: Option<String>,
+        capabilities: Option<cms_store::Json<Vec<String>>>,
+    ) -> Result<Grant> {
+        let instance_role = InstanceRole::parse(&user.role).unwrap_or(InstanceRole::Viewer);
+        let membership = self.membership(&user.id, role, capabilities)?;
+        Ok(access::user_grant(
+            instance_role,
+            membership.as_ref(),
+            self.inner.capabilities.every(),
+        ))
     }
 
     /// A membership from a stored role name and that role's capabilities; `None` for no role.
@@ -410,29 +414,6 @@ impl<'a> AuthService<'a> {
             },
             None => KeyScope::Permissions(permissions),
         }
-    }
-
-    /// What `user` may do in `organization` right now.
-    async fn grant_in(
-        &self,
-        tx: &mut dyn Tx,
-        user: &UserRecord,
-        organization: Option<&str>,
-    ) -> Result<Grant> {
-        let instance_role = InstanceRole::parse(&user.role).unwrap_or(InstanceRole::Viewer);
-        let every = self.inner.capabilities.every();
-        let membership = match organization {
-            Some(org) => match tx.member_grant(org, &user.id).await? {
-                Some(m) => self.membership(&user.id, Some(m.role), m.capabilities)?,
-                None => None,
-            },
-            None => None,
-        };
-        Ok(access::user_grant(
-            instance_role,
-            membership.as_ref(),
-            every,
-        ))
     }
 
     async fn open_session(
