@@ -300,7 +300,8 @@ macro_rules! impl_documents {
                 if total == 0 {
                     return Ok((Vec::new(), 0));
                 }
-                let order = $crate::filter_sql::compile_sort(spec.sort, <$tx>::DIALECT, spec.column);
+                let order =
+                    $crate::filter_sql::compile_sort_under(spec.sort, <$tx>::DIALECT, spec.column, spec.filter);
                 let page_sql = format!(
                     "SELECT * FROM documents WHERE {condition} ORDER BY {order} LIMIT ${} OFFSET ${}",
                     binds.len() + 1,

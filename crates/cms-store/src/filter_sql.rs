@@ -149,15 +149,72 @@ pub fn index_expressions(
 /// default order is newest first, `created_at DESC, id DESC`, which the
 /// `documents_by_type` index serves.
 pub fn compile_sort(keys: &[SortKey], dialect: Dialect, column: DataColumn) -> String {
+    compile_sort_under(keys, dialect, column, &Filter::All)
+}
+
+/// [`compile_sort`] for rows already restricted by `filter`. On SQLite, a sort key whose path
+/// the filter bounds with a comparison of the key's own type (`views > 5` for a sort on
+/// `views`) can have no missing or other-typed values left, so it sorts by the plain indexed
+/// expression: the expression index then yields the page in order and no row is sorted.
+pub fn compile_sort_under(
+    keys: &[SortKey],
+    dialect: Dialect,
+    column: DataColumn,
+    filter: &Filter,
+) -> String {
     let mut parts: Vec<String> = keys
         .iter()
-        .filter_map(|key| sort_key(key, dialect, column.name()))
+        .filter_map(|key| match key {
+            SortKey::Field(path, kind, direction)
+                if dialect == Dialect::Sqlite && bounded_by(filter, path.segments(), *kind) =>
+            {
+                let target = Target::new(dialect, column.name(), path.segments(), *kind);
+                let direction = match direction {
+                    Direction::Asc => "ASC",
+                    Direction::Desc => "DESC",
+                };
+                Some(format!("{} {direction}", target.value()))
+            }
+            _ => sort_key(key, dialect, column.name()),
+        })
         .collect();
     if parts.is_empty() {
         return "created_at DESC, id DESC".to_string();
     }
     parts.push("id ASC".to_string());
     parts.join(", ")
+}
+
+/// Whether a top-level condition of `filter` compares `path` with a value of `kind`'s type,
+/// which (on SQLite) leaves only values of that type.
+fn bounded_by(filter: &Filter, path: &[String], kind: FieldKind) -> bool {
+    let conditions: Vec<&Condition> = match filter {
+        Filter::Cond(c) => vec![c],
+        Filter::And(items) => items
+            .iter()
+            .filter_map(|f| match f {
+                Filter::Cond(c) => Some(c),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    conditions.iter().any(|c| {
+        let comparand = match &c.op {
+            Op::GreaterThan(v)
+            | Op::GreaterThanEqual(v)
+            | Op::LessThan(v)
+            | Op::LessThanEqual(v) => v,
+            _ => return false,
+        };
+        c.path.segments() == path
+            && c.kind == kind
+            && matches!(
+                (comparand, kind),
+                (Comparand::Number(_), FieldKind::Number)
+                    | (Comparand::String(_), FieldKind::String | FieldKind::Date)
+            )
+    })
 }
 
 fn sort_key(key: &SortKey, dialect: Dialect, column: &'static str) -> Option<String> {
@@ -459,13 +516,13 @@ impl Compiler {
     /// (byte order) against stored strings for a string.
     fn ordering(&mut self, target: &Target, op: &str, value: &Comparand) -> String {
         match (value, self.dialect) {
+            // SQLite orders every number below every text value, so `< ''` keeps stored
+            // strings out while both bounds stay on the one indexed expression: the range is
+            // answered from the expression index, counts included, without reading rows.
             (Comparand::Number(n), Dialect::Sqlite) => {
                 let p = self.bind(number_bind(n));
-                format!(
-                    "({} AND {} {op} {p})",
-                    target.is_type(JsonType::Number),
-                    target.value()
-                )
+                let v = target.value();
+                format!("({v} {op} {p} AND {v} < '')")
             }
             (Comparand::Number(n), Dialect::Postgres) => {
                 let p = self.bind(number_bind(n));
@@ -476,13 +533,12 @@ impl Compiler {
                     target.value()
                 )
             }
+            // `>= ''` keeps stored numbers out (they order below every text) on the indexed
+            // expression alone, as above.
             (Comparand::String(s), Dialect::Sqlite) => {
                 let p = self.bind(Bind::Text(s.clone()));
-                format!(
-                    "({} AND {} {op} {p})",
-                    target.is_type(JsonType::String),
-                    target.value()
-                )
+                let v = target.value();
+                format!("({v} {op} {p} AND {v} >= '')")
             }
             (Comparand::String(s), Dialect::Postgres) => {
                 let p = self.bind(Bind::Text(s.clone()));
@@ -723,11 +779,29 @@ mod tests {
     }
 
     #[test]
+    fn a_sort_bounded_by_the_filter_uses_the_plain_indexed_expression_on_sqlite() {
+        let views = cms_core::filter::parse_sort(&["-views"], &Post);
+        let bounded = cms_core::filter::parse(&json!({ "views": { "greater_than": 3 } }), &Post);
+        assert_eq!(
+            compile_sort_under(&views, Dialect::Sqlite, DataColumn::Draft, &bounded),
+            "json_extract(draft_data, '$.views') DESC, id ASC"
+        );
+        // Not bounded (or bounded with another type, or on PostgreSQL): missing values must
+        // still sort as the largest.
+        let unbounded =
+            cms_core::filter::parse(&json!({ "title": { "greater_than": "a" } }), &Post);
+        for (filter, dialect) in [(&unbounded, Dialect::Sqlite), (&bounded, Dialect::Postgres)] {
+            let order = compile_sort_under(&views, dialect, DataColumn::Draft, filter);
+            assert!(order.contains("NULLS FIRST"), "{order}");
+        }
+    }
+
+    #[test]
     fn comparisons() {
         let c = lite(json!({ "views": { "greater_than": 3 } }));
         assert_eq!(
             c.sql,
-            "(json_type(draft_data, '$.views') IN ('integer','real') AND json_extract(draft_data, '$.views') > $1)"
+            "(json_extract(draft_data, '$.views') > $1 AND json_extract(draft_data, '$.views') < '')"
         );
         let c = pg(json!({ "views": { "less_than_equal": 3.5 } }));
         assert_eq!(
@@ -738,7 +812,7 @@ mod tests {
         let c = lite(json!({ "date": { "greater_than_equal": "2024-01-01" } }));
         assert_eq!(
             c.sql,
-            "(json_type(draft_data, '$.date') = 'text' AND json_extract(draft_data, '$.date') >= $1)"
+            "(json_extract(draft_data, '$.date') >= $1 AND json_extract(draft_data, '$.date') >= '')"
         );
         let c = pg(json!({ "date": { "less_than": "2024-01-01" } }));
         assert_eq!(
@@ -904,7 +978,7 @@ mod tests {
 
     const LITERALS: &[&str] = &[
         "null", "text", "integer", "real", "true", "false", "array", "number", "string", "boolean",
-        "\\", "{}",
+        "\\", "{}", "",
     ];
 
     /// A JSON path literal made of declared identifiers: `$.a.b` or `{a,b}`.
