@@ -76,6 +76,8 @@ run_engine() {
     | report "GET /api/documents/{id} (x-api-key)"
   wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" -s "$scripts/query.lua" "$base/api/documents/query" \
     | report "POST /api/documents/query (where+sort, 20)"
+  wrk -t1 -c1 -d"${secs}s" --latency -H "x-api-key: $key" -s "$scripts/query.lua" "$base/api/documents/query" \
+    | report "  the same, one client (latency)"
   echo "  RSS after load: $(awk '/VmRSS/ {print $2}' /proc/$pid/status) kB"
   kill "$pid"; wait "$pid" 2>/dev/null || true
   rm -rf "$work"
