@@ -56,7 +56,7 @@ run_engine() {
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   base=http://127.0.0.1:$port
   (cd "$work" && RUST_LOG=warn CMS_DATABASE_URL=$url exec "$bin" serve --port "$port") & pid=$!
-  trap "kill $pid 2>/dev/null; rm -rf '$scripts'" EXIT
+  trap "kill $pid 2>/dev/null || true; rm -rf '$scripts'" EXIT
   until curl -sf "$base/healthz" >/dev/null 2>&1; do sleep 0.01; done
   local json='content-type: application/json'
   local token key id

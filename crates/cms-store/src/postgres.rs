@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use sqlx::postgres::{PgConnection, PgPool, PgPoolOptions};
 use sqlx::{Postgres, Transaction};
 
-use crate::{Dialect, Result, Store, Tx};
+use crate::{Dialect, Result, Store, StoreError, Tx};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
@@ -56,9 +56,17 @@ impl Store for PgStore {
         fields: &[(Vec<String>, cms_core::FieldKind)],
     ) -> Result<()> {
         for statement in crate::field_index_statements(Dialect::Postgres, doc_type, fields) {
-            sqlx::query(sqlx::AssertSqlSafe(statement))
+            if let Err(e) = sqlx::query(sqlx::AssertSqlSafe(statement))
                 .execute(&self.pool)
-                .await?;
+                .await
+            {
+                match StoreError::from(e) {
+                    // Two instances starting together may both create the index: IF NOT EXISTS
+                    // is not race-free, and the loser sees a catalog unique violation.
+                    StoreError::Unique(_) => {}
+                    other => return Err(other),
+                }
+            }
         }
         Ok(())
     }
