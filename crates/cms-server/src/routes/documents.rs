@@ -152,14 +152,8 @@ struct QueryBody {
     perspective: Option<String>,
     #[serde(default)]
     include_child_organizations: Option<bool>,
-    /// Accepted and ignored: the full document is returned.
-    #[serde(default)]
-    #[allow(dead_code)]
-    select: Option<Value>,
-    /// Accepted and ignored (SPEC.md: the list endpoint ignores it).
-    #[serde(default)]
-    #[allow(dead_code)]
-    filter_organization_ids: Option<Value>,
+    // `select` (the full document is returned) and `filterOrganizationIds` (SPEC.md: ignored)
+    // are accepted and ignored, like any other key this struct does not name.
 }
 
 #[derive(Deserialize)]
