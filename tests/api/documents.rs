@@ -1105,6 +1105,80 @@ async fn slugs_are_unique_per_type_and_organization(url: String) {
     app.stop().await;
 }
 
+async fn hostile_list_inputs_are_4xx_never_500(url: String) {
+    let app = TestApp::start(&url).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    seed(&app, &ada).await;
+    for path in [
+        "/api/documents?type=post&page=9223372036854775807",
+        "/api/documents?type=post&page=99999999999999999999",
+        "/api/documents?type=post&pageSize=1000",
+        "/api/documents?type=post&depth=300",
+        "/api/documents?type=nope",
+        "/api/documents/x/versions?limit=-1",
+        "/api/documents/x/versions/abc",
+    ] {
+        let res = app.get(path).cookie(&ada).send().await;
+        assert_eq!(res.status, StatusCode::BAD_REQUEST, "{path}: {}", res.body);
+    }
+    for body in [
+        json!({"type": "post", "page": 9223372036854775807i64, "limit": 100}),
+        json!({"type": "post", "page": -1}),
+        json!({"type": "post", "limit": 0}),
+        json!({"type": "post", "sort": 5}),
+        json!({"type": "post", "depth": 6}),
+        json!({"type": "post", "perspective": "future"}),
+        json!({"type": 7}),
+    ] {
+        let res = app
+            .post("/api/documents/query", body.clone())
+            .cookie(&ada)
+            .send()
+            .await;
+        assert_eq!(res.status, StatusCode::BAD_REQUEST, "{body}: {}", res.body);
+    }
+    // A where of any shape is never an error: it matches nothing or everything.
+    // Past the filter's nesting limit it matches nothing; past the JSON parser's it is a 400.
+    let nest = |n: usize| (0..n).fold(json!({"views": {"equals": 1}}), |w, _| json!({"and": [w]}));
+    let res = app
+        .post(
+            "/api/documents/query",
+            json!({"type": "post", "where": nest(500)}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
+    let res = app
+        .post(
+            "/api/documents/query",
+            json!({"type": "post", "where": nest(40)}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.body["pagination"]["total"], 0, "{}", res.body);
+    let deep = nest(8);
+    for clause in [
+        json!("string"),
+        json!([1, 2]),
+        json!(null),
+        deep,
+        json!({"or": [], "and": []}),
+    ] {
+        let res = app
+            .post(
+                "/api/documents/query",
+                json!({"type": "post", "where": clause}),
+            )
+            .cookie(&ada)
+            .send()
+            .await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    }
+    app.stop().await;
+}
+
 async fn schemas_are_listed(url: String) {
     let app = TestApp::start(&url).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
@@ -1149,6 +1223,7 @@ cms_store::both_engines!(
     schemas_are_listed,
     parents_read_children_only_when_asked,
     slugs_are_unique_per_type_and_organization,
+    hostile_list_inputs_are_4xx_never_500,
 );
 
 #[tokio::test]

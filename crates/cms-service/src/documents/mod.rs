@@ -353,6 +353,10 @@ impl<'a> DocumentService<'a> {
                 data: views,
             });
         }
+        // A page far past any data is a client error, not an arithmetic overflow.
+        let offset = (request.page - 1)
+            .checked_mul(request.page_size)
+            .ok_or_else(|| Error::bad_request("page is too large"))?;
         let fields = self
             .schemas()
             .fields(&request.doc_type)
@@ -382,7 +386,7 @@ impl<'a> DocumentService<'a> {
             filter: &filter,
             sort: &sort,
             limit: request.page_size,
-            offset: (request.page - 1) * request.page_size,
+            offset,
         };
         let mut tx = self.inner.store.read().await?;
         let (records, total) = tx.list_documents(&spec).await?;
