@@ -1137,6 +1137,62 @@ async fn hostile_list_inputs_are_4xx_never_500(url: String) {
             .await;
         assert_eq!(res.status, StatusCode::BAD_REQUEST, "{body}: {}", res.body);
     }
+    // NUL characters, which PostgreSQL cannot store or compare, are refused alike on both engines.
+    let res = app
+        .post(DOCS, json!({"type": "post", "data": {"title": "a\u{0}b"}}))
+        .cookie(&ada)
+        .send()
+        .await;
+    res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
+    assert_eq!(
+        (
+            res.body["issues"][0]["path"].clone(),
+            res.body["issues"][0]["code"].clone()
+        ),
+        (json!("title"), json!("invalid"))
+    );
+    let res = app
+        .post(
+            DOCS,
+            json!({"type": "post", "data": {"tags": ["ok", "\u{0}"]}}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.body["issues"][0]["path"], "tags[1]", "{}", res.body);
+    for path in [
+        "/api/documents/a%00b",
+        "/api/documents/by-ids?ids=a%00b",
+        "/api/documents?type=post&sort=%00",
+    ] {
+        let res = app.get(path).cookie(&ada).send().await;
+        res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
+    }
+    let res = app
+        .post(
+            "/api/settings/api-keys",
+            json!({"name": "k\u{0}", "permissions": ["read"]}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.body["issues"][0]["code"], "invalid", "{}", res.body);
+    let res = app
+        .post(
+            "/api/auth/sign-up/email",
+            json!({"name": "N\u{0}", "email": "n@example.com", "password": "long enough"}),
+        )
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::BAD_REQUEST, "{}", res.body);
+    let res = app
+        .post(
+            "/api/auth/sign-in/email",
+            json!({"email": "ada@example.com\u{0}", "password": "x\u{0}"}),
+        )
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{}", res.body);
     // A where of any shape is never an error: it matches nothing or everything.
     // Past the filter's nesting limit it matches nothing; past the JSON parser's it is a 400.
     let nest = |n: usize| (0..n).fold(json!({"views": {"equals": 1}}), |w, _| json!({"and": [w]}));

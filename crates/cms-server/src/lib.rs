@@ -78,6 +78,7 @@ pub fn router(cms: Cms, settings: ServerSettings) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum_middleware::from_fn_with_state(state.clone(), middleware::resolve_actor))
+        .layer(axum_middleware::from_fn(middleware::refuse_nul))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
             let id = req.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("");

@@ -75,3 +75,18 @@ pub fn client_ip(req_extensions: &axum::http::Extensions) -> Option<String> {
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(addr)| addr.ip().to_string())
 }
+
+/// Refuses a NUL character anywhere in the path or query: no identifier or parameter can hold
+/// one, and PostgreSQL cannot even compare text holding one, so it is refused here, once,
+/// rather than failing deep inside a query.
+pub async fn refuse_nul(req: Request, next: Next) -> Response {
+    let has_nul = |s: &str| s.contains("%00") || s.contains('\0');
+    if has_nul(req.uri().path()) || req.uri().query().is_some_and(has_nul) {
+        return crate::error::handler_error(
+            axum::http::StatusCode::BAD_REQUEST,
+            "the request URL contains a NUL character",
+            &[],
+        );
+    }
+    next.run(req).await
+}

@@ -124,6 +124,8 @@ impl<'a> ApiKeyService<'a> {
             issues.add("name", "required", "name is required");
         } else if name.chars().count() > 100 {
             issues.add("name", "maxLength", "name is at most 100 characters");
+        } else if name.chars().any(char::is_control) {
+            issues.add("name", "invalid", "name may not contain control characters");
         }
         let mut permissions = Vec::new();
         for (i, p) in input.permissions.unwrap_or_default().iter().enumerate() {

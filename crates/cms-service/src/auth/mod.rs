@@ -466,6 +466,8 @@ fn validate_sign_up(input: &SignUp) -> Result<(String, Email, Password)> {
         issues.add("name", "required", "name is required");
     } else if name.chars().count() > 100 {
         issues.add("name", "maxLength", "name is at most 100 characters");
+    } else if name.chars().any(char::is_control) {
+        issues.add("name", "invalid", "name may not contain control characters");
     }
     let email = match input.email.as_deref() {
         None | Some("") => {

@@ -516,7 +516,10 @@ impl<'a> DocumentService<'a> {
     }
 
     fn check_structure(&self, doc_type: &str, data: &Value) -> Result<()> {
-        let issues = self.schemas().check_structure(doc_type, data);
+        let mut issues = self.schemas().check_structure(doc_type, data);
+        if issues.is_empty() {
+            issues.extend(find_nul("", data));
+        }
         if issues.is_empty() {
             Ok(())
         } else {
@@ -860,6 +863,38 @@ fn replace_references(value: &mut Value, resolved: &HashMap<String, Value>) {
             .iter_mut()
             .for_each(|v| replace_references(v, resolved)),
         _ => {}
+    }
+}
+
+/// The first string (or key) holding U+0000: PostgreSQL cannot store it in JSONB, so both
+/// engines refuse it alike rather than one of them failing with a 500.
+fn find_nul(path: &str, value: &Value) -> Option<Issue> {
+    let nul = |path: &str| {
+        Some(Issue::new(
+            path,
+            "invalid",
+            "text may not contain the NUL character",
+        ))
+    };
+    match value {
+        Value::String(s) if s.contains('\0') => nul(path),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| find_nul(&format!("{path}[{i}]"), v)),
+        Value::Object(map) => map.iter().find_map(|(k, v)| {
+            let child = if path.is_empty() {
+                k.clone()
+            } else {
+                format!("{path}.{k}")
+            };
+            if k.contains('\0') {
+                nul(&child)
+            } else {
+                find_nul(&child, v)
+            }
+        }),
+        _ => None,
     }
 }
 
