@@ -273,30 +273,14 @@ macro_rules! impl_documents {
                 &mut self,
                 spec: &$crate::documents::ListSpec<'_>,
             ) -> $crate::Result<(Vec<$crate::documents::DocumentRecord>, i64)> {
-                use $crate::filter_sql::Bind;
                 if spec.organizations.is_empty() {
                     return Ok((Vec::new(), 0));
                 }
-                let (condition, binds) = $crate::documents::list_condition(spec, <$tx>::DIALECT);
-                macro_rules! bind_all {
-                    ($query:expr) => {{
-                        let mut query = $query;
-                        for bind in &binds {
-                            query = match bind {
-                                Bind::Null => query.bind(None::<String>),
-                                Bind::Bool(b) => query.bind(*b),
-                                Bind::Int(i) => query.bind(*i),
-                                Bind::Float(f) => query.bind(*f),
-                                Bind::Text(t) => query.bind(t.clone()),
-                                Bind::Json(v) => query.bind(sqlx::types::Json(v.clone())),
-                            };
-                        }
-                        query
-                    }};
-                }
+                let (condition, mut binds) = $crate::documents::list_condition(spec, <$tx>::DIALECT);
                 let count_sql = format!("SELECT COUNT(*) FROM documents WHERE {condition}");
-                let total: i64 =
-                    bind_all!(sqlx::query_scalar(sqlx::AssertSqlSafe(count_sql))).fetch_one(self.conn()).await?;
+                let total: i64 = sqlx::query_scalar_with(sqlx::AssertSqlSafe(count_sql), <$tx>::arguments(binds.clone())?)
+                    .fetch_one(self.conn())
+                    .await?;
                 if total == 0 {
                     return Ok((Vec::new(), 0));
                 }
@@ -307,9 +291,9 @@ macro_rules! impl_documents {
                     binds.len() + 1,
                     binds.len() + 2
                 );
-                let rows = bind_all!(sqlx::query_as(sqlx::AssertSqlSafe(page_sql)))
-                    .bind(spec.limit)
-                    .bind(spec.offset)
+                binds.push($crate::filter_sql::Bind::Int(spec.limit));
+                binds.push($crate::filter_sql::Bind::Int(spec.offset));
+                let rows = sqlx::query_as_with(sqlx::AssertSqlSafe(page_sql), <$tx>::arguments(binds)?)
                     .fetch_all(self.conn())
                     .await?;
                 Ok((rows, total))

@@ -85,6 +85,18 @@ pub(crate) struct PgTx {
 impl PgTx {
     pub(crate) const DIALECT: Dialect = Dialect::Postgres;
 
+    /// The arguments for compiled SQL, in placeholder order.
+    pub(crate) fn arguments(
+        binds: Vec<crate::filter_sql::Bind>,
+    ) -> Result<sqlx::postgres::PgArguments> {
+        let mut args = sqlx::postgres::PgArguments::default();
+        for bind in binds {
+            bind.add_to_postgres(&mut args)
+                .map_err(|e| crate::StoreError::Database(sqlx::Error::Encode(e)))?;
+        }
+        Ok(args)
+    }
+
     fn conn(&mut self) -> &mut PgConnection {
         &mut self.tx
     }

@@ -123,6 +123,18 @@ pub(crate) struct SqliteTx {
 impl SqliteTx {
     pub(crate) const DIALECT: Dialect = Dialect::Sqlite;
 
+    /// The arguments for compiled SQL, in placeholder order.
+    pub(crate) fn arguments(
+        binds: Vec<crate::filter_sql::Bind>,
+    ) -> Result<sqlx::sqlite::SqliteArguments> {
+        let mut args = sqlx::sqlite::SqliteArguments::default();
+        for bind in binds {
+            bind.add_to_sqlite(&mut args)
+                .map_err(|e| crate::StoreError::Database(sqlx::Error::Encode(e)))?;
+        }
+        Ok(args)
+    }
+
     fn conn(&mut self) -> &mut SqliteConnection {
         match &mut self.conn {
             Conn::Tx(tx) => tx,
