@@ -44,7 +44,6 @@ pub trait ApiKeys {
     /// The key with this hash, its creator and the creator's current grant.
     async fn key_grant(&mut self, key_hash: &str) -> Result<Option<KeyGrantRecord>>;
     async fn insert_api_key(&mut self, key: &ApiKeyRecord) -> Result<()>;
-    async fn api_key_by_hash(&mut self, key_hash: &str) -> Result<Option<ApiKeyRecord>>;
     /// The keys of an organization, newest first.
     async fn api_keys(&mut self, organization_id: &str) -> Result<Vec<ApiKeyRecord>>;
     /// `true` when the key existed in that organization and is gone.
@@ -91,16 +90,6 @@ macro_rules! impl_api_keys {
                 .bind(key_hash)
                 .fetch_optional(self.conn())
                 .await?)
-            }
-
-            async fn api_key_by_hash(
-                &mut self,
-                key_hash: &str,
-            ) -> $crate::Result<Option<$crate::api_keys::ApiKeyRecord>> {
-                Ok(sqlx::query_as("SELECT * FROM api_keys WHERE key_hash = $1")
-                    .bind(key_hash)
-                    .fetch_optional(self.conn())
-                    .await?)
             }
 
             async fn api_keys(

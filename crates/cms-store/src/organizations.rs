@@ -26,15 +26,6 @@ pub struct MemberRecord {
     pub created_at: i64,
 }
 
-/// A member's role in an organization with the role's capabilities, read in one query because
-/// every authenticated request needs it.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct MemberGrantRecord {
-    pub role: String,
-    /// `None` only if the role row is missing, which the foreign key prevents.
-    pub capabilities: Option<Json<Vec<String>>>,
-}
-
 #[async_trait]
 pub trait Organizations {
     /// Fails with [`crate::StoreError::Unique`] when the slug is taken.
@@ -47,12 +38,6 @@ pub trait Organizations {
         organization_id: &str,
         user_id: &str,
     ) -> Result<Option<MemberRecord>>;
-    /// The user's role in the organization and that role's capabilities.
-    async fn member_grant(
-        &mut self,
-        organization_id: &str,
-        user_id: &str,
-    ) -> Result<Option<MemberGrantRecord>>;
     /// The organizations whose parent is `organization_id` (one level: children have none).
     async fn child_organization_ids(&mut self, organization_id: &str) -> Result<Vec<String>>;
     /// The user's memberships, oldest first.
@@ -126,22 +111,6 @@ macro_rules! impl_organizations {
                     .bind(user_id)
                     .fetch_optional(self.conn())
                     .await?)
-            }
-
-            async fn member_grant(
-                &mut self,
-                organization_id: &str,
-                user_id: &str,
-            ) -> $crate::Result<Option<$crate::organizations::MemberGrantRecord>> {
-                Ok(sqlx::query_as(
-                    "SELECT m.role, r.capabilities FROM members m \
-                     LEFT JOIN roles r ON r.organization_id = m.organization_id AND r.name = m.role \
-                     WHERE m.organization_id = $1 AND m.user_id = $2",
-                )
-                .bind(organization_id)
-                .bind(user_id)
-                .fetch_optional(self.conn())
-                .await?)
             }
 
             async fn child_organization_ids(&mut self, organization_id: &str) -> $crate::Result<Vec<String>> {

@@ -188,7 +188,7 @@ impl<'a> DocumentService<'a> {
         if input.publish {
             self.record_publish(&mut *tx, &updated, by, now).await?;
         }
-        let stored = self.reload(&mut *tx, &org, id).await?;
+        let stored = self.owned(&mut *tx, &org, id).await?;
         tx.commit().await?;
         Ok(stored.into())
     }
@@ -234,7 +234,7 @@ impl<'a> DocumentService<'a> {
         }
         self.record_publish(&mut *tx, &current, Some(&actor.user.id), now)
             .await?;
-        let stored = self.reload(&mut *tx, &org, id).await?;
+        let stored = self.owned(&mut *tx, &org, id).await?;
         tx.commit().await?;
         Ok(stored.into())
     }
@@ -258,7 +258,7 @@ impl<'a> DocumentService<'a> {
                 .await?;
             tx.replace_references(id, &org, PUBLISHED, &[]).await?;
         }
-        let stored = self.reload(&mut *tx, &org, id).await?;
+        let stored = self.owned(&mut *tx, &org, id).await?;
         tx.commit().await?;
         Ok(stored.into())
     }
@@ -325,7 +325,7 @@ impl<'a> DocumentService<'a> {
             now,
         )
         .await?;
-        let stored = self.reload(&mut *tx, &org, id).await?;
+        let stored = self.owned(&mut *tx, &org, id).await?;
         tx.commit().await?;
         Ok(stored.into())
     }
@@ -617,10 +617,6 @@ impl<'a> DocumentService<'a> {
         tx.document(&[org.to_string()], id)
             .await?
             .ok_or_else(|| Error::not_found("document"))
-    }
-
-    async fn reload(&self, tx: &mut dyn Tx, org: &str, id: &str) -> Result<DocumentRecord> {
-        self.owned(tx, org, id).await
     }
 
     /// Replaces the draft guarded by the revision just read, then records the version and the
