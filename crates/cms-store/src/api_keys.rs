@@ -39,6 +39,13 @@ pub struct KeyGrantRecord {
     pub role_capabilities: Option<Json<Vec<String>>>,
 }
 
+pub(crate) const KEY_GRANT_SQL: &str = "SELECT k.id AS key_id, k.organization_id, k.permissions, \
+     k.capabilities, k.expires_at, u.*, m.role AS member_role, r.capabilities AS role_capabilities \
+     FROM api_keys k JOIN users u ON u.id = k.created_by \
+     LEFT JOIN members m ON m.organization_id = k.organization_id AND m.user_id = k.created_by \
+     LEFT JOIN roles r ON r.organization_id = m.organization_id AND r.name = m.role \
+     WHERE k.key_hash = $1";
+
 #[async_trait]
 pub trait ApiKeys {
     /// The key with this hash, its creator and the creator's current grant.
@@ -70,7 +77,7 @@ macro_rules! impl_api_keys {
                 .bind(&k.created_by)
                 .bind(k.created_at)
                 .bind(k.expires_at)
-                .execute(self.conn())
+                .execute(self.conn().await?)
                 .await?;
                 Ok(())
             }
@@ -79,16 +86,12 @@ macro_rules! impl_api_keys {
                 &mut self,
                 key_hash: &str,
             ) -> $crate::Result<Option<$crate::api_keys::KeyGrantRecord>> {
-                Ok(sqlx::query_as(
-                    "SELECT k.id AS key_id, k.organization_id, k.permissions, k.capabilities, k.expires_at, \
-                     u.*, m.role AS member_role, r.capabilities AS role_capabilities \
-                     FROM api_keys k JOIN users u ON u.id = k.created_by \
-                     LEFT JOIN members m ON m.organization_id = k.organization_id AND m.user_id = k.created_by \
-                     LEFT JOIN roles r ON r.organization_id = m.organization_id AND r.name = m.role \
-                     WHERE k.key_hash = $1",
-                )
+                if let Some(points) = self.point_reads() {
+                    return points.key_grant(key_hash);
+                }
+                Ok(sqlx::query_as($crate::api_keys::KEY_GRANT_SQL)
                 .bind(key_hash)
-                .fetch_optional(self.conn())
+                .fetch_optional(self.conn().await?)
                 .await?)
             }
 
@@ -100,7 +103,7 @@ macro_rules! impl_api_keys {
                     "SELECT * FROM api_keys WHERE organization_id = $1 ORDER BY created_at DESC, id DESC",
                 )
                 .bind(organization_id)
-                .fetch_all(self.conn())
+                .fetch_all(self.conn().await?)
                 .await?)
             }
 
@@ -108,7 +111,7 @@ macro_rules! impl_api_keys {
                 let done = sqlx::query("DELETE FROM api_keys WHERE organization_id = $1 AND id = $2")
                     .bind(organization_id)
                     .bind(id)
-                    .execute(self.conn())
+                    .execute(self.conn().await?)
                     .await?;
                 Ok(done.rows_affected() > 0)
             }

@@ -305,6 +305,89 @@ async fn api_keys_are_scoped_to_their_organization(url: String) {
     store.close().await;
 }
 
+/// On SQLite a read unit answers these lookups off sqlx (`sqlite::PointReads`); a write unit
+/// answers them through sqlx. Both must read every column alike.
+async fn point_lookups_read_alike_in_read_and_write_units(url: String) {
+    let store = open(&url).await;
+    with_two_organizations(&store).await;
+    let mut tx = store.write().await.unwrap();
+    tx.insert_role(&role("o1", "editor", &["document.read", "document.update"]))
+        .await
+        .unwrap();
+    tx.insert_member(&MemberRecord {
+        organization_id: "o1".into(),
+        user_id: "u1".into(),
+        role: "editor".into(),
+        created_at: 1,
+    })
+    .await
+    .unwrap();
+    tx.insert_session(&SessionRecord {
+        id: "s1".into(),
+        token_hash: "h1".into(),
+        user_id: "u1".into(),
+        active_organization_id: Some("o1".into()),
+        expires_at: 100,
+        ip_address: None,
+        user_agent: Some("agent \u{e9}".into()),
+        created_at: 1,
+        updated_at: 2,
+    })
+    .await
+    .unwrap();
+    tx.insert_api_key(&ApiKeyRecord {
+        id: "k1".into(),
+        organization_id: "o1".into(),
+        name: "ci".into(),
+        key_hash: "kh".into(),
+        start: "cms_abcd".into(),
+        permissions: Json(vec!["read".into(), "write".into()]),
+        capabilities: Some(Json(vec!["document.read".into()])),
+        created_by: "u1".into(),
+        created_at: 1,
+        expires_at: None,
+    })
+    .await
+    .unwrap();
+    let published = DocumentRecord {
+        published_data: Some(Json(json!({"title": "d1", "n": [1.5, null, {"a": true}]}))),
+        published_hash: Some("hash".into()),
+        published_at: Some(3),
+        singleton: true,
+        ..document("d1", "o1", "settings", true)
+    };
+    tx.insert_document(&published).await.unwrap();
+    tx.commit().await.unwrap();
+
+    let o1 = vec!["o1".to_string()];
+    let both = vec!["o2".to_string(), "o1".to_string()];
+    let o2 = vec!["o2".to_string()];
+    let lookups = |mut tx: Box<dyn crate::Tx>| {
+        let (o1, both, o2) = (o1.clone(), both.clone(), o2.clone());
+        async move {
+            format!(
+                "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+                tx.key_grant("kh").await.unwrap(),
+                tx.key_grant("nope").await.unwrap(),
+                tx.session_grant("h1").await.unwrap(),
+                tx.session_grant("nope").await.unwrap(),
+                tx.document(&o1, "d1").await.unwrap(),
+                tx.document(&both, "d1").await.unwrap(),
+                tx.document(&o2, "d1").await.unwrap(),
+            )
+        }
+    };
+    let read = lookups(store.read().await.unwrap()).await;
+    let write = lookups(store.write().await.unwrap()).await;
+    assert_eq!(read, write);
+    assert!(
+        read.contains("role_capabilities: Some(Json([\"document.read\", \"document.update\"]))")
+    );
+    let lines: Vec<&str> = read.lines().collect();
+    assert_eq!((lines[1], lines[3], lines[6]), ("None", "None", "None"));
+    store.close().await;
+}
+
 async fn foreign_keys_are_enforced(url: String) {
     let store = open(&url).await;
     let mut tx = store.write().await.unwrap();
@@ -713,6 +796,7 @@ crate::both_engines!(
     organizations_members_and_roles,
     sessions_are_found_by_hash_extended_and_deleted,
     api_keys_are_scoped_to_their_organization,
+    point_lookups_read_alike_in_read_and_write_units,
     foreign_keys_are_enforced,
     an_unsupported_url_is_a_configuration_error,
 );

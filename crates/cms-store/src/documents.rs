@@ -123,6 +123,14 @@ pub(crate) fn list_condition(
 }
 
 /// `$first, $first+1, ...` for a list of `n` binds: placeholders only, never values.
+/// A document by id (`$1`) within `organizations` organizations (`$2`...).
+pub(crate) fn document_sql(organizations: usize) -> String {
+    format!(
+        "SELECT * FROM documents WHERE id = $1 AND organization_id IN ({})",
+        placeholders(2, organizations)
+    )
+}
+
 pub(crate) fn placeholders(first: usize, n: usize) -> String {
     (first..first + n)
         .map(|i| format!("${i}"))
@@ -153,7 +161,7 @@ macro_rules! impl_documents {
                 .bind(d.created_at)
                 .bind(d.updated_at)
                 .bind(d.published_at)
-                .execute(self.conn())
+                .execute(self.conn().await?)
                 .await?;
                 Ok(())
             }
@@ -166,15 +174,15 @@ macro_rules! impl_documents {
                 if organizations.is_empty() {
                     return Ok(None);
                 }
-                let sql = format!(
-                    "SELECT * FROM documents WHERE id = $1 AND organization_id IN ({})",
-                    $crate::documents::placeholders(2, organizations.len())
-                );
+                if let Some(points) = self.point_reads() {
+                    return points.document(organizations, id);
+                }
+                let sql = $crate::documents::document_sql(organizations.len());
                 let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id);
                 for org in organizations {
                     query = query.bind(org);
                 }
-                Ok(query.fetch_optional(self.conn()).await?)
+                Ok(query.fetch_optional(self.conn().await?).await?)
             }
 
             async fn singleton(
@@ -188,7 +196,7 @@ macro_rules! impl_documents {
                 .bind(organization)
                 .bind(doc_type)
                 .bind(true)
-                .fetch_optional(self.conn())
+                .fetch_optional(self.conn().await?)
                 .await?)
             }
 
@@ -209,7 +217,7 @@ macro_rules! impl_documents {
                 for value in organizations.iter().chain(ids) {
                     query = query.bind(value);
                 }
-                Ok(query.fetch_all(self.conn()).await?)
+                Ok(query.fetch_all(self.conn().await?).await?)
             }
 
             async fn save_draft(
@@ -229,7 +237,7 @@ macro_rules! impl_documents {
                 .bind(by)
                 .bind(now)
                 .bind(expected_revision)
-                .execute(self.conn())
+                .execute(self.conn().await?)
                 .await?;
                 Ok(done.rows_affected() == 1)
             }
@@ -251,7 +259,7 @@ macro_rules! impl_documents {
                 .bind(hash)
                 .bind(by)
                 .bind(now)
-                .execute(self.conn())
+                .execute(self.conn().await?)
                 .await?;
                 Ok(())
             }
@@ -264,7 +272,7 @@ macro_rules! impl_documents {
                 .bind(id)
                 .bind(by)
                 .bind(now)
-                .execute(self.conn())
+                .execute(self.conn().await?)
                 .await?;
                 Ok(())
             }
@@ -279,7 +287,7 @@ macro_rules! impl_documents {
                 let (condition, mut binds) = $crate::documents::list_condition(spec, <$tx>::DIALECT);
                 let count_sql = format!("SELECT COUNT(*) FROM documents WHERE {condition}");
                 let total: i64 = sqlx::query_scalar_with(sqlx::AssertSqlSafe(count_sql), <$tx>::arguments(binds.clone())?)
-                    .fetch_one(self.conn())
+                    .fetch_one(self.conn().await?)
                     .await?;
                 if total == 0 {
                     return Ok((Vec::new(), 0));
@@ -294,13 +302,13 @@ macro_rules! impl_documents {
                 binds.push($crate::filter_sql::Bind::Int(spec.limit));
                 binds.push($crate::filter_sql::Bind::Int(spec.offset));
                 let rows = sqlx::query_as_with(sqlx::AssertSqlSafe(page_sql), <$tx>::arguments(binds)?)
-                    .fetch_all(self.conn())
+                    .fetch_all(self.conn().await?)
                     .await?;
                 Ok((rows, total))
             }
 
             async fn delete_document(&mut self, id: &str) -> $crate::Result<bool> {
-                let done = sqlx::query("DELETE FROM documents WHERE id = $1").bind(id).execute(self.conn()).await?;
+                let done = sqlx::query("DELETE FROM documents WHERE id = $1").bind(id).execute(self.conn().await?).await?;
                 Ok(done.rows_affected() > 0)
             }
         }

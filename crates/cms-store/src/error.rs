@@ -18,6 +18,9 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("database error: {0}")]
     Database(sqlx::Error),
+    /// From the SQLite point reads, which do not go through sqlx.
+    #[error("database error: {0}")]
+    Embedded(#[from] rusqlite::Error),
 }
 
 impl From<sqlx::Error> for StoreError {

@@ -29,7 +29,7 @@ macro_rules! impl_instance {
                 .bind(key)
                 .bind(value)
                 .bind(now)
-                .execute(self.conn())
+                .execute(self.conn().await?)
                 .await?;
                 Ok(done.rows_affected() == 1)
             }
@@ -38,7 +38,7 @@ macro_rules! impl_instance {
                 Ok(
                     sqlx::query_scalar("SELECT value FROM instance_state WHERE key = $1")
                         .bind(key)
-                        .fetch_optional(self.conn())
+                        .fetch_optional(self.conn().await?)
                         .await?,
                 )
             }

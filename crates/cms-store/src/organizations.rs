@@ -73,7 +73,7 @@ macro_rules! impl_organizations {
                 .bind(&o.parent_id)
                 .bind(o.created_at)
                 .bind(o.updated_at)
-                .execute(self.conn())
+                .execute(self.conn().await?)
                 .await?;
                 Ok(())
             }
@@ -84,7 +84,7 @@ macro_rules! impl_organizations {
             ) -> $crate::Result<Option<$crate::organizations::OrganizationRecord>> {
                 Ok(sqlx::query_as("SELECT * FROM organizations WHERE id = $1")
                     .bind(id)
-                    .fetch_optional(self.conn())
+                    .fetch_optional(self.conn().await?)
                     .await?)
             }
 
@@ -96,7 +96,7 @@ macro_rules! impl_organizations {
                 .bind(&m.user_id)
                 .bind(&m.role)
                 .bind(m.created_at)
-                .execute(self.conn())
+                .execute(self.conn().await?)
                 .await?;
                 Ok(())
             }
@@ -109,14 +109,14 @@ macro_rules! impl_organizations {
                 Ok(sqlx::query_as("SELECT * FROM members WHERE organization_id = $1 AND user_id = $2")
                     .bind(organization_id)
                     .bind(user_id)
-                    .fetch_optional(self.conn())
+                    .fetch_optional(self.conn().await?)
                     .await?)
             }
 
             async fn child_organization_ids(&mut self, organization_id: &str) -> $crate::Result<Vec<String>> {
                 Ok(sqlx::query_scalar("SELECT id FROM organizations WHERE parent_id = $1 ORDER BY id")
                     .bind(organization_id)
-                    .fetch_all(self.conn())
+                    .fetch_all(self.conn().await?)
                     .await?)
             }
 
@@ -128,7 +128,7 @@ macro_rules! impl_organizations {
                     "SELECT * FROM members WHERE user_id = $1 ORDER BY created_at, organization_id",
                 )
                 .bind(user_id)
-                .fetch_all(self.conn())
+                .fetch_all(self.conn().await?)
                 .await?)
             }
 
@@ -142,7 +142,7 @@ macro_rules! impl_organizations {
                     .bind(organization_id)
                     .bind(user_id)
                     .bind(role)
-                    .execute(self.conn())
+                    .execute(self.conn().await?)
                     .await?;
                 Ok(done.rows_affected() > 0)
             }
@@ -151,7 +151,7 @@ macro_rules! impl_organizations {
                 let done = sqlx::query("DELETE FROM members WHERE organization_id = $1 AND user_id = $2")
                     .bind(organization_id)
                     .bind(user_id)
-                    .execute(self.conn())
+                    .execute(self.conn().await?)
                     .await?;
                 Ok(done.rows_affected() > 0)
             }

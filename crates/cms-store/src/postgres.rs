@@ -16,6 +16,9 @@ impl PgStore {
     pub(crate) async fn connect(url: &str) -> Result<Self> {
         let pool = PgPoolOptions::new()
             .max_connections(16)
+            // A ping per borrow is a network round trip on every unit of work; a connection
+            // the server dropped fails its next statement and is discarded instead.
+            .test_before_acquire(false)
             .connect(url)
             .await?;
         Ok(PgStore { pool })
@@ -97,8 +100,13 @@ impl PgTx {
         Ok(args)
     }
 
-    fn conn(&mut self) -> &mut PgConnection {
-        &mut self.tx
+    async fn conn(&mut self) -> Result<&mut PgConnection> {
+        Ok(&mut self.tx)
+    }
+
+    /// PostgreSQL has no thread hop to save: every statement goes through the transaction.
+    fn point_reads(&self) -> Option<&crate::sqlite::PointReads> {
+        None
     }
 }
 

@@ -67,7 +67,7 @@ macro_rules! impl_references {
                     .bind(&r.path)
                     .bind(&r.to_id)
                     .bind(&r.target)
-                    .execute(self.conn())
+                    .execute(self.conn().await?)
                     .await?;
                 }
                 Ok(())
@@ -83,7 +83,7 @@ macro_rules! impl_references {
                 sqlx::query("DELETE FROM document_references WHERE from_id = $1 AND copy = $2")
                     .bind(from_id)
                     .bind(copy)
-                    .execute(self.conn())
+                    .execute(self.conn().await?)
                     .await?;
                 $crate::references::References::add_references(self, from_id, organization_id, copy, references).await
             }
@@ -99,7 +99,7 @@ macro_rules! impl_references {
                 )
                 .bind(from_id)
                 .bind(copy)
-                .fetch_all(self.conn())
+                .fetch_all(self.conn().await?)
                 .await?)
             }
 
@@ -120,7 +120,7 @@ macro_rules! impl_references {
                 for org in organizations {
                     query = query.bind(org);
                 }
-                Ok(query.fetch_all(self.conn()).await?)
+                Ok(query.fetch_all(self.conn().await?).await?)
             }
         }
     };

@@ -46,7 +46,7 @@ macro_rules! impl_roles {
                 .bind(r.is_built_in)
                 .bind(r.created_at)
                 .bind(r.updated_at)
-                .execute(self.conn())
+                .execute(self.conn().await?)
                 .await?;
                 Ok(())
             }
@@ -59,7 +59,7 @@ macro_rules! impl_roles {
                 Ok(sqlx::query_as("SELECT * FROM roles WHERE organization_id = $1 AND name = $2")
                     .bind(organization_id)
                     .bind(name)
-                    .fetch_optional(self.conn())
+                    .fetch_optional(self.conn().await?)
                     .await?)
             }
 
@@ -68,7 +68,7 @@ macro_rules! impl_roles {
                     "SELECT * FROM roles WHERE organization_id = $1 ORDER BY is_built_in DESC, created_at, name",
                 )
                 .bind(organization_id)
-                .fetch_all(self.conn())
+                .fetch_all(self.conn().await?)
                 .await?)
             }
 
@@ -78,7 +78,7 @@ macro_rules! impl_roles {
                 )
                 .bind(sqlx::types::Json(capabilities))
                 .bind(now)
-                .execute(self.conn())
+                .execute(self.conn().await?)
                 .await?;
                 Ok(done.rows_affected())
             }

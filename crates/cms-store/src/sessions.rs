@@ -43,6 +43,15 @@ pub struct SessionFields {
     pub session_updated_at: i64,
 }
 
+pub(crate) const SESSION_GRANT_SQL: &str = "SELECT s.id AS session_id, s.active_organization_id, \
+     s.expires_at, s.ip_address, s.user_agent, s.created_at AS session_created_at, \
+     s.updated_at AS session_updated_at, u.*, m.role AS member_role, \
+     r.capabilities AS role_capabilities \
+     FROM sessions s JOIN users u ON u.id = s.user_id \
+     LEFT JOIN members m ON m.organization_id = s.active_organization_id AND m.user_id = s.user_id \
+     LEFT JOIN roles r ON r.organization_id = m.organization_id AND r.name = m.role \
+     WHERE s.token_hash = $1";
+
 #[async_trait]
 pub trait Sessions {
     /// The session with this token hash, its user and the user's current grant.
@@ -80,7 +89,7 @@ macro_rules! impl_sessions {
                 .bind(&s.user_agent)
                 .bind(s.created_at)
                 .bind(s.updated_at)
-                .execute(self.conn())
+                .execute(self.conn().await?)
                 .await?;
                 Ok(())
             }
@@ -89,17 +98,12 @@ macro_rules! impl_sessions {
                 &mut self,
                 token_hash: &str,
             ) -> $crate::Result<Option<$crate::sessions::SessionGrantRecord>> {
-                Ok(sqlx::query_as(
-                    "SELECT s.id AS session_id, s.active_organization_id, s.expires_at, s.ip_address, \
-                     s.user_agent, s.created_at AS session_created_at, s.updated_at AS session_updated_at, \
-                     u.*, m.role AS member_role, r.capabilities AS role_capabilities \
-                     FROM sessions s JOIN users u ON u.id = s.user_id \
-                     LEFT JOIN members m ON m.organization_id = s.active_organization_id AND m.user_id = s.user_id \
-                     LEFT JOIN roles r ON r.organization_id = m.organization_id AND r.name = m.role \
-                     WHERE s.token_hash = $1",
-                )
+                if let Some(points) = self.point_reads() {
+                    return points.session_grant(token_hash);
+                }
+                Ok(sqlx::query_as($crate::sessions::SESSION_GRANT_SQL)
                 .bind(token_hash)
-                .fetch_optional(self.conn())
+                .fetch_optional(self.conn().await?)
                 .await?)
             }
 
@@ -109,7 +113,7 @@ macro_rules! impl_sessions {
             ) -> $crate::Result<Option<$crate::sessions::SessionRecord>> {
                 Ok(sqlx::query_as("SELECT * FROM sessions WHERE token_hash = $1")
                     .bind(token_hash)
-                    .fetch_optional(self.conn())
+                    .fetch_optional(self.conn().await?)
                     .await?)
             }
 
@@ -118,7 +122,7 @@ macro_rules! impl_sessions {
                     .bind(id)
                     .bind(expires_at)
                     .bind(now)
-                    .execute(self.conn())
+                    .execute(self.conn().await?)
                     .await?;
                 Ok(())
             }
@@ -133,7 +137,7 @@ macro_rules! impl_sessions {
                     .bind(id)
                     .bind(org)
                     .bind(now)
-                    .execute(self.conn())
+                    .execute(self.conn().await?)
                     .await?;
                 Ok(())
             }
@@ -141,7 +145,7 @@ macro_rules! impl_sessions {
             async fn delete_session(&mut self, id: &str) -> $crate::Result<bool> {
                 let done = sqlx::query("DELETE FROM sessions WHERE id = $1")
                     .bind(id)
-                    .execute(self.conn())
+                    .execute(self.conn().await?)
                     .await?;
                 Ok(done.rows_affected() > 0)
             }

@@ -47,7 +47,7 @@ macro_rules! impl_users {
                 .bind(&u.image)
                 .bind(u.created_at)
                 .bind(u.updated_at)
-                .execute(self.conn())
+                .execute(self.conn().await?)
                 .await?;
                 Ok(())
             }
@@ -55,7 +55,7 @@ macro_rules! impl_users {
             async fn user_by_id(&mut self, id: &str) -> $crate::Result<Option<$crate::users::UserRecord>> {
                 Ok(sqlx::query_as("SELECT * FROM users WHERE id = $1")
                     .bind(id)
-                    .fetch_optional(self.conn())
+                    .fetch_optional(self.conn().await?)
                     .await?)
             }
 
@@ -65,12 +65,12 @@ macro_rules! impl_users {
             ) -> $crate::Result<Option<$crate::users::UserRecord>> {
                 Ok(sqlx::query_as("SELECT * FROM users WHERE email = $1")
                     .bind(email)
-                    .fetch_optional(self.conn())
+                    .fetch_optional(self.conn().await?)
                     .await?)
             }
 
             async fn count_users(&mut self) -> $crate::Result<i64> {
-                Ok(sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(self.conn()).await?)
+                Ok(sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(self.conn().await?).await?)
             }
         }
     };

@@ -60,7 +60,7 @@ macro_rules! impl_versions {
                 .bind(&v.data)
                 .bind(&v.created_by)
                 .bind(v.created_at)
-                .fetch_one(self.conn())
+                .fetch_one(self.conn().await?)
                 .await?)
             }
 
@@ -78,14 +78,14 @@ macro_rules! impl_versions {
                 .bind(document_id)
                 .bind(limit)
                 .bind(offset)
-                .fetch_all(self.conn())
+                .fetch_all(self.conn().await?)
                 .await?)
             }
 
             async fn count_versions(&mut self, document_id: &str) -> $crate::Result<i64> {
                 Ok(sqlx::query_scalar("SELECT COUNT(*) FROM document_versions WHERE document_id = $1")
                     .bind(document_id)
-                    .fetch_one(self.conn())
+                    .fetch_one(self.conn().await?)
                     .await?)
             }
 
@@ -101,7 +101,7 @@ macro_rules! impl_versions {
                 )
                 .bind(document_id)
                 .bind(number)
-                .fetch_optional(self.conn())
+                .fetch_optional(self.conn().await?)
                 .await?)
             }
 
@@ -112,7 +112,7 @@ macro_rules! impl_versions {
                 )
                 .bind(document_id)
                 .bind(keep)
-                .execute(self.conn())
+                .execute(self.conn().await?)
                 .await?;
                 Ok(done.rows_affected())
             }

@@ -1,6 +1,11 @@
 //! The embedded engine: one file, WAL, a single writer connection and a pool of readers.
 
+mod point_reads;
+
+pub(crate) use point_reads::PointReads;
+
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -22,6 +27,8 @@ pub(crate) struct SqliteStore {
     /// Readers never block the writer in WAL mode. `None` for an in-memory database, which
     /// exists only on the writer's connection.
     reader: Option<SqlitePool>,
+    /// The hottest lookups, off sqlx; present exactly when `reader` is.
+    points: Option<Arc<PointReads>>,
 }
 
 impl SqliteStore {
@@ -44,18 +51,31 @@ impl SqliteStore {
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
             .min_connections(1)
+            .test_before_acquire(false)
             .idle_timeout(None)
             .max_lifetime(None)
             .connect_with(options.clone())
             .await?;
+        let readers = std::thread::available_parallelism().map_or(4, |n| n.get().max(2) * 2);
+        let points = (!in_memory).then(|| {
+            Arc::new(PointReads::new(
+                options.get_filename().to_path_buf(),
+                readers,
+            ))
+        });
         let reader = (!in_memory).then(|| {
-            let readers =
-                std::thread::available_parallelism().map_or(4, |n| n.get().max(2) as u32 * 2);
             SqlitePoolOptions::new()
-                .max_connections(readers)
+                .max_connections(readers as u32)
+                // A ping per borrow is a round trip to the connection's thread; a file-backed
+                // connection does not go stale, so it buys nothing here.
+                .test_before_acquire(false)
                 .connect_lazy_with(options.create_if_missing(false).read_only(true))
         });
-        Ok(SqliteStore { writer, reader })
+        Ok(SqliteStore {
+            writer,
+            reader,
+            points,
+        })
     }
 }
 
@@ -79,7 +99,11 @@ impl Store for SqliteStore {
     async fn read(&self) -> Result<Box<dyn Tx>> {
         let pool = self.reader.as_ref().unwrap_or(&self.writer);
         Ok(Box::new(SqliteTx {
-            conn: Conn::Plain(pool.acquire().await?),
+            conn: Conn::Read {
+                pool: pool.clone(),
+                conn: None,
+                points: self.points.clone(),
+            },
         }))
     }
 
@@ -111,9 +135,14 @@ impl Store for SqliteStore {
 
 enum Conn {
     Tx(Transaction<'static, Sqlite>),
-    /// A read on a pooled reader connection: every statement sees a consistent snapshot on its
-    /// own, and skipping BEGIN/COMMIT saves two round trips to the SQLite thread.
-    Plain(PoolConnection<Sqlite>),
+    /// A read on a pooled reader connection, borrowed at its first statement (point reads may
+    /// need none): every statement sees a consistent snapshot on its own, and skipping
+    /// BEGIN/COMMIT saves two round trips to the SQLite thread.
+    Read {
+        pool: SqlitePool,
+        conn: Option<PoolConnection<Sqlite>>,
+        points: Option<Arc<PointReads>>,
+    },
 }
 
 pub(crate) struct SqliteTx {
@@ -135,10 +164,24 @@ impl SqliteTx {
         Ok(args)
     }
 
-    fn conn(&mut self) -> &mut SqliteConnection {
+    async fn conn(&mut self) -> Result<&mut SqliteConnection> {
         match &mut self.conn {
-            Conn::Tx(tx) => tx,
-            Conn::Plain(conn) => conn,
+            Conn::Tx(tx) => Ok(tx),
+            Conn::Read { pool, conn, .. } => {
+                let borrowed = match conn.take() {
+                    Some(borrowed) => borrowed,
+                    None => pool.acquire().await?,
+                };
+                Ok(conn.insert(borrowed))
+            }
+        }
+    }
+
+    /// Only outside a transaction: a write unit must see its own writes.
+    fn point_reads(&self) -> Option<&PointReads> {
+        match &self.conn {
+            Conn::Read { points, .. } => points.as_deref(),
+            Conn::Tx(_) => None,
         }
     }
 }
