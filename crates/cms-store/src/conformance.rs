@@ -575,23 +575,29 @@ async fn a_singleton_type_has_one_row_per_organization(url: String) {
 async fn versions_are_numbered_listed_and_pruned(url: String) {
     let store = open(&url).await;
     with_two_organizations(&store).await;
+    let version = |i: i64, number: i64| VersionRecord {
+        id: format!("v{i}"),
+        document_id: "d1".into(),
+        organization_id: "o1".into(),
+        version_number: number,
+        event_type: if i == 3 { "publish" } else { "draft" }.into(),
+        data: Json(json!({"title": i})),
+        created_by: Some("u1".into()),
+        created_by_name: None,
+        created_at: i,
+    };
     let mut tx = store.write().await.unwrap();
     tx.insert_document(&document("d1", "o1", "post", false))
         .await
         .unwrap();
-    for i in 1..=5 {
-        let v = VersionRecord {
-            id: format!("v{i}"),
-            document_id: "d1".into(),
-            organization_id: "o1".into(),
-            version_number: 0,
-            event_type: if i == 3 { "publish" } else { "draft" }.into(),
-            data: Json(json!({"title": i})),
-            created_by: Some("u1".into()),
-            created_by_name: None,
-            created_at: i,
-        };
-        assert_eq!(tx.append_version(&v).await.unwrap(), i);
+    // The first versions of a new document carry their numbers; later ones are numbered on
+    // append, after them.
+    tx.insert_versions(&[version(1, 1), version(2, 2)])
+        .await
+        .unwrap();
+    tx.insert_versions(&[]).await.unwrap();
+    for i in 3..=5 {
+        assert_eq!(tx.append_version(&version(i, 0)).await.unwrap(), i);
     }
     tx.commit().await.unwrap();
 

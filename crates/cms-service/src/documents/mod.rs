@@ -677,18 +677,25 @@ impl<'a> DocumentService<'a> {
         now: Timestamp,
     ) -> Result<()> {
         let references = self.reference_records(&doc.doc_type, &doc.draft_data.0);
-        self.append_version(tx, doc, "draft", &doc.draft_data.0, by, now)
-            .await?;
+        let mut versions = vec![version_record(doc, 1, "draft", &doc.draft_data.0, by, now)];
         tx.add_references(&doc.id, &doc.organization_id, DRAFT, &references)
             .await?;
         if doc.published_data.is_some() {
-            self.append_version(tx, doc, "publish", &doc.draft_data.0, by, now)
-                .await?;
+            versions.push(version_record(
+                doc,
+                2,
+                "publish",
+                &doc.draft_data.0,
+                by,
+                now,
+            ));
             tx.add_references(&doc.id, &doc.organization_id, PUBLISHED, &references)
                 .await?;
         }
-        let written = if doc.published_data.is_some() { 2 } else { 1 };
-        self.prune(tx, &doc.id, Some(written)).await?;
+        // A new document has no versions yet: its numbers are known, and one statement writes
+        // them on the single writer's time.
+        tx.insert_versions(&versions).await?;
+        self.prune(tx, &doc.id, Some(versions.len() as i64)).await?;
         Ok(())
     }
 
@@ -727,18 +734,8 @@ impl<'a> DocumentService<'a> {
         by: Option<&str>,
         now: Timestamp,
     ) -> Result<()> {
-        tx.append_version(&VersionRecord {
-            id: new_id(),
-            document_id: doc.id.clone(),
-            organization_id: doc.organization_id.clone(),
-            version_number: 0,
-            event_type: event_type.to_string(),
-            data: Json(data.clone()),
-            created_by: by.map(str::to_string),
-            created_by_name: None,
-            created_at: now.millis(),
-        })
-        .await?;
+        tx.append_version(&version_record(doc, 0, event_type, data, by, now))
+            .await?;
         Ok(())
     }
 
@@ -930,5 +927,27 @@ fn new_record(
         created_at: now.millis(),
         updated_at: now.millis(),
         published_at: None,
+    }
+}
+
+/// A version of `doc` numbered `number` (0 when the store numbers it).
+fn version_record(
+    doc: &DocumentRecord,
+    number: i64,
+    event_type: &str,
+    data: &Value,
+    by: Option<&str>,
+    now: Timestamp,
+) -> VersionRecord {
+    VersionRecord {
+        id: new_id(),
+        document_id: doc.id.clone(),
+        organization_id: doc.organization_id.clone(),
+        version_number: number,
+        event_type: event_type.to_string(),
+        data: Json(data.clone()),
+        created_by: by.map(str::to_string),
+        created_by_name: None,
+        created_at: now.millis(),
     }
 }

@@ -1,5 +1,6 @@
 //! The embedded engine: one file, WAL, a single writer connection and a pool of readers.
 
+mod checkpoint;
 mod point_reads;
 
 pub(crate) use point_reads::PointReads;
@@ -29,6 +30,8 @@ pub(crate) struct SqliteStore {
     reader: Option<SqlitePool>,
     /// The hottest lookups, off sqlx; present exactly when `reader` is.
     points: Option<Arc<PointReads>>,
+    /// Present exactly when `reader` is; stopped on close (or drop).
+    checkpointer: std::sync::Mutex<Option<checkpoint::Checkpointer>>,
 }
 
 impl SqliteStore {
@@ -38,7 +41,10 @@ impl SqliteStore {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(5))
-            .foreign_keys(true);
+            .foreign_keys(true)
+            .pragma("wal_autocheckpoint", checkpoint::BACKSTOP_PAGES.to_string())
+            // After a checkpoint has emptied it, a log grown by a burst shrinks back to this.
+            .pragma("journal_size_limit", (64 * 1024 * 1024).to_string());
         let in_memory = url.contains(":memory:") || url.contains("mode=memory");
         if !in_memory
             && let Some(parent) = options.get_filename().parent()
@@ -57,12 +63,8 @@ impl SqliteStore {
             .connect_with(options.clone())
             .await?;
         let readers = std::thread::available_parallelism().map_or(4, |n| n.get().max(2) * 2);
-        let points = (!in_memory).then(|| {
-            Arc::new(PointReads::new(
-                options.get_filename().to_path_buf(),
-                readers,
-            ))
-        });
+        let path = options.get_filename().to_path_buf();
+        let points = (!in_memory).then(|| Arc::new(PointReads::new(path.clone(), readers)));
         let reader = (!in_memory).then(|| {
             SqlitePoolOptions::new()
                 .max_connections(readers as u32)
@@ -71,10 +73,18 @@ impl SqliteStore {
                 .test_before_acquire(false)
                 .connect_lazy_with(options.create_if_missing(false).read_only(true))
         });
+        let checkpointer = match in_memory {
+            true => None,
+            false => Some(
+                checkpoint::Checkpointer::start(path.clone())
+                    .map_err(|e| StoreError::Config(format!("cannot start checkpoints: {e}")))?,
+            ),
+        };
         Ok(SqliteStore {
             writer,
             reader,
             points,
+            checkpointer: std::sync::Mutex::new(checkpointer),
         })
     }
 }
@@ -130,6 +140,8 @@ impl Store for SqliteStore {
             reader.close().await;
         }
         self.writer.close().await;
+        let checkpointer = self.checkpointer.lock().ok().and_then(|mut c| c.take());
+        drop(checkpointer);
     }
 }
 
