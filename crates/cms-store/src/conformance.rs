@@ -4,9 +4,12 @@ use serde_json::json;
 
 use crate::api_keys::ApiKeyRecord;
 use crate::documents::DocumentRecord;
+use crate::events::{EventQuery, EventRecord};
+use crate::jobs::{JobOutcome, JobQuery, JobRecord};
 use crate::organizations::{MemberRecord, OrganizationRecord};
 use crate::references::ReferenceRecord;
 use crate::roles::RoleRecord;
+use crate::schedules::ScheduleRecord;
 use crate::sessions::SessionRecord;
 use crate::users::UserRecord;
 use crate::versions::VersionRecord;
@@ -790,7 +793,314 @@ async fn indexed_fields_get_expression_indexes_that_queries_use(url: String) {
     store.close().await;
 }
 
+fn event(id: &str, org: &str, event_type: &str) -> EventRecord {
+    EventRecord {
+        id: id.into(),
+        organization_id: Some(org.into()),
+        event_type: event_type.into(),
+        payload: Json(json!({"documentId": "d1"})),
+        created_at: 1,
+    }
+}
+
+fn job(id: &str, run_at: i64, key: Option<&str>) -> JobRecord {
+    JobRecord {
+        id: id.into(),
+        organization_id: Some("o1".into()),
+        job_type: "test.job".into(),
+        status: "pending".into(),
+        payload: Json(json!({"n": id})),
+        attempts: 0,
+        max_attempts: 3,
+        run_at,
+        locked_until: None,
+        last_error: None,
+        idempotency_key: key.map(str::to_string),
+        created_at: run_at,
+        updated_at: run_at,
+        completed_at: None,
+    }
+}
+
+async fn events_carry_their_outbox_row_atomically(url: String) {
+    let store = open(&url).await;
+    with_two_organizations(&store).await;
+    // Rolled back: neither the event nor its outbox row exists.
+    let mut tx = store.write().await.unwrap();
+    tx.append_event(&event("e0", "o1", "document.published"))
+        .await
+        .unwrap();
+    drop(tx);
+    let mut tx = store.write().await.unwrap();
+    assert_eq!(tx.outbox_backlog().await.unwrap(), 0);
+    for (id, org, t) in [
+        ("e1", "o1", "document.published"),
+        ("e2", "o2", "document.published"),
+        ("e3", "o1", "user.deleted"),
+    ] {
+        tx.append_event(&event(id, org, t)).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+
+    let mut tx = store.write().await.unwrap();
+    assert_eq!(tx.outbox_backlog().await.unwrap(), 3);
+    let claimed = tx.claim_outbox(2).await.unwrap();
+    let ids: Vec<&str> = claimed.iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(ids, ["e1", "e2"]);
+    tx.mark_processed(&["e1".into(), "e2".into()], 5)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let mut tx = store.write().await.unwrap();
+    assert_eq!(tx.outbox_backlog().await.unwrap(), 1);
+    assert_eq!(tx.claim_outbox(10).await.unwrap()[0].id, "e3");
+
+    let query =
+        |organization: Option<&str>, event_type: Option<&str>, after: Option<&str>| EventQuery {
+            organization: organization.map(str::to_string),
+            event_type: event_type.map(str::to_string),
+            after: after.map(str::to_string),
+            limit: 10,
+            offset: 0,
+        };
+    let ids = |page: (Vec<EventRecord>, i64)| {
+        (page.0.into_iter().map(|e| e.id).collect::<Vec<_>>(), page.1)
+    };
+    assert_eq!(
+        ids(tx.events(&query(Some("o1"), None, None)).await.unwrap()),
+        (vec!["e3".to_string(), "e1".to_string()], 2),
+        "newest first, one organization"
+    );
+    assert_eq!(
+        ids(tx
+            .events(&query(None, Some("document.published"), None))
+            .await
+            .unwrap()),
+        (vec!["e2".to_string(), "e1".to_string()], 2)
+    );
+    assert_eq!(
+        ids(tx.events(&query(None, None, Some("e1"))).await.unwrap()),
+        (vec!["e2".to_string(), "e3".to_string()], 2),
+        "after an id: only newer, oldest first"
+    );
+    drop(tx);
+    store.close().await;
+}
+
+async fn jobs_are_claimed_leased_finished_and_deduplicated(url: String) {
+    let store = open(&url).await;
+    let mut tx = store.write().await.unwrap();
+    assert!(tx.enqueue_job(&job("j1", 100, Some("k1"))).await.unwrap());
+    assert!(
+        !tx.enqueue_job(&job("j1b", 100, Some("k1"))).await.unwrap(),
+        "a duplicate key is absorbed"
+    );
+    assert!(tx.enqueue_job(&job("j2", 100, None)).await.unwrap());
+    assert!(tx.enqueue_job(&job("j3", 500, None)).await.unwrap());
+    tx.commit().await.unwrap();
+
+    let mut tx = store.write().await.unwrap();
+    let claimed = tx.claim_jobs(100, 160, 10).await.unwrap();
+    let ids: Vec<&str> = claimed.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(ids, ["j1", "j2"], "only due jobs");
+    assert!(
+        claimed
+            .iter()
+            .all(|j| j.status == "running" && j.attempts == 1)
+    );
+    assert!(
+        tx.claim_jobs(150, 210, 10).await.unwrap().is_empty(),
+        "leased"
+    );
+    // j1's worker "crashed": its lease expires and another claim takes it over.
+    let reclaimed = tx.claim_jobs(170, 230, 10).await.unwrap();
+    let ids: Vec<(&str, i64)> = reclaimed
+        .iter()
+        .map(|j| (j.id.as_str(), j.attempts))
+        .collect();
+    assert_eq!(ids, [("j1", 2), ("j2", 2)]);
+    assert!(
+        !tx.finish_job("j1", 160, &JobOutcome::Completed, 171)
+            .await
+            .unwrap(),
+        "the stale claim no longer holds it"
+    );
+    assert!(
+        tx.finish_job("j1", 230, &JobOutcome::Completed, 171)
+            .await
+            .unwrap()
+    );
+    let retry = JobOutcome::Retry {
+        run_at: 400,
+        error: "boom".into(),
+    };
+    assert!(tx.finish_job("j2", 230, &retry, 171).await.unwrap());
+    let j2 = tx.job("j2").await.unwrap().unwrap();
+    assert_eq!(
+        (
+            j2.status.as_str(),
+            j2.run_at,
+            j2.last_error.as_deref(),
+            j2.locked_until
+        ),
+        ("pending", 400, Some("boom"), None)
+    );
+    let claimed = tx.claim_jobs(500, 560, 10).await.unwrap();
+    assert_eq!(claimed.len(), 2);
+    assert_eq!(
+        tx.complete_jobs(&["j2".into(), "j3".into()], 560, 501)
+            .await
+            .unwrap(),
+        2
+    );
+    assert_eq!(tx.job("j3").await.unwrap().unwrap().completed_at, Some(501));
+
+    // Requeue and cancel only from the states that allow it.
+    assert!(
+        !tx.requeue_job("j3", &["failed", "dead_letter"], true, 600)
+            .await
+            .unwrap()
+    );
+    assert!(tx.enqueue_job(&job("j4", 700, None)).await.unwrap());
+    let stop = JobOutcome::Stopped {
+        status: "dead_letter",
+        error: "gave up".into(),
+    };
+    tx.claim_jobs(700, 760, 1).await.unwrap();
+    assert!(tx.finish_job("j4", 760, &stop, 701).await.unwrap());
+    assert!(
+        tx.requeue_job("j4", &["failed", "dead_letter"], true, 702)
+            .await
+            .unwrap()
+    );
+    let j4 = tx.job("j4").await.unwrap().unwrap();
+    assert_eq!(
+        (j4.status.as_str(), j4.attempts, j4.run_at),
+        ("pending", 0, 702)
+    );
+    assert!(tx.cancel_job("j4", 703).await.unwrap());
+    assert!(
+        !tx.cancel_job("j4", 704).await.unwrap(),
+        "only pending jobs cancel"
+    );
+
+    let (page, total) = tx
+        .jobs(&JobQuery {
+            status: Some("completed".into()),
+            limit: 10,
+            ..JobQuery::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!((page.len(), total), (3, 3));
+    let (counts, oldest) = tx.job_counts(Some("o1"), 1000).await.unwrap();
+    assert_eq!(
+        counts,
+        vec![("cancelled".to_string(), 1), ("completed".to_string(), 3)]
+    );
+    assert_eq!(oldest, None);
+    tx.commit().await.unwrap();
+    store.close().await;
+}
+
+/// Two workers on two pools claim concurrently: every job is completed exactly once and none
+/// is lost.
+async fn concurrent_workers_complete_every_job_exactly_once(url: String) {
+    let store = open(&url).await;
+    let mut tx = store.write().await.unwrap();
+    for i in 0..1000 {
+        tx.enqueue_job(&job(&format!("j{i:04}"), 1, None))
+            .await
+            .unwrap();
+    }
+    tx.commit().await.unwrap();
+    let other = crate::connect(&url).await.unwrap();
+    let work = |store: std::sync::Arc<dyn crate::Store>, worker: i64| async move {
+        let mut done = Vec::new();
+        for round in 0.. {
+            // Distinct leases per claim, so a claim finishes only its own jobs.
+            let lease = 1_000_000 + worker * 100_000 + round;
+            let mut tx = store.write().await.unwrap();
+            let claimed = tx.claim_jobs(10, lease, 25).await.unwrap();
+            tx.commit().await.unwrap();
+            if claimed.is_empty() {
+                break;
+            }
+            let ids: Vec<String> = claimed.iter().map(|j| j.id.clone()).collect();
+            let mut tx = store.write().await.unwrap();
+            assert_eq!(
+                tx.complete_jobs(&ids, lease, 11).await.unwrap(),
+                ids.len() as u64
+            );
+            tx.commit().await.unwrap();
+            done.extend(ids);
+        }
+        done
+    };
+    let (a, b) = tokio::join!(work(store.clone(), 1), work(other.clone(), 2));
+    let mut all: Vec<String> = a.iter().chain(b.iter()).cloned().collect();
+    all.sort();
+    let before = all.len();
+    all.dedup();
+    assert_eq!(
+        (before, all.len()),
+        (1000, 1000),
+        "each job claimed once, none lost"
+    );
+    let mut tx = store.read().await.unwrap();
+    let (counts, _) = tx.job_counts(None, 20).await.unwrap();
+    assert_eq!(counts, vec![("completed".to_string(), 1000)]);
+    drop(tx);
+    other.close().await;
+    store.close().await;
+}
+
+async fn one_pending_schedule_per_document(url: String) {
+    let store = open(&url).await;
+    with_two_organizations(&store).await;
+    let schedule = |id: &str| ScheduleRecord {
+        id: id.into(),
+        document_id: "d1".into(),
+        organization_id: "o1".into(),
+        action: "publish".into(),
+        run_at: 100,
+        status: "pending".into(),
+        job_id: format!("job-{id}"),
+        created_by: Some("u1".into()),
+        created_at: 1,
+        updated_at: 1,
+    };
+    let mut tx = store.write().await.unwrap();
+    tx.insert_document(&document("d1", "o1", "post", false))
+        .await
+        .unwrap();
+    tx.insert_schedule(&schedule("s1")).await.unwrap();
+    tx.commit().await.unwrap();
+    let mut tx = store.write().await.unwrap();
+    assert!(matches!(
+        tx.insert_schedule(&schedule("s2")).await,
+        Err(StoreError::Unique(_))
+    ));
+    drop(tx);
+    let mut tx = store.write().await.unwrap();
+    assert_eq!(tx.pending_schedule("d1").await.unwrap().unwrap().id, "s1");
+    assert!(tx.settle_schedule("s1", "cancelled", 2).await.unwrap());
+    assert!(!tx.settle_schedule("s1", "completed", 3).await.unwrap());
+    assert!(tx.pending_schedule("d1").await.unwrap().is_none());
+    tx.insert_schedule(&schedule("s2")).await.unwrap();
+    assert_eq!(
+        tx.schedule("s1").await.unwrap().unwrap().status,
+        "cancelled"
+    );
+    tx.commit().await.unwrap();
+    store.close().await;
+}
+
 crate::both_engines!(
+    events_carry_their_outbox_row_atomically,
+    jobs_are_claimed_leased_finished_and_deduplicated,
+    concurrent_workers_complete_every_job_exactly_once,
+    one_pending_schedule_per_document,
     indexed_fields_get_expression_indexes_that_queries_use,
     documents_are_scoped_revised_and_published,
     a_singleton_type_has_one_row_per_organization,

@@ -16,11 +16,14 @@ mod sqlite;
 
 pub mod api_keys;
 pub mod documents;
+pub mod events;
 pub mod filter_sql;
 pub mod instance;
+pub mod jobs;
 pub mod organizations;
 pub mod references;
 pub mod roles;
+pub mod schedules;
 pub mod sessions;
 pub mod users;
 pub mod versions;
@@ -85,6 +88,9 @@ pub trait Tx:
     + documents::Documents
     + versions::Versions
     + references::References
+    + events::Events
+    + jobs::Jobs
+    + schedules::Schedules
     + instance::Instance
     + Send
 {
@@ -120,6 +126,9 @@ macro_rules! impl_repositories {
         $crate::documents::impl_documents!($tx);
         $crate::versions::impl_versions!($tx);
         $crate::references::impl_references!($tx);
+        $crate::events::impl_events!($tx);
+        $crate::jobs::impl_jobs!($tx);
+        $crate::schedules::impl_schedules!($tx);
     };
 }
 pub(crate) use impl_repositories;

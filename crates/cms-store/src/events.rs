@@ -1,0 +1,130 @@
+//! Domain events (the append-only fact log) and the outbox the relay works through.
+
+use async_trait::async_trait;
+use serde_json::Value;
+use sqlx::types::Json;
+
+use crate::Result;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct EventRecord {
+    pub id: String,
+    pub organization_id: Option<String>,
+    #[sqlx(rename = "type")]
+    pub event_type: String,
+    pub payload: Json<Value>,
+    pub created_at: i64,
+}
+
+/// Which events a read wants. `organization: None` reads the whole instance.
+#[derive(Debug, Clone, Default)]
+pub struct EventQuery {
+    pub organization: Option<String>,
+    pub event_type: Option<String>,
+    /// Only events newer than this id, oldest first; without it, newest first.
+    pub after: Option<String>,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+#[async_trait]
+pub trait Events {
+    /// Appends an event; its outbox row is written with it, in the same statement.
+    async fn append_event(&mut self, event: &EventRecord) -> Result<()>;
+    /// A page of events and the total that matches.
+    async fn events(&mut self, query: &EventQuery) -> Result<(Vec<EventRecord>, i64)>;
+    /// Up to `limit` events whose outbox row is unprocessed, oldest first. On PostgreSQL the
+    /// rows are locked for the unit of work, and rows another relay holds are skipped.
+    async fn claim_outbox(&mut self, limit: i64) -> Result<Vec<EventRecord>>;
+    async fn mark_processed(&mut self, event_ids: &[String], now: i64) -> Result<()>;
+    /// How many outbox rows wait for the relay.
+    async fn outbox_backlog(&mut self) -> Result<i64>;
+}
+
+macro_rules! impl_events {
+    ($tx:ty) => {
+        #[async_trait::async_trait]
+        impl $crate::events::Events for $tx {
+            async fn append_event(&mut self, e: &$crate::events::EventRecord) -> $crate::Result<()> {
+                sqlx::query(
+                    "INSERT INTO events (id, organization_id, type, payload, created_at) \
+                     VALUES ($1, $2, $3, $4, $5)",
+                )
+                .bind(&e.id)
+                .bind(&e.organization_id)
+                .bind(&e.event_type)
+                .bind(&e.payload)
+                .bind(e.created_at)
+                .execute(self.conn().await?)
+                .await?;
+                Ok(())
+            }
+
+            async fn events(
+                &mut self,
+                q: &$crate::events::EventQuery,
+            ) -> $crate::Result<(Vec<$crate::events::EventRecord>, i64)> {
+                let filter = |select: &str| {
+                    let mut sql = sqlx::QueryBuilder::new(select);
+                    sql.push(" WHERE 1 = 1");
+                    if let Some(org) = &q.organization {
+                        sql.push(" AND organization_id = ").push_bind(org.clone());
+                    }
+                    if let Some(t) = &q.event_type {
+                        sql.push(" AND type = ").push_bind(t.clone());
+                    }
+                    if let Some(after) = &q.after {
+                        sql.push(" AND id > ").push_bind(after.clone());
+                    }
+                    sql
+                };
+                let total: i64 = filter("SELECT COUNT(*) FROM events")
+                    .build_query_scalar()
+                    .fetch_one(self.conn().await?)
+                    .await?;
+                let mut page = filter("SELECT * FROM events");
+                page.push(if q.after.is_some() { " ORDER BY id ASC" } else { " ORDER BY id DESC" });
+                page.push(" LIMIT ").push_bind(q.limit).push(" OFFSET ").push_bind(q.offset);
+                let rows = page.build_query_as().fetch_all(self.conn().await?).await?;
+                Ok((rows, total))
+            }
+
+            async fn claim_outbox(&mut self, limit: i64) -> $crate::Result<Vec<$crate::events::EventRecord>> {
+                let lock = match <$tx>::DIALECT {
+                    $crate::Dialect::Postgres => " FOR UPDATE OF o SKIP LOCKED",
+                    // The single writer already excludes every other relay.
+                    $crate::Dialect::Sqlite => "",
+                };
+                let sql = format!(
+                    "SELECT e.* FROM outbox o JOIN events e ON e.id = o.event_id \
+                     WHERE o.processed_at IS NULL ORDER BY o.created_at, o.event_id LIMIT $1{lock}"
+                );
+                Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                    .bind(limit)
+                    .fetch_all(self.conn().await?)
+                    .await?)
+            }
+
+            async fn mark_processed(&mut self, event_ids: &[String], now: i64) -> $crate::Result<()> {
+                for chunk in event_ids.chunks(500) {
+                    let mut sql = sqlx::QueryBuilder::new("UPDATE outbox SET processed_at = ");
+                    sql.push_bind(now).push(" WHERE event_id IN (");
+                    let mut ids = sql.separated(", ");
+                    for id in chunk {
+                        ids.push_bind(id.clone());
+                    }
+                    sql.push(")");
+                    sql.build().execute(self.conn().await?).await?;
+                }
+                Ok(())
+            }
+
+            async fn outbox_backlog(&mut self) -> $crate::Result<i64> {
+                Ok(sqlx::query_scalar("SELECT COUNT(*) FROM outbox WHERE processed_at IS NULL")
+                    .fetch_one(self.conn().await?)
+                    .await?)
+            }
+        }
+    };
+}
+pub(crate) use impl_events;

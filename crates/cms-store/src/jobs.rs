@@ -1,0 +1,301 @@
+//! The job queue: due jobs are claimed under a lease, finished by the claim that holds the
+//! lease, and reclaimable once a lease expires (a crashed worker).
+
+use async_trait::async_trait;
+use serde_json::Value;
+use sqlx::types::Json;
+
+use crate::Result;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct JobRecord {
+    pub id: String,
+    pub organization_id: Option<String>,
+    #[sqlx(rename = "type")]
+    pub job_type: String,
+    /// `pending`, `running`, `completed`, `failed`, `dead_letter` or `cancelled`.
+    pub status: String,
+    pub payload: Json<Value>,
+    pub attempts: i64,
+    pub max_attempts: i64,
+    pub run_at: i64,
+    pub locked_until: Option<i64>,
+    pub last_error: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub completed_at: Option<i64>,
+}
+
+/// Which jobs a read wants. `organization: None` reads the whole instance.
+#[derive(Debug, Clone, Default)]
+pub struct JobQuery {
+    pub organization: Option<String>,
+    pub status: Option<String>,
+    pub job_type: Option<String>,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+/// How a claimed job ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobOutcome {
+    Completed,
+    /// Back to `pending`, due at `run_at`.
+    Retry {
+        run_at: i64,
+        error: String,
+    },
+    /// `failed` (not retryable) or `dead_letter` (attempts exhausted).
+    Stopped {
+        status: &'static str,
+        error: String,
+    },
+}
+
+#[async_trait]
+pub trait Jobs {
+    /// `false` when a job with the same idempotency key exists: the duplicate is absorbed.
+    async fn enqueue_job(&mut self, job: &JobRecord) -> Result<bool>;
+    async fn job(&mut self, id: &str) -> Result<Option<JobRecord>>;
+    /// Takes up to `limit` due jobs (pending and due, or running with an expired lease), marks
+    /// them running with `lease` as their lease and counts the attempt. On PostgreSQL, jobs
+    /// another worker is claiming are skipped.
+    async fn claim_jobs(&mut self, now: i64, lease: i64, limit: i64) -> Result<Vec<JobRecord>>;
+    /// Ends a claimed job. `false` when the claim no longer holds it (its lease expired and
+    /// another worker took it): nothing changed.
+    async fn finish_job(
+        &mut self,
+        id: &str,
+        lease: i64,
+        outcome: &JobOutcome,
+        now: i64,
+    ) -> Result<bool>;
+    /// Completes many jobs of one claim in one statement; returns how many it held.
+    async fn complete_jobs(&mut self, ids: &[String], lease: i64, now: i64) -> Result<u64>;
+    /// Moves a job from one of `from` to `pending`, due now, with its attempts reset when
+    /// asked. `false` when the job is not in one of those states.
+    async fn requeue_job(
+        &mut self,
+        id: &str,
+        from: &[&str],
+        reset_attempts: bool,
+        now: i64,
+    ) -> Result<bool>;
+    /// `false` when the job is not pending.
+    async fn cancel_job(&mut self, id: &str, now: i64) -> Result<bool>;
+    async fn jobs(&mut self, query: &JobQuery) -> Result<(Vec<JobRecord>, i64)>;
+    /// Jobs per status, and the run time of the oldest due pending job.
+    async fn job_counts(
+        &mut self,
+        organization: Option<&str>,
+        now: i64,
+    ) -> Result<(Vec<(String, i64)>, Option<i64>)>;
+}
+
+macro_rules! impl_jobs {
+    ($tx:ty) => {
+        #[async_trait::async_trait]
+        impl $crate::jobs::Jobs for $tx {
+            async fn enqueue_job(&mut self, j: &$crate::jobs::JobRecord) -> $crate::Result<bool> {
+                let done = sqlx::query(
+                    "INSERT INTO jobs (id, organization_id, type, status, payload, attempts, max_attempts, \
+                     run_at, locked_until, last_error, idempotency_key, created_at, updated_at, completed_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+                     ON CONFLICT (idempotency_key) DO NOTHING",
+                )
+                .bind(&j.id)
+                .bind(&j.organization_id)
+                .bind(&j.job_type)
+                .bind(&j.status)
+                .bind(&j.payload)
+                .bind(j.attempts)
+                .bind(j.max_attempts)
+                .bind(j.run_at)
+                .bind(j.locked_until)
+                .bind(&j.last_error)
+                .bind(&j.idempotency_key)
+                .bind(j.created_at)
+                .bind(j.updated_at)
+                .bind(j.completed_at)
+                .execute(self.conn().await?)
+                .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn job(&mut self, id: &str) -> $crate::Result<Option<$crate::jobs::JobRecord>> {
+                Ok(sqlx::query_as("SELECT * FROM jobs WHERE id = $1")
+                    .bind(id)
+                    .fetch_optional(self.conn().await?)
+                    .await?)
+            }
+
+            async fn claim_jobs(
+                &mut self,
+                now: i64,
+                lease: i64,
+                limit: i64,
+            ) -> $crate::Result<Vec<$crate::jobs::JobRecord>> {
+                let lock = match <$tx>::DIALECT {
+                    $crate::Dialect::Postgres => " FOR UPDATE SKIP LOCKED",
+                    // The single writer already excludes every other worker.
+                    $crate::Dialect::Sqlite => "",
+                };
+                let sql = format!(
+                    "UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_until = $2, \
+                     updated_at = $1 WHERE id IN (SELECT id FROM jobs \
+                     WHERE (status = 'pending' AND run_at <= $1) OR (status = 'running' AND locked_until < $1) \
+                     ORDER BY run_at, id LIMIT $3{lock}) RETURNING *"
+                );
+                let mut jobs: Vec<$crate::jobs::JobRecord> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                    .bind(now)
+                    .bind(lease)
+                    .bind(limit)
+                    .fetch_all(self.conn().await?)
+                    .await?;
+                jobs.sort_by(|a, b| (a.run_at, &a.id).cmp(&(b.run_at, &b.id)));
+                Ok(jobs)
+            }
+
+            async fn finish_job(
+                &mut self,
+                id: &str,
+                lease: i64,
+                outcome: &$crate::jobs::JobOutcome,
+                now: i64,
+            ) -> $crate::Result<bool> {
+                use $crate::jobs::JobOutcome;
+                let (status, run_at, error, completed_at): (&str, Option<i64>, Option<&str>, Option<i64>) =
+                    match outcome {
+                        JobOutcome::Completed => ("completed", None, None, Some(now)),
+                        JobOutcome::Retry { run_at, error } => ("pending", Some(*run_at), Some(error), None),
+                        JobOutcome::Stopped { status, error } => (status, None, Some(error), None),
+                    };
+                let done = sqlx::query(
+                    "UPDATE jobs SET status = $3, run_at = COALESCE($4, run_at), last_error = $5, \
+                     completed_at = $6, locked_until = NULL, updated_at = $7 \
+                     WHERE id = $1 AND status = 'running' AND locked_until = $2",
+                )
+                .bind(id)
+                .bind(lease)
+                .bind(status)
+                .bind(run_at)
+                .bind(error)
+                .bind(completed_at)
+                .bind(now)
+                .execute(self.conn().await?)
+                .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn complete_jobs(&mut self, ids: &[String], lease: i64, now: i64) -> $crate::Result<u64> {
+                let mut completed = 0;
+                for chunk in ids.chunks(500) {
+                    let mut sql = sqlx::QueryBuilder::new(
+                        "UPDATE jobs SET status = 'completed', last_error = NULL, locked_until = NULL, completed_at = ",
+                    );
+                    sql.push_bind(now)
+                        .push(", updated_at = ")
+                        .push_bind(now)
+                        .push(" WHERE status = 'running' AND locked_until = ")
+                        .push_bind(lease)
+                        .push(" AND id IN (");
+                    let mut list = sql.separated(", ");
+                    for id in chunk {
+                        list.push_bind(id.clone());
+                    }
+                    sql.push(")");
+                    completed += sql.build().execute(self.conn().await?).await?.rows_affected();
+                }
+                Ok(completed)
+            }
+
+            async fn requeue_job(
+                &mut self,
+                id: &str,
+                from: &[&str],
+                reset_attempts: bool,
+                now: i64,
+            ) -> $crate::Result<bool> {
+                let mut sql = sqlx::QueryBuilder::new(
+                    "UPDATE jobs SET status = 'pending', locked_until = NULL, completed_at = NULL, run_at = ",
+                );
+                sql.push_bind(now).push(", updated_at = ").push_bind(now);
+                if reset_attempts {
+                    sql.push(", attempts = 0");
+                }
+                sql.push(" WHERE id = ").push_bind(id.to_string()).push(" AND status IN (");
+                let mut list = sql.separated(", ");
+                for status in from {
+                    list.push_bind(status.to_string());
+                }
+                sql.push(")");
+                Ok(sql.build().execute(self.conn().await?).await?.rows_affected() > 0)
+            }
+
+            async fn cancel_job(&mut self, id: &str, now: i64) -> $crate::Result<bool> {
+                let done = sqlx::query(
+                    "UPDATE jobs SET status = 'cancelled', updated_at = $2 WHERE id = $1 AND status = 'pending'",
+                )
+                .bind(id)
+                .bind(now)
+                .execute(self.conn().await?)
+                .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn jobs(
+                &mut self,
+                q: &$crate::jobs::JobQuery,
+            ) -> $crate::Result<(Vec<$crate::jobs::JobRecord>, i64)> {
+                let filter = |select: &str| {
+                    let mut sql = sqlx::QueryBuilder::new(select);
+                    sql.push(" WHERE 1 = 1");
+                    if let Some(org) = &q.organization {
+                        sql.push(" AND organization_id = ").push_bind(org.clone());
+                    }
+                    if let Some(status) = &q.status {
+                        sql.push(" AND status = ").push_bind(status.clone());
+                    }
+                    if let Some(t) = &q.job_type {
+                        sql.push(" AND type = ").push_bind(t.clone());
+                    }
+                    sql
+                };
+                let total: i64 = filter("SELECT COUNT(*) FROM jobs")
+                    .build_query_scalar()
+                    .fetch_one(self.conn().await?)
+                    .await?;
+                let mut page = filter("SELECT * FROM jobs");
+                page.push(" ORDER BY created_at DESC, id DESC LIMIT ")
+                    .push_bind(q.limit)
+                    .push(" OFFSET ")
+                    .push_bind(q.offset);
+                let rows = page.build_query_as().fetch_all(self.conn().await?).await?;
+                Ok((rows, total))
+            }
+
+            async fn job_counts(
+                &mut self,
+                organization: Option<&str>,
+                now: i64,
+            ) -> $crate::Result<(Vec<(String, i64)>, Option<i64>)> {
+                let org_filter = |sql: &mut sqlx::QueryBuilder<_>| {
+                    if let Some(org) = organization {
+                        sql.push(" AND organization_id = ").push_bind(org.to_string());
+                    }
+                };
+                let mut counts = sqlx::QueryBuilder::new("SELECT status, COUNT(*) FROM jobs WHERE 1 = 1");
+                org_filter(&mut counts);
+                counts.push(" GROUP BY status ORDER BY status");
+                let counts: Vec<(String, i64)> = counts.build_query_as().fetch_all(self.conn().await?).await?;
+                let mut oldest = sqlx::QueryBuilder::new("SELECT MIN(run_at) FROM jobs WHERE status = 'pending' AND run_at <= ");
+                oldest.push_bind(now);
+                org_filter(&mut oldest);
+                let oldest: Option<i64> = oldest.build_query_scalar().fetch_one(self.conn().await?).await?;
+                Ok((counts, oldest))
+            }
+        }
+    };
+}
+pub(crate) use impl_jobs;
