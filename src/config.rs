@@ -41,10 +41,21 @@ const KEYS: &[(&str, Kind)] = &[
     ("log.format", Kind::Str),
     ("schemas.paths", Kind::List),
     ("versioning.maxVersions", Kind::Int),
+    ("jobs.batchSize", Kind::Int),
+    ("jobs.relayBatchSize", Kind::Int),
+    ("jobs.leaseSeconds", Kind::Int),
+    ("jobs.workerSecret", Kind::Str),
+    ("jobs.embeddedWorker", Kind::Bool),
+    ("jobs.tickMs", Kind::Int),
 ];
 
 /// Short environment names that SPEC.md and CONTRACT.md use beside the systematic ones.
-const ALIASES: &[(&str, &str)] = &[("CMS_HOST", "server.host"), ("CMS_PORT", "server.port")];
+const ALIASES: &[(&str, &str)] = &[
+    ("CMS_HOST", "server.host"),
+    ("CMS_PORT", "server.port"),
+    ("CMS_WORKER_SECRET", "jobs.workerSecret"),
+    ("CMS_EMBEDDED_WORKER", "jobs.embeddedWorker"),
+];
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -59,6 +70,37 @@ pub struct Config {
     pub log: LogConfig,
     pub schemas: SchemasConfig,
     pub versioning: VersioningConfig,
+    pub jobs: JobsConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JobsConfig {
+    /// Jobs run per worker tick.
+    pub batch_size: i64,
+    /// Outbox rows relayed per worker tick.
+    pub relay_batch_size: i64,
+    /// How long a claimed job is leased before another worker may reclaim it.
+    pub lease_seconds: u64,
+    /// The Bearer secret of POST /api/internal/workers/run; unset, the endpoint is 404.
+    pub worker_secret: Option<String>,
+    /// Run the worker inside `cms serve` (one instance only).
+    pub embedded_worker: bool,
+    /// Pause between ticks of the embedded worker and of `cms worker` when idle.
+    pub tick_ms: u64,
+}
+
+impl Default for JobsConfig {
+    fn default() -> Self {
+        JobsConfig {
+            batch_size: 25,
+            relay_batch_size: 100,
+            lease_seconds: 60,
+            worker_secret: None,
+            embedded_worker: false,
+            tick_ms: 1000,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -143,6 +185,7 @@ impl Default for Config {
             log: LogConfig::default(),
             schemas: SchemasConfig::default(),
             versioning: VersioningConfig::default(),
+            jobs: JobsConfig::default(),
         }
     }
 }

@@ -48,6 +48,7 @@ pub struct Builder {
     storage: Option<Arc<dyn BlobStore>>,
     clock: Option<Arc<dyn Clock>>,
     schemas: Option<Vec<cms_core::schema::Schema>>,
+    registry: cms_service::Registry,
 }
 
 impl Builder {
@@ -57,7 +58,14 @@ impl Builder {
             storage: None,
             clock: None,
             schemas: None,
+            registry: cms_service::Registry::default(),
         }
+    }
+
+    /// Event consumers and job handlers (see [`cms_service::jobs::Registry`]).
+    pub fn registry(mut self, registry: cms_service::Registry) -> Self {
+        self.registry = registry;
+        self
     }
 
     /// Registers these schemas instead of the configured files (or the demo schemas).
@@ -108,12 +116,14 @@ impl Builder {
                 health_timeout: Duration::from_millis(config.health.timeout_ms),
                 storage_health_check: config.health.storage_health_check,
                 max_versions: config.versioning.max_versions,
+                jobs: job_settings(&config)?,
             },
             clock: self
                 .clock
                 .unwrap_or_else(|| Arc::new(cms_service::SystemClock)),
             capabilities: cms_service::CapabilityRegistry::default(),
             schemas: Arc::new(schemas),
+            registry: self.registry,
         })
         .await?;
         let router = cms_server::router(
@@ -121,10 +131,24 @@ impl Builder {
             ServerSettings {
                 max_json_bytes: config.server.max_json_bytes,
                 public_url: config.server.public_url.clone(),
+                worker_secret: config.jobs.worker_secret.clone().filter(|s| !s.is_empty()),
             },
         );
         Ok(App { cms, router })
     }
+}
+
+fn job_settings(config: &Config) -> Result<cms_service::JobSettings, StartError> {
+    let jobs = &config.jobs;
+    let positive = |key: &str, value: i64| match value {
+        1.. => Ok(value),
+        _ => Err(ConfigError(format!("jobs.{key} must be 1 or more"))),
+    };
+    Ok(cms_service::JobSettings {
+        batch_size: positive("batchSize", jobs.batch_size)?,
+        relay_batch_size: positive("relayBatchSize", jobs.relay_batch_size)?,
+        lease: Duration::from_secs(positive("leaseSeconds", jobs.lease_seconds as i64)? as u64),
+    })
 }
 
 /// Runs the migrations of the configured database and nothing else.

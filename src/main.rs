@@ -1,4 +1,4 @@
-//! The `cms` binary: `serve`, `migrate`, `version`.
+//! The `cms` binary: `serve`, `worker`, `migrate`, `version`.
 
 use std::path::PathBuf;
 
@@ -27,6 +27,9 @@ enum Command {
         #[arg(long)]
         port: Option<u16>,
     },
+    /// Drive the job queue (relay, due jobs, schedules) until stopped; any number may run
+    /// beside any number of `serve` instances.
+    Worker,
     /// Apply the database migrations, then exit.
     Migrate,
     /// Print the version.
@@ -50,6 +53,7 @@ fn main() -> anyhow::Result<()> {
     runtime.block_on(async move {
         match cli.command {
             Command::Serve { host, port } => serve(loaded.config, host, port).await,
+            Command::Worker => worker(loaded.config).await,
             Command::Migrate => {
                 cms::migrate(&loaded.config).await?;
                 tracing::info!("migrations applied");
@@ -79,9 +83,40 @@ async fn serve(mut config: Config, host: Option<String>, port: Option<u16>) -> a
         .clone()
         .unwrap_or_else(|| format!("http://{local}"));
     tracing::info!(address = %local, "listening; API at {base}/api, health at {base}/healthz");
+    let embedded = config.jobs.embedded_worker.then(|| {
+        tracing::info!("embedded worker on: this instance drives the job queue");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let worker = app.cms.worker();
+        let interval = std::time::Duration::from_millis(config.jobs.tick_ms.max(1));
+        let task = tokio::spawn(async move {
+            worker
+                .run_until(interval, async {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        (stop, task)
+    });
     cms_server::serve(listener, app.router, shutdown_signal()).await?;
+    if let Some((stop, task)) = embedded {
+        let _ = stop.send(());
+        let _ = task.await;
+    }
     app.cms.close().await;
     tracing::info!("stopped");
+    Ok(())
+}
+
+async fn worker(config: Config) -> anyhow::Result<()> {
+    let interval = std::time::Duration::from_millis(config.jobs.tick_ms.max(1));
+    let app = cms::Builder::new(config).build().await?;
+    tracing::info!("worker started");
+    app.cms
+        .worker()
+        .run_until(interval, shutdown_signal())
+        .await;
+    app.cms.close().await;
+    tracing::info!("worker stopped");
     Ok(())
 }
 

@@ -9,3 +9,4 @@ mod binary;
 mod documents;
 mod health;
 mod http_core;
+mod jobs;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
-use cms::service::{BlobStore, OffsetClock};
+use cms::service::{BlobStore, OffsetClock, Registry};
 use cms::{Builder, Config};
 use http_body_util::BodyExt;
 use serde_json::Value;
@@ -36,8 +36,23 @@ impl TestApp {
     }
 
     pub async fn with(config: Config, storage: Option<Arc<dyn BlobStore>>) -> TestApp {
+        TestApp::build(config, storage, Registry::default()).await
+    }
+
+    /// An app with event consumers and job handlers.
+    pub async fn with_registry(config: Config, registry: Registry) -> TestApp {
+        TestApp::build(config, None, registry).await
+    }
+
+    async fn build(
+        config: Config,
+        storage: Option<Arc<dyn BlobStore>>,
+        registry: Registry,
+    ) -> TestApp {
         let clock = Arc::new(OffsetClock::default());
-        let mut builder = Builder::new(config.clone()).clock(clock.clone());
+        let mut builder = Builder::new(config.clone())
+            .clock(clock.clone())
+            .registry(registry);
         if let Some(storage) = storage {
             builder = builder.storage(storage);
         }

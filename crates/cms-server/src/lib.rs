@@ -30,6 +30,8 @@ pub struct ServerSettings {
     pub max_json_bytes: usize,
     /// The address the instance is reached at, when it is behind a proxy (`https://cms.example`).
     pub public_url: Option<String>,
+    /// The Bearer secret of the worker endpoint; `None` hides the endpoint (404).
+    pub worker_secret: Option<String>,
 }
 
 impl Default for ServerSettings {
@@ -37,6 +39,7 @@ impl Default for ServerSettings {
         ServerSettings {
             max_json_bytes: 10 * 1024 * 1024,
             public_url: None,
+            worker_secret: None,
         }
     }
 }
@@ -75,6 +78,7 @@ pub fn router(cms: Cms, settings: ServerSettings) -> Router {
         .merge(routes::api_keys::routes())
         .merge(routes::documents::routes())
         .merge(routes::schemas::routes())
+        .merge(routes::jobs::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum_middleware::from_fn_with_state(state.clone(), middleware::resolve_actor))

@@ -25,6 +25,10 @@ pub struct OffsetClock {
 }
 
 impl OffsetClock {
+    pub fn advance_millis(&self, ms: i64) {
+        self.offset_ms.fetch_add(ms, Ordering::SeqCst);
+    }
+
     pub fn advance_days(&self, days: i64) {
         self.offset_ms
             .fetch_add(days * 86_400_000, Ordering::SeqCst);

@@ -15,6 +15,7 @@ mod clock;
 pub mod documents;
 mod error;
 mod health;
+pub mod jobs;
 mod organizations;
 pub mod storage;
 
@@ -36,6 +37,7 @@ pub use clock::{Clock, OffsetClock, SystemClock};
 pub use documents::DocumentService;
 pub use error::{Error, Result};
 pub use health::{CheckReport, HealthReport, HealthService, Status};
+pub use jobs::{JobService, Registry, TickReport, Worker};
 pub use storage::{BlobStore, LocalStorage};
 
 /// Settings the service layer acts on. The `cms` crate fills them from configuration.
@@ -51,6 +53,28 @@ pub struct Settings {
     pub storage_health_check: bool,
     /// Versions kept per document; 0 keeps all.
     pub max_versions: i64,
+    pub jobs: JobSettings,
+}
+
+/// The queue's bounds (CONTRACT.md section 7).
+#[derive(Debug, Clone)]
+pub struct JobSettings {
+    /// Jobs run per tick (`jobs.batchSize`).
+    pub batch_size: i64,
+    /// Outbox rows relayed per tick (`jobs.relayBatchSize`).
+    pub relay_batch_size: i64,
+    /// How long a claimed job is leased before another worker may reclaim it.
+    pub lease: Duration,
+}
+
+impl Default for JobSettings {
+    fn default() -> Self {
+        JobSettings {
+            batch_size: 25,
+            relay_batch_size: 100,
+            lease: Duration::from_secs(60),
+        }
+    }
 }
 
 impl Default for Settings {
@@ -61,6 +85,7 @@ impl Default for Settings {
             health_timeout: Duration::from_millis(5000),
             storage_health_check: false,
             max_versions: 25,
+            jobs: JobSettings::default(),
         }
     }
 }
@@ -75,6 +100,8 @@ pub struct Parts {
     pub capabilities: CapabilityRegistry,
     /// The registered document and object types.
     pub schemas: Arc<Schemas>,
+    /// Event consumers and job handlers.
+    pub registry: Registry,
 }
 
 /// The content service. Cheap to clone; every clone is the same service.
@@ -89,6 +116,7 @@ pub(crate) struct Inner {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) capabilities: CapabilityRegistry,
     pub(crate) schemas: Arc<Schemas>,
+    pub(crate) registry: Registry,
 }
 
 impl Cms {
@@ -103,6 +131,7 @@ impl Cms {
             clock: parts.clock,
             capabilities: parts.capabilities,
             schemas: parts.schemas,
+            registry: parts.registry,
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
         cms.index_declared_fields().await?;
@@ -135,6 +164,15 @@ impl Cms {
 
     pub fn documents(&self) -> DocumentService<'_> {
         DocumentService::new(&self.0)
+    }
+
+    pub fn jobs(&self) -> JobService<'_> {
+        JobService::new(&self.0)
+    }
+
+    /// The queue's driver.
+    pub fn worker(&self) -> Worker {
+        Worker::new(self.clone())
     }
 
     /// The registered schemas (GET /api/schemas).

@@ -854,6 +854,12 @@ async fn events_carry_their_outbox_row_atomically(url: String) {
     let mut tx = store.write().await.unwrap();
     assert_eq!(tx.outbox_backlog().await.unwrap(), 1);
     assert_eq!(tx.claim_outbox(10).await.unwrap()[0].id, "e3");
+    let e2 = tx.event("e2").await.unwrap().unwrap();
+    assert_eq!(
+        (e2.organization_id.as_deref(), e2.payload.0.clone()),
+        (Some("o2"), json!({"documentId": "d1"}))
+    );
+    assert!(tx.event("nope").await.unwrap().is_none());
 
     let query =
         |organization: Option<&str>, event_type: Option<&str>, after: Option<&str>| EventQuery {

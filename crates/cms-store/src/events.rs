@@ -31,6 +31,7 @@ pub struct EventQuery {
 pub trait Events {
     /// Appends an event; its outbox row is written with it, in the same statement.
     async fn append_event(&mut self, event: &EventRecord) -> Result<()>;
+    async fn event(&mut self, id: &str) -> Result<Option<EventRecord>>;
     /// A page of events and the total that matches.
     async fn events(&mut self, query: &EventQuery) -> Result<(Vec<EventRecord>, i64)>;
     /// Up to `limit` events whose outbox row is unprocessed, oldest first. On PostgreSQL the
@@ -58,6 +59,13 @@ macro_rules! impl_events {
                 .execute(self.conn().await?)
                 .await?;
                 Ok(())
+            }
+
+            async fn event(&mut self, id: &str) -> $crate::Result<Option<$crate::events::EventRecord>> {
+                Ok(sqlx::query_as("SELECT * FROM events WHERE id = $1")
+                    .bind(id)
+                    .fetch_optional(self.conn().await?)
+                    .await?)
             }
 
             async fn events(

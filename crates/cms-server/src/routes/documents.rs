@@ -6,8 +6,11 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::{Json, Router, routing};
+use cms_core::Timestamp;
 use cms_service::Error;
-use cms_service::documents::{DraftUpdate, ListRequest, NewDocument, Perspective, ReadOptions};
+use cms_service::documents::{
+    DraftUpdate, ListRequest, NewDocument, Perspective, ReadOptions, ScheduleAction,
+};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -41,6 +44,12 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/api/documents/{id}/back-references",
             routing::get(back_references),
+        )
+        .route(
+            "/api/documents/{id}/schedule",
+            routing::get(pending_schedule)
+                .post(schedule)
+                .delete(cancel_schedule),
         )
 }
 
@@ -394,5 +403,61 @@ async fn back_references(
         .cms
         .documents()
         .back_references(&actor, &id, include_children)
+        .await?))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ScheduleBody {
+    action: Option<String>,
+    run_at: Option<String>,
+}
+
+async fn schedule(
+    State(state): State<AppState>,
+    Authed(actor): Authed,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<ScheduleBody>,
+) -> ApiResult<impl IntoResponse> {
+    let action = body
+        .action
+        .as_deref()
+        .and_then(ScheduleAction::parse)
+        .ok_or_else(|| bad("`action` is `publish` or `unpublish`".into()))?;
+    let run_at = body
+        .run_at
+        .as_deref()
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .ok_or_else(|| bad("`runAt` is an ISO 8601 date and time".into()))?;
+    let run_at = Timestamp::from(run_at.with_timezone(&chrono::Utc));
+    let view = state
+        .cms
+        .documents()
+        .schedule(&actor, &id, action, run_at)
+        .await?;
+    Ok(super::created(view))
+}
+
+async fn pending_schedule(
+    State(state): State<AppState>,
+    Authed(actor): Authed,
+    Path(id): Path<String>,
+) -> ApiResult<impl IntoResponse> {
+    Ok(ok(state
+        .cms
+        .documents()
+        .pending_schedule(&actor, &id)
+        .await?))
+}
+
+async fn cancel_schedule(
+    State(state): State<AppState>,
+    Authed(actor): Authed,
+    Path(id): Path<String>,
+) -> ApiResult<impl IntoResponse> {
+    Ok(ok(state
+        .cms
+        .documents()
+        .cancel_schedule(&actor, &id)
         .await?))
 }

@@ -5,6 +5,7 @@
 //! Every operation checks the actor's capability first, then reads and writes in one unit of
 //! work: the document row, its version and its references commit together or not at all.
 
+mod schedules;
 mod view;
 
 use std::collections::HashMap;
@@ -19,6 +20,7 @@ use cms_store::versions::VersionRecord;
 use cms_store::{Json, Tx};
 use serde_json::{Map, Value, json};
 
+pub use schedules::{ScheduleAction, ScheduleView};
 pub use view::{DocumentView, Meta, Pagination, Perspective, Validation, VersionView};
 
 use crate::Inner;
@@ -253,11 +255,8 @@ impl<'a> DocumentService<'a> {
         let mut tx = self.inner.store.write().await?;
         let current = self.owned(&mut *tx, &org, id).await?;
         check_revision(expected_revision, current.revision)?;
-        if current.published_data.is_some() {
-            tx.clear_published(id, Some(&actor.user.id), now.millis())
-                .await?;
-            tx.replace_references(id, &org, PUBLISHED, &[]).await?;
-        }
+        self.clear_published(&mut *tx, &current, Some(&actor.user.id), now)
+            .await?;
         let stored = self.owned(&mut *tx, &org, id).await?;
         tx.commit().await?;
         Ok(stored.into())
@@ -680,7 +679,7 @@ impl<'a> DocumentService<'a> {
         let mut versions = vec![version_record(doc, 1, "draft", &doc.draft_data.0, by, now)];
         tx.add_references(&doc.id, &doc.organization_id, DRAFT, &references)
             .await?;
-        if doc.published_data.is_some() {
+        if let Some(hash) = &doc.published_hash {
             versions.push(version_record(
                 doc,
                 2,
@@ -689,6 +688,7 @@ impl<'a> DocumentService<'a> {
                 by,
                 now,
             ));
+            published_event(tx, doc, hash, now).await?;
             tx.add_references(&doc.id, &doc.organization_id, PUBLISHED, &references)
                 .await?;
         }
@@ -696,6 +696,22 @@ impl<'a> DocumentService<'a> {
         // them on the single writer's time.
         tx.insert_versions(&versions).await?;
         self.prune(tx, &doc.id, Some(versions.len() as i64)).await?;
+        Ok(())
+    }
+
+    /// Drops the published copy and its references; a draft-only document is left alone.
+    async fn clear_published(
+        &self,
+        tx: &mut dyn Tx,
+        doc: &DocumentRecord,
+        by: Option<&str>,
+        now: Timestamp,
+    ) -> Result<()> {
+        if doc.published_data.is_some() {
+            tx.clear_published(&doc.id, by, now.millis()).await?;
+            tx.replace_references(&doc.id, &doc.organization_id, PUBLISHED, &[])
+                .await?;
+        }
         Ok(())
     }
 
@@ -708,14 +724,10 @@ impl<'a> DocumentService<'a> {
         now: Timestamp,
     ) -> Result<()> {
         let data = &doc.draft_data.0;
-        tx.set_published(
-            &doc.id,
-            data,
-            &canonical::published_hash(data),
-            by,
-            now.millis(),
-        )
-        .await?;
+        let hash = canonical::published_hash(data);
+        tx.set_published(&doc.id, data, &hash, by, now.millis())
+            .await?;
+        published_event(tx, doc, &hash, now).await?;
         self.append_version(tx, doc, "publish", data, by, now)
             .await?;
         self.prune(tx, &doc.id, None).await?;
@@ -950,4 +962,27 @@ fn version_record(
         created_by_name: None,
         created_at: now.millis(),
     }
+}
+
+/// `document.published`, in the publishing transaction (SPEC.md Delivery rule 1): identifiers
+/// only, never the content.
+async fn published_event(
+    tx: &mut dyn Tx,
+    doc: &DocumentRecord,
+    hash: &str,
+    now: Timestamp,
+) -> Result<()> {
+    let payload = json!({
+        "documentId": doc.id,
+        "documentType": doc.doc_type,
+        "publishedHash": hash,
+    });
+    crate::jobs::append_event(
+        tx,
+        Some(&doc.organization_id),
+        crate::jobs::DOCUMENT_PUBLISHED,
+        payload,
+        now,
+    )
+    .await
 }

@@ -1,0 +1,193 @@
+//! Scheduled publish and unpublish (SPEC.md Endpoints: Documents; CONTRACT.md section 5): one
+//! pending schedule per document, carried out by a job when it is due.
+
+use cms_core::{CoreCapability, Timestamp, new_id};
+use cms_store::schedules::ScheduleRecord;
+use serde::Serialize;
+use serde_json::json;
+
+use super::DocumentService;
+use crate::actor::Actor;
+use crate::error::{Error, Result};
+use crate::jobs::{DEFAULT_MAX_ATTEMPTS, SCHEDULED_PUBLISH, SCHEDULED_UNPUBLISH, new_job};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScheduleAction {
+    Publish,
+    Unpublish,
+}
+
+impl ScheduleAction {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "publish" => Some(ScheduleAction::Publish),
+            "unpublish" => Some(ScheduleAction::Unpublish),
+            _ => None,
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            ScheduleAction::Publish => "publish",
+            ScheduleAction::Unpublish => "unpublish",
+        }
+    }
+
+    fn job_type(self) -> &'static str {
+        match self {
+            ScheduleAction::Publish => SCHEDULED_PUBLISH,
+            ScheduleAction::Unpublish => SCHEDULED_UNPUBLISH,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScheduleView {
+    pub id: String,
+    pub document_id: String,
+    pub action: String,
+    pub run_at: Timestamp,
+    /// `pending`, `completed`, `cancelled` or `failed`.
+    pub status: String,
+    pub created_by: Option<String>,
+}
+
+impl From<ScheduleRecord> for ScheduleView {
+    fn from(s: ScheduleRecord) -> Self {
+        ScheduleView {
+            id: s.id,
+            document_id: s.document_id,
+            action: s.action,
+            run_at: s.run_at.into(),
+            status: s.status,
+            created_by: s.created_by,
+        }
+    }
+}
+
+impl DocumentService<'_> {
+    /// Schedules a publish or unpublish; a pending schedule of the document is cancelled (with
+    /// its job) in the same transaction. The permission is checked now; the run re-validates.
+    pub async fn schedule(
+        &self,
+        actor: &Actor,
+        id: &str,
+        action: ScheduleAction,
+        run_at: Timestamp,
+    ) -> Result<ScheduleView> {
+        let org = actor.require(CoreCapability::DocumentPublish)?.to_string();
+        let now = self.inner.clock.now();
+        if run_at <= now {
+            return Err(Error::bad_request("runAt must be in the future"));
+        }
+        let mut tx = self.inner.store.write().await?;
+        self.owned(&mut *tx, &org, id).await?;
+        if let Some(earlier) = tx.pending_schedule(id).await? {
+            tx.settle_schedule(&earlier.id, "cancelled", now.millis())
+                .await?;
+            tx.cancel_job(&earlier.job_id, now.millis()).await?;
+        }
+        let schedule_id = new_id();
+        let job = new_job(
+            Some(&org),
+            action.job_type(),
+            json!({ "scheduleId": schedule_id, "documentId": id }),
+            DEFAULT_MAX_ATTEMPTS,
+            run_at.millis(),
+            Some(format!("schedule:{schedule_id}")),
+            now.millis(),
+        );
+        tx.enqueue_job(&job).await?;
+        let record = ScheduleRecord {
+            id: schedule_id,
+            document_id: id.to_string(),
+            organization_id: org,
+            action: action.as_str().to_string(),
+            run_at: run_at.millis(),
+            status: "pending".into(),
+            job_id: job.id,
+            created_by: Some(actor.user.id.clone()),
+            created_at: now.millis(),
+            updated_at: now.millis(),
+        };
+        tx.insert_schedule(&record).await?;
+        tx.commit().await?;
+        Ok(record.into())
+    }
+
+    /// The document's pending schedule, if any.
+    pub async fn pending_schedule(&self, actor: &Actor, id: &str) -> Result<Option<ScheduleView>> {
+        let org = actor.require(CoreCapability::DocumentRead)?.to_string();
+        let mut tx = self.inner.store.read().await?;
+        self.owned(&mut *tx, &org, id).await?;
+        Ok(tx.pending_schedule(id).await?.map(Into::into))
+    }
+
+    /// Cancels the pending schedule and its job; 404 when nothing is pending.
+    pub async fn cancel_schedule(&self, actor: &Actor, id: &str) -> Result<ScheduleView> {
+        let org = actor.require(CoreCapability::DocumentPublish)?.to_string();
+        let now = self.inner.clock.now().millis();
+        let mut tx = self.inner.store.write().await?;
+        self.owned(&mut *tx, &org, id).await?;
+        let pending = tx
+            .pending_schedule(id)
+            .await?
+            .ok_or_else(|| Error::not_found("pending schedule"))?;
+        tx.settle_schedule(&pending.id, "cancelled", now).await?;
+        tx.cancel_job(&pending.job_id, now).await?;
+        let cancelled = tx
+            .schedule(&pending.id)
+            .await?
+            .ok_or_else(|| Error::not_found("schedule"))?;
+        tx.commit().await?;
+        Ok(cancelled.into())
+    }
+
+    /// Carries out a due schedule (the worker's `cms.schedule.*` jobs). A schedule that is no
+    /// longer pending (cancelled, or its document deleted) does nothing. A publish whose draft
+    /// no longer validates marks the schedule `failed` and publishes nothing.
+    pub(crate) async fn run_schedule(&self, schedule_id: &str) -> Result<()> {
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.write().await?;
+        let Some(schedule) = tx.schedule(schedule_id).await? else {
+            return Ok(());
+        };
+        if schedule.status != "pending" {
+            return Ok(());
+        }
+        let org = schedule.organization_id.clone();
+        let current = self.owned(&mut *tx, &org, &schedule.document_id).await?;
+        let by = schedule.created_by.as_deref();
+        let status = match ScheduleAction::parse(&schedule.action) {
+            Some(ScheduleAction::Publish) => {
+                let validation = self
+                    .validation(
+                        &mut *tx,
+                        &org,
+                        &current.doc_type,
+                        &current.draft_data.0,
+                        Some(&current.id),
+                    )
+                    .await?;
+                if validation.is_valid {
+                    self.record_publish(&mut *tx, &current, by, now).await?;
+                    "completed"
+                } else {
+                    tracing::warn!(schedule = %schedule.id, document = %current.id,
+                        "scheduled publish skipped: the draft does not validate");
+                    "failed"
+                }
+            }
+            Some(ScheduleAction::Unpublish) => {
+                self.clear_published(&mut *tx, &current, by, now).await?;
+                "completed"
+            }
+            None => "failed",
+        };
+        tx.settle_schedule(&schedule.id, status, now.millis())
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,354 @@
+//! Durable reactions: the event log, the job queue and what drives it (SPEC.md "Events",
+//! "States and transitions: Job", CONTRACT.md section 7).
+//!
+//! Events are appended in the transaction of the change that causes them; the database writes
+//! each event's outbox row with it. A worker tick runs the relay (outbox rows to one delivery
+//! job per subscribed consumer, deduplicated by `evt:<eventId>:<consumerId>`) and then the due
+//! jobs, each under a lease.
+
+pub mod registry;
+mod worker;
+
+use cms_core::{CoreCapability, InstanceRole, Timestamp, new_id};
+use cms_store::Tx;
+use cms_store::events::{EventQuery, EventRecord};
+use cms_store::jobs::{JobQuery, JobRecord};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::{Actor, Error, Inner, Result};
+
+pub use registry::{
+    Consumer, EventHandler, HandlerContext, HandlerError, JobHandler, Registry, RegistryError,
+};
+pub use worker::{TickReport, Worker};
+
+/// Built-in event types.
+pub const DOCUMENT_PUBLISHED: &str = "document.published";
+
+/// The job type that delivers one event to one consumer.
+pub(crate) const DELIVER: &str = "cms.event.deliver";
+/// The job types that carry out a document schedule.
+pub(crate) const SCHEDULED_PUBLISH: &str = "cms.schedule.publish";
+pub(crate) const SCHEDULED_UNPUBLISH: &str = "cms.schedule.unpublish";
+
+/// Every job status (CONTRACT.md section 7), in the order health reports them.
+pub const STATUSES: [&str; 6] = [
+    "pending",
+    "running",
+    "completed",
+    "failed",
+    "dead_letter",
+    "cancelled",
+];
+
+/// Attempts a job gets unless it says otherwise.
+pub(crate) const DEFAULT_MAX_ATTEMPTS: i64 = 5;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventView {
+    pub id: String,
+    pub organization_id: Option<String>,
+    #[serde(rename = "type")]
+    pub event_type: String,
+    pub payload: Value,
+    pub created_at: Timestamp,
+}
+
+impl From<EventRecord> for EventView {
+    fn from(e: EventRecord) -> Self {
+        EventView {
+            id: e.id,
+            organization_id: e.organization_id,
+            event_type: e.event_type,
+            payload: e.payload.0,
+            created_at: e.created_at.into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobView {
+    pub id: String,
+    pub organization_id: Option<String>,
+    #[serde(rename = "type")]
+    pub job_type: String,
+    pub status: String,
+    pub payload: Value,
+    pub attempts: i64,
+    pub max_attempts: i64,
+    pub run_at: Timestamp,
+    pub locked_until: Option<Timestamp>,
+    pub last_error: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub completed_at: Option<Timestamp>,
+}
+
+impl From<JobRecord> for JobView {
+    fn from(j: JobRecord) -> Self {
+        JobView {
+            id: j.id,
+            organization_id: j.organization_id,
+            job_type: j.job_type,
+            status: j.status,
+            payload: j.payload.0,
+            attempts: j.attempts,
+            max_attempts: j.max_attempts,
+            run_at: j.run_at.into(),
+            locked_until: j.locked_until.map(Into::into),
+            last_error: j.last_error,
+            idempotency_key: j.idempotency_key,
+            created_at: j.created_at.into(),
+            updated_at: j.updated_at.into(),
+            completed_at: j.completed_at.map(Into::into),
+        }
+    }
+}
+
+/// GET /api/jobs/health.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueHealth {
+    /// Every status, zero included.
+    pub counts: serde_json::Map<String, Value>,
+    /// How long the oldest due pending job has waited; 0 when none waits.
+    pub oldest_pending_seconds: i64,
+    /// Outbox rows the relay has not processed yet (instance-wide: events are relayed together).
+    pub outbox_backlog: i64,
+}
+
+/// Whose jobs and events a read covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scope {
+    /// The actor's active organization.
+    #[default]
+    Organization,
+    /// The whole instance: super admins only.
+    All,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct JobListRequest {
+    pub status: Option<String>,
+    pub job_type: Option<String>,
+    pub page: i64,
+    pub page_size: i64,
+    pub scope: Scope,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct EventListRequest {
+    pub event_type: Option<String>,
+    pub after: Option<String>,
+    pub page: i64,
+    pub page_size: i64,
+    pub scope: Scope,
+}
+
+const MAX_PAGE_SIZE: i64 = 100;
+
+/// Reads and management of the queue and the log, for people and keys.
+pub struct JobService<'a> {
+    inner: &'a Inner,
+}
+
+impl<'a> JobService<'a> {
+    pub(crate) fn new(inner: &'a Inner) -> Self {
+        JobService { inner }
+    }
+
+    pub async fn list(
+        &self,
+        actor: &Actor,
+        request: JobListRequest,
+    ) -> Result<(Vec<JobView>, i64)> {
+        let organization = reading_scope(actor, request.scope)?;
+        if let Some(status) = &request.status
+            && !STATUSES.contains(&status.as_str())
+        {
+            return Err(Error::bad_request(format!(
+                "status is one of {}",
+                STATUSES.join(", ")
+            )));
+        }
+        let (limit, offset) = page_window(request.page, request.page_size)?;
+        let mut tx = self.inner.store.read().await?;
+        let (jobs, total) = tx
+            .jobs(&JobQuery {
+                organization,
+                status: request.status,
+                job_type: request.job_type,
+                limit,
+                offset,
+            })
+            .await?;
+        Ok((jobs.into_iter().map(Into::into).collect(), total))
+    }
+
+    pub async fn health(&self, actor: &Actor, scope: Scope) -> Result<QueueHealth> {
+        let organization = reading_scope(actor, scope)?;
+        let now = self.inner.clock.now().millis();
+        let mut tx = self.inner.store.read().await?;
+        let (found, oldest) = tx.job_counts(organization.as_deref(), now).await?;
+        let backlog = tx.outbox_backlog().await?;
+        let mut counts = serde_json::Map::new();
+        for status in STATUSES {
+            let n = found
+                .iter()
+                .find(|(s, _)| s == status)
+                .map_or(0, |(_, n)| *n);
+            counts.insert(status.to_string(), json!(n));
+        }
+        Ok(QueueHealth {
+            counts,
+            oldest_pending_seconds: oldest.map_or(0, |t| ((now - t) / 1000).max(0)),
+            outbox_backlog: backlog,
+        })
+    }
+
+    /// Requeues a `failed` or `dead_letter` job with its attempts reset; 409 from any other
+    /// state.
+    pub async fn retry(&self, actor: &Actor, id: &str) -> Result<JobView> {
+        let now = self.inner.clock.now().millis();
+        let mut tx = self.inner.store.write().await?;
+        let job = managed_job(&mut *tx, actor, id).await?;
+        if !tx
+            .requeue_job(id, &["failed", "dead_letter"], true, now)
+            .await?
+        {
+            return Err(Error::Conflict(format!(
+                "only failed or dead-lettered jobs can be retried; this one is {}",
+                job.status
+            )));
+        }
+        let job = tx.job(id).await?.ok_or_else(|| Error::not_found("job"))?;
+        tx.commit().await?;
+        Ok(job.into())
+    }
+
+    /// Cancels a `pending` job; 409 from any other state.
+    pub async fn cancel(&self, actor: &Actor, id: &str) -> Result<JobView> {
+        let now = self.inner.clock.now().millis();
+        let mut tx = self.inner.store.write().await?;
+        let job = managed_job(&mut *tx, actor, id).await?;
+        if !tx.cancel_job(id, now).await? {
+            return Err(Error::Conflict(format!(
+                "only pending jobs can be cancelled; this one is {}",
+                job.status
+            )));
+        }
+        let job = tx.job(id).await?.ok_or_else(|| Error::not_found("job"))?;
+        tx.commit().await?;
+        Ok(job.into())
+    }
+
+    /// GET /api/events: the log, read only.
+    pub async fn events(
+        &self,
+        actor: &Actor,
+        request: EventListRequest,
+    ) -> Result<(Vec<EventView>, i64)> {
+        let organization = reading_scope(actor, request.scope)?;
+        let (limit, offset) = page_window(request.page, request.page_size)?;
+        let mut tx = self.inner.store.read().await?;
+        let (events, total) = tx
+            .events(&EventQuery {
+                organization,
+                event_type: request.event_type,
+                after: request.after,
+                limit,
+                offset,
+            })
+            .await?;
+        Ok((events.into_iter().map(Into::into).collect(), total))
+    }
+}
+
+/// The organization a read covers (`None`: the whole instance). Reads need document.read in the
+/// active organization; the whole instance needs an instance super admin.
+fn reading_scope(actor: &Actor, scope: Scope) -> Result<Option<String>> {
+    match scope {
+        Scope::All if actor.user.role == InstanceRole::SuperAdmin => Ok(None),
+        Scope::All => Err(Error::Forbidden),
+        Scope::Organization => Ok(Some(
+            actor.require(CoreCapability::DocumentRead)?.to_string(),
+        )),
+    }
+}
+
+/// Retry and cancel act on jobs of the active organization and need document.publish there
+/// (jobs carry deliveries and scheduled publishes); instance-wide jobs are for super admins.
+async fn managed_job(tx: &mut dyn Tx, actor: &Actor, id: &str) -> Result<JobRecord> {
+    let job = tx.job(id).await?.ok_or_else(|| Error::not_found("job"))?;
+    if actor.user.role == InstanceRole::SuperAdmin {
+        return Ok(job);
+    }
+    let org = actor.require(CoreCapability::DocumentPublish)?;
+    if job.organization_id.as_deref() != Some(org) {
+        return Err(Error::not_found("job"));
+    }
+    Ok(job)
+}
+
+fn page_window(page: i64, page_size: i64) -> Result<(i64, i64)> {
+    if page < 1 || !(1..=MAX_PAGE_SIZE).contains(&page_size) {
+        return Err(Error::bad_request(format!(
+            "page is 1 or more and pageSize is 1 to {MAX_PAGE_SIZE}"
+        )));
+    }
+    page.checked_sub(1)
+        .and_then(|p| p.checked_mul(page_size))
+        .map(|offset| (page_size, offset))
+        .ok_or_else(|| Error::bad_request("page is out of range"))
+}
+
+/// Appends a domain event inside the caller's unit of work; the database adds its outbox row.
+pub(crate) async fn append_event(
+    tx: &mut dyn Tx,
+    organization: Option<&str>,
+    event_type: &str,
+    payload: Value,
+    now: Timestamp,
+) -> Result<()> {
+    tx.append_event(&EventRecord {
+        id: new_id(),
+        organization_id: organization.map(str::to_string),
+        event_type: event_type.to_string(),
+        payload: cms_store::Json(payload),
+        created_at: now.millis(),
+    })
+    .await?;
+    Ok(())
+}
+
+/// A new pending job.
+pub(crate) fn new_job(
+    organization: Option<&str>,
+    job_type: &str,
+    payload: Value,
+    max_attempts: i64,
+    run_at: i64,
+    idempotency_key: Option<String>,
+    now: i64,
+) -> JobRecord {
+    JobRecord {
+        id: new_id(),
+        organization_id: organization.map(str::to_string),
+        job_type: job_type.to_string(),
+        status: "pending".into(),
+        payload: cms_store::Json(payload),
+        attempts: 0,
+        max_attempts,
+        run_at,
+        locked_until: None,
+        last_error: None,
+        idempotency_key,
+        created_at: now,
+        updated_at: now,
+        completed_at: None,
+    }
+}

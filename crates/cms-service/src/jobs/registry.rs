@@ -1,0 +1,193 @@
+//! What reacts to events and runs jobs: event consumers and job handlers, registered from Rust
+//! (the plugin issue exposes the same registry as extension points).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use super::{EventView, JobView};
+use crate::Cms;
+
+/// A handler's failure: the job is retried with backoff, then dead-lettered.
+pub type HandlerError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What a handler receives beside its event or job: database access through the service layer
+/// (so every rule holds) and a logger (a span naming the job; log with `tracing` inside it).
+pub struct HandlerContext {
+    pub cms: Cms,
+    pub log: tracing::Span,
+}
+
+#[async_trait]
+pub trait EventHandler: Send + Sync + 'static {
+    /// Delivery is at least once: the same event may arrive again (dedupe by `event.id`).
+    async fn handle(&self, ctx: &HandlerContext, event: &EventView) -> Result<(), HandlerError>;
+}
+
+#[async_trait]
+pub trait JobHandler: Send + Sync + 'static {
+    async fn run(&self, ctx: &HandlerContext, job: &JobView) -> Result<(), HandlerError>;
+}
+
+/// An event consumer: subscribed to event types by exact name.
+#[derive(Clone)]
+pub struct Consumer {
+    pub id: String,
+    pub events: Vec<String>,
+    /// Attempts per delivery; the queue default when `None`.
+    pub max_attempts: Option<i64>,
+    pub handler: Arc<dyn EventHandler>,
+}
+
+/// Consumers and job handlers, checked when registered.
+#[derive(Clone, Default)]
+pub struct Registry {
+    consumers: Vec<Consumer>,
+    handlers: HashMap<String, Arc<dyn JobHandler>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("an event consumer with id `{0}` is already registered")]
+    DuplicateConsumer(String),
+    #[error("a handler for job type `{0}` is already registered")]
+    DuplicateHandler(String),
+    #[error("`{0}` is not a namespaced name (like `vendor.thing`)")]
+    NotNamespaced(String),
+    #[error("job types under `cms.` belong to the service")]
+    Reserved(String),
+    #[error("consumer `{0}` subscribes to no event")]
+    NoEvents(String),
+    #[error("maxAttempts of consumer `{0}` must be 1 or more")]
+    Attempts(String),
+}
+
+impl Registry {
+    pub fn consumer(mut self, consumer: Consumer) -> Result<Self, RegistryError> {
+        if consumer.id.trim().is_empty() || self.consumers.iter().any(|c| c.id == consumer.id) {
+            return Err(RegistryError::DuplicateConsumer(consumer.id));
+        }
+        if consumer.events.is_empty() {
+            return Err(RegistryError::NoEvents(consumer.id));
+        }
+        if let Some(bad) = consumer.events.iter().find(|e| !namespaced(e)) {
+            return Err(RegistryError::NotNamespaced(bad.clone()));
+        }
+        if consumer.max_attempts.is_some_and(|n| n < 1) {
+            return Err(RegistryError::Attempts(consumer.id));
+        }
+        self.consumers.push(consumer);
+        Ok(self)
+    }
+
+    pub fn job_handler(
+        mut self,
+        job_type: &str,
+        handler: Arc<dyn JobHandler>,
+    ) -> Result<Self, RegistryError> {
+        if !namespaced(job_type) {
+            return Err(RegistryError::NotNamespaced(job_type.to_string()));
+        }
+        if job_type.starts_with("cms.") {
+            return Err(RegistryError::Reserved(job_type.to_string()));
+        }
+        if self.handlers.contains_key(job_type) {
+            return Err(RegistryError::DuplicateHandler(job_type.to_string()));
+        }
+        self.handlers.insert(job_type.to_string(), handler);
+        Ok(self)
+    }
+
+    pub(crate) fn subscribers<'a>(
+        &'a self,
+        event_type: &'a str,
+    ) -> impl Iterator<Item = &'a Consumer> {
+        self.consumers
+            .iter()
+            .filter(move |c| c.events.iter().any(|e| e == event_type))
+    }
+
+    pub(crate) fn consumer_by_id(&self, id: &str) -> Option<&Consumer> {
+        self.consumers.iter().find(|c| c.id == id)
+    }
+
+    pub(crate) fn handler(&self, job_type: &str) -> Option<&Arc<dyn JobHandler>> {
+        self.handlers.get(job_type)
+    }
+}
+
+/// `vendor.thing`: dot-separated, non-empty segments of letters, digits, `_` and `-`.
+fn namespaced(name: &str) -> bool {
+    let segments: Vec<&str> = name.split('.').collect();
+    segments.len() >= 2
+        && segments.iter().all(|s| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Nothing;
+    #[async_trait]
+    impl EventHandler for Nothing {
+        async fn handle(&self, _: &HandlerContext, _: &EventView) -> Result<(), HandlerError> {
+            Ok(())
+        }
+    }
+    #[async_trait]
+    impl JobHandler for Nothing {
+        async fn run(&self, _: &HandlerContext, _: &JobView) -> Result<(), HandlerError> {
+            Ok(())
+        }
+    }
+
+    fn consumer(id: &str, events: &[&str]) -> Consumer {
+        Consumer {
+            id: id.into(),
+            events: events.iter().map(|e| e.to_string()).collect(),
+            max_attempts: None,
+            handler: Arc::new(Nothing),
+        }
+    }
+
+    #[test]
+    fn declarations_are_checked() {
+        let registry = Registry::default()
+            .consumer(consumer("search", &["document.published"]))
+            .unwrap();
+        assert!(matches!(
+            registry
+                .clone()
+                .consumer(consumer("search", &["document.published"])),
+            Err(RegistryError::DuplicateConsumer(_))
+        ));
+        assert!(matches!(
+            registry.clone().consumer(consumer("x", &["published"])),
+            Err(RegistryError::NotNamespaced(_))
+        ));
+        assert!(matches!(
+            registry.clone().consumer(consumer("y", &[])),
+            Err(RegistryError::NoEvents(_))
+        ));
+        let registry = registry
+            .job_handler("acme.sync", Arc::new(Nothing))
+            .unwrap();
+        assert!(matches!(
+            registry.clone().job_handler("acme.sync", Arc::new(Nothing)),
+            Err(RegistryError::DuplicateHandler(_))
+        ));
+        assert!(matches!(
+            registry
+                .clone()
+                .job_handler("cms.event.deliver", Arc::new(Nothing)),
+            Err(RegistryError::Reserved(_))
+        ));
+        assert_eq!(registry.subscribers("document.published").count(), 1);
+        assert_eq!(registry.subscribers("document.deleted").count(), 0);
+    }
+}

@@ -1,0 +1,316 @@
+//! The worker: one tick runs the relay, then the due jobs (SPEC.md Events, Delivery rules 2-4).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cms_store::jobs::{JobOutcome, JobRecord};
+use serde::Serialize;
+use serde_json::{Value, json};
+use tracing::Instrument;
+
+use super::{
+    DEFAULT_MAX_ATTEMPTS, DELIVER, EventView, HandlerContext, JobView, SCHEDULED_PUBLISH,
+    SCHEDULED_UNPUBLISH, new_job,
+};
+use crate::{Cms, Error, Result};
+
+/// What one tick did: the body of POST /api/internal/workers/run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TickReport {
+    pub claimed: u64,
+    pub completed: u64,
+    pub retried: u64,
+    pub failed: u64,
+}
+
+/// Drives the queue. Every way of driving it (the embedded loop, the HTTP endpoint, `cms
+/// worker`) runs the same [`Worker::tick`].
+#[derive(Clone)]
+pub struct Worker {
+    cms: Cms,
+}
+
+/// Why a claimed job did not complete.
+enum Failure {
+    /// Nothing can run it: not retried (`failed`).
+    NoHandler(String),
+    /// The handler failed (or panicked): retried, then dead-lettered.
+    Handler(String),
+}
+
+impl Worker {
+    pub(crate) fn new(cms: Cms) -> Self {
+        Worker { cms }
+    }
+
+    /// The relay, then one batch of due jobs.
+    pub async fn tick(&self) -> Result<TickReport> {
+        self.relay().await?;
+        self.run_due().await
+    }
+
+    /// Ticks until `shutdown` resolves: at once again after a full batch, otherwise after
+    /// `interval`.
+    pub async fn run_until(&self, interval: Duration, shutdown: impl Future<Output = ()>) {
+        tokio::pin!(shutdown);
+        loop {
+            let busy = match self.tick().await {
+                Ok(report) => report.claimed >= self.settings().batch_size as u64,
+                Err(e) => {
+                    tracing::error!(error = %e, "worker tick failed");
+                    false
+                }
+            };
+            if busy {
+                tokio::task::yield_now().await;
+                continue;
+            }
+            tokio::select! {
+                _ = &mut shutdown => return,
+                _ = tokio::time::sleep(interval) => {}
+            }
+        }
+    }
+
+    /// Enqueues a job of a registered type for a host application. `idempotency_key` absorbs
+    /// duplicates: `None` returned when a job with that key exists.
+    pub async fn enqueue(
+        &self,
+        organization: Option<&str>,
+        job_type: &str,
+        payload: Value,
+        max_attempts: Option<i64>,
+        idempotency_key: Option<String>,
+    ) -> Result<Option<JobView>> {
+        if self.cms.0.registry.handler(job_type).is_none() {
+            return Err(Error::bad_request(format!(
+                "no handler is registered for job type `{job_type}`"
+            )));
+        }
+        let now = self.cms.0.clock.now().millis();
+        let job = new_job(
+            organization,
+            job_type,
+            payload,
+            max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS).max(1),
+            now,
+            idempotency_key,
+            now,
+        );
+        let mut tx = self.cms.0.store.write().await?;
+        let inserted = tx.enqueue_job(&job).await?;
+        tx.commit().await?;
+        Ok(inserted.then(|| job.into()))
+    }
+
+    fn settings(&self) -> &crate::JobSettings {
+        &self.cms.0.settings.jobs
+    }
+
+    /// Unprocessed outbox rows become one delivery job per subscribed consumer; the rows are
+    /// marked processed in the same transaction. A duplicate enqueue (a relay that ran twice)
+    /// is absorbed by the idempotency key.
+    async fn relay(&self) -> Result<usize> {
+        let inner = &self.cms.0;
+        let now = inner.clock.now().millis();
+        let mut tx = inner.store.write().await?;
+        let events = tx.claim_outbox(self.settings().relay_batch_size).await?;
+        if events.is_empty() {
+            return Ok(0);
+        }
+        for event in &events {
+            for consumer in inner.registry.subscribers(&event.event_type) {
+                let key = format!("evt:{}:{}", event.id, consumer.id);
+                let job = new_job(
+                    event.organization_id.as_deref(),
+                    DELIVER,
+                    json!({ "eventId": event.id, "consumerId": consumer.id }),
+                    consumer.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
+                    now,
+                    Some(key),
+                    now,
+                );
+                tx.enqueue_job(&job).await?;
+            }
+        }
+        let ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
+        tx.mark_processed(&ids, now).await?;
+        tx.commit().await?;
+        Ok(events.len())
+    }
+
+    async fn run_due(&self) -> Result<TickReport> {
+        let inner = &self.cms.0;
+        let now = inner.clock.now().millis();
+        let lease = now + self.settings().lease.as_millis() as i64;
+        let mut tx = inner.store.write().await?;
+        let claimed = tx
+            .claim_jobs(now, lease, self.settings().batch_size)
+            .await?;
+        tx.commit().await?;
+        let mut report = TickReport {
+            claimed: claimed.len() as u64,
+            ..TickReport::default()
+        };
+        if claimed.is_empty() {
+            return Ok(report);
+        }
+        let mut completed = Vec::new();
+        let mut ended = Vec::new();
+        for job in claimed {
+            match self.run_one(&job).await {
+                Ok(()) => completed.push(job.id),
+                Err(Failure::NoHandler(error)) => {
+                    report.failed += 1;
+                    let outcome = JobOutcome::Stopped {
+                        status: "failed",
+                        error,
+                    };
+                    ended.push((job.id, outcome));
+                }
+                Err(Failure::Handler(error)) if job.attempts >= job.max_attempts => {
+                    report.failed += 1;
+                    tracing::warn!(job = %job.id, job_type = %job.job_type, %error, "job dead-lettered");
+                    let outcome = JobOutcome::Stopped {
+                        status: "dead_letter",
+                        error,
+                    };
+                    ended.push((job.id, outcome));
+                }
+                Err(Failure::Handler(error)) => {
+                    report.retried += 1;
+                    let run_at = inner.clock.now().millis() + backoff_ms(job.attempts);
+                    ended.push((job.id, JobOutcome::Retry { run_at, error }));
+                }
+            }
+        }
+        let finished = inner.clock.now().millis();
+        let mut tx = inner.store.write().await?;
+        report.completed = tx.complete_jobs(&completed, lease, finished).await?;
+        for (id, outcome) in &ended {
+            tx.finish_job(id, lease, outcome, finished).await?;
+        }
+        tx.commit().await?;
+        Ok(report)
+    }
+
+    /// Runs one job's handler on a task of its own, so a panicking handler fails its job and
+    /// not the tick.
+    async fn run_one(&self, job: &JobRecord) -> Result<(), Failure> {
+        let span = tracing::info_span!("job", id = %job.id, job_type = %job.job_type, attempt = job.attempts);
+        let ctx = HandlerContext {
+            cms: self.cms.clone(),
+            log: span.clone(),
+        };
+        let view = JobView::from(job.clone());
+        let run: std::pin::Pin<Box<dyn Future<Output = Result<(), Failure>> + Send>> =
+            match job.job_type.as_str() {
+                DELIVER => Box::pin(deliver(ctx, view)),
+                SCHEDULED_PUBLISH | SCHEDULED_UNPUBLISH => Box::pin(scheduled(ctx, view)),
+                other => match self.cms.0.registry.handler(other) {
+                    Some(handler) => {
+                        let handler = Arc::clone(handler);
+                        Box::pin(async move {
+                            handler
+                                .run(&ctx, &view)
+                                .await
+                                .map_err(|e| Failure::Handler(e.to_string()))
+                        })
+                    }
+                    None => {
+                        return Err(Failure::NoHandler(format!(
+                            "no handler is registered for job type `{other}`"
+                        )));
+                    }
+                },
+            };
+        match tokio::spawn(run.instrument(span)).await {
+            Ok(result) => result,
+            Err(e) => Err(Failure::Handler(format!("the handler panicked: {e}"))),
+        }
+    }
+}
+
+/// `cms.event.deliver`: hands the event to its consumer.
+async fn deliver(ctx: HandlerContext, job: JobView) -> Result<(), Failure> {
+    let field = |name: &str| {
+        job.payload
+            .get(name)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let (Some(event_id), Some(consumer_id)) = (field("eventId"), field("consumerId")) else {
+        return Err(Failure::NoHandler(
+            "a delivery job without eventId and consumerId".into(),
+        ));
+    };
+    let Some(consumer) = ctx.cms.0.registry.consumer_by_id(&consumer_id).cloned() else {
+        return Err(Failure::NoHandler(format!(
+            "no consumer `{consumer_id}` is registered"
+        )));
+    };
+    let event = {
+        let mut tx = ctx.cms.0.store.read().await.map_err(handler_error)?;
+        tx.event(&event_id).await.map_err(handler_error)?
+    };
+    let Some(event) = event else {
+        return Err(Failure::NoHandler(format!(
+            "event {event_id} does not exist"
+        )));
+    };
+    consumer
+        .handler
+        .handle(&ctx, &EventView::from(event))
+        .await
+        .map_err(|e| Failure::Handler(e.to_string()))
+}
+
+/// `cms.schedule.publish` and `cms.schedule.unpublish`.
+async fn scheduled(ctx: HandlerContext, job: JobView) -> Result<(), Failure> {
+    let Some(schedule_id) = job.payload.get("scheduleId").and_then(Value::as_str) else {
+        return Err(Failure::NoHandler(
+            "a schedule job without scheduleId".into(),
+        ));
+    };
+    ctx.cms
+        .documents()
+        .run_schedule(schedule_id)
+        .await
+        .map_err(|e| Failure::Handler(e.to_string()))
+}
+
+fn handler_error(e: impl std::fmt::Display) -> Failure {
+    Failure::Handler(e.to_string())
+}
+
+/// Exponential backoff from one second, capped at an hour, plus up to half again of jitter so
+/// that jobs failing together do not retry together.
+fn backoff_ms(attempt: i64) -> i64 {
+    let exponent = attempt.clamp(1, 13) - 1;
+    let base = (1000_i64 << exponent).min(3_600_000);
+    let mut random = [0u8; 4];
+    let jitter = match getrandom::fill(&mut random) {
+        Ok(()) => i64::from(u32::from_le_bytes(random)) % (base / 2 + 1),
+        Err(_) => 0,
+    };
+    base + jitter
+}
+
+#[cfg(test)]
+mod tests {
+    use super::backoff_ms;
+
+    #[test]
+    fn backoff_grows_exponentially_with_bounded_jitter() {
+        for (attempt, base) in [(1, 1000), (2, 2000), (3, 4000), (40, 3_600_000)] {
+            for _ in 0..50 {
+                let delay = backoff_ms(attempt);
+                assert!(
+                    (base..=base + base / 2).contains(&delay),
+                    "{attempt}: {delay}"
+                );
+            }
+        }
+    }
+}
