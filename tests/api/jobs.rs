@@ -316,7 +316,374 @@ async fn an_expired_lease_makes_a_crashed_job_reclaimable(url: String) {
     app.stop().await;
 }
 
+fn iso_in(app: &TestApp, ms: i64) -> String {
+    app.clock.now().plus_millis(ms).to_rfc3339()
+}
+
+async fn schedules_publish_and_unpublish_on_ticks(url: String) {
+    let recorder = Arc::new(Recorder::default());
+    let app = start(&url, &recorder, None).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let doc = create(&app, &ada, json!({"title": "Later"}), false).await;
+    let path = format!("/api/documents/{}/schedule", id(&doc));
+    const HOUR: i64 = 3_600_000;
+
+    let res = app.get(&path).cookie(&ada).send().await;
+    assert_eq!(
+        (res.status, res.body["data"].clone()),
+        (StatusCode::OK, Value::Null)
+    );
+    for (body, what) in [
+        (
+            json!({"action": "publish", "runAt": iso_in(&app, -HOUR)}),
+            "runAt",
+        ),
+        (
+            json!({"action": "archive", "runAt": iso_in(&app, HOUR)}),
+            "action",
+        ),
+        (json!({"action": "publish", "runAt": "tomorrow"}), "runAt"),
+    ] {
+        let res = app.post(&path, body).cookie(&ada).send().await;
+        let message = res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
+        assert!(message.contains(what), "{message}");
+    }
+    let res = app.req(Method::DELETE, &path).cookie(&ada).send().await;
+    res.assert_handler_error(StatusCode::NOT_FOUND, "Not Found");
+
+    let res = app
+        .post(
+            &path,
+            json!({"action": "publish", "runAt": iso_in(&app, HOUR)}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    let first = res.body["data"].clone();
+    assert_eq!(
+        (
+            first["action"].clone(),
+            first["status"].clone(),
+            first["documentId"].clone(),
+            first["createdBy"].clone()
+        ),
+        (
+            json!("publish"),
+            json!("pending"),
+            json!(id(&doc)),
+            ada.user["id"].clone()
+        )
+    );
+    // A new schedule replaces the pending one.
+    let res = app
+        .post(
+            &path,
+            json!({"action": "publish", "runAt": iso_in(&app, 2 * HOUR)}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    let second = res.body["data"].clone();
+    let res = app.get(&path).cookie(&ada).send().await;
+    assert_eq!(res.body["data"]["id"], second["id"]);
+    let res = app
+        .get("/api/jobs?status=cancelled")
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(
+        res.body["pagination"]["total"], 1,
+        "the first schedule's job"
+    );
+
+    assert_eq!(tick(&app).await, report(0, 0, 0, 0), "not due yet");
+    app.clock.advance_millis(3 * HOUR);
+    let done = tick(&app).await;
+    assert_eq!((done.claimed, done.completed), (1, 1));
+    let res = app
+        .get(&format!("/api/documents/{}", id(&doc)))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(
+        res.body["data"]["publishedData"],
+        json!({"title": "Later"}),
+        "{}",
+        res.body
+    );
+    let res = app.get(&path).cookie(&ada).send().await;
+    assert_eq!(
+        res.body["data"],
+        Value::Null,
+        "nothing pending after the run"
+    );
+    // The scheduled publish emitted its event; the next tick delivers it.
+    assert_eq!(tick(&app).await, report(1, 1, 0, 0));
+    assert_eq!(recorder.seen()[0].payload["documentId"], json!(id(&doc)));
+
+    // Unpublish, and a cancelled schedule that never fires.
+    let res = app
+        .post(
+            &path,
+            json!({"action": "unpublish", "runAt": iso_in(&app, HOUR)}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    app.clock.advance_millis(2 * HOUR);
+    tick(&app).await;
+    let res = app
+        .get(&format!("/api/documents/{}", id(&doc)))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(
+        res.body["data"]["publishedData"],
+        Value::Null,
+        "{}",
+        res.body
+    );
+    let res = app
+        .post(
+            &path,
+            json!({"action": "publish", "runAt": iso_in(&app, HOUR)}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED);
+    let res = app.req(Method::DELETE, &path).cookie(&ada).send().await;
+    assert_eq!(
+        (res.status, res.body["data"]["status"].clone()),
+        (StatusCode::OK, json!("cancelled"))
+    );
+    app.clock.advance_millis(2 * HOUR);
+    assert_eq!(tick(&app).await.claimed, 0);
+    let res = app
+        .get(&format!("/api/documents/{}", id(&doc)))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.body["data"]["publishedData"], Value::Null);
+
+    // Scheduling needs document.publish: a read-only key is refused.
+    let key = app
+        .create_key(&ada, json!({"name": "ro", "permissions": ["read"]}))
+        .await;
+    let res = app
+        .post(
+            &path,
+            json!({"action": "publish", "runAt": iso_in(&app, HOUR)}),
+        )
+        .key(&key)
+        .send()
+        .await;
+    res.assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
+    let res = app.get(&path).key(&key).send().await;
+    assert_eq!(res.status, StatusCode::OK);
+    app.stop().await;
+}
+
+async fn a_scheduled_publish_revalidates_at_run_time(url: String) {
+    let recorder = Arc::new(Recorder::default());
+    let app = start(&url, &recorder, None).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    // No title: the draft does not validate for publishing.
+    let doc = create(&app, &ada, json!({"excerpt": "untitled"}), false).await;
+    let path = format!("/api/documents/{}/schedule", id(&doc));
+    let res = app
+        .post(
+            &path,
+            json!({"action": "publish", "runAt": iso_in(&app, 60_000)}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    let schedule_id = res.body["data"]["id"].as_str().unwrap().to_string();
+    app.clock.advance_millis(120_000);
+    tick(&app).await;
+    let res = app
+        .get(&format!("/api/documents/{}", id(&doc)))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.body["data"]["publishedData"], Value::Null);
+    let mut tx = app.app.cms.store().read().await.unwrap();
+    assert_eq!(
+        tx.schedule(&schedule_id).await.unwrap().unwrap().status,
+        "failed"
+    );
+    drop(tx);
+    let res = app.get("/api/events").cookie(&ada).send().await;
+    assert_eq!(
+        res.body["pagination"]["total"], 0,
+        "no event without a publish"
+    );
+    app.stop().await;
+}
+
+async fn the_worker_endpoint_needs_its_secret(url: String) {
+    let app = TestApp::start(&url).await;
+    let res = app
+        .post("/api/internal/workers/run", json!({}))
+        .bearer("anything")
+        .send()
+        .await;
+    res.assert_handler_error(StatusCode::NOT_FOUND, "Not Found");
+    app.stop().await;
+
+    let mut config = config_for(&url);
+    config.jobs.worker_secret = Some("the worker secret".into());
+    let app = TestApp::with(config, None).await;
+    let res = app
+        .post("/api/internal/workers/run", json!({}))
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED);
+    let res = app
+        .post("/api/internal/workers/run", json!({}))
+        .bearer("the wrong secret!")
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED);
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    create(&app, &ada, json!({"title": "Hello"}), true).await;
+    let res = app
+        .post("/api/internal/workers/run", json!({}))
+        .bearer("the worker secret")
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert_eq!(
+        res.body,
+        json!({"success": true, "result": {"claimed": 0, "completed": 0, "retried": 0, "failed": 0}}),
+        "no consumer subscribed: the relay marks the event processed and enqueues nothing"
+    );
+    let res = app.get("/api/jobs/health").cookie(&ada).send().await;
+    assert_eq!(res.body["data"]["outboxBacklog"], 0);
+    app.stop().await;
+}
+
+async fn job_and_event_reads_are_scoped(url: String) {
+    let mut config = config_for(&url);
+    config.auth.invite_only = false;
+    let app = TestApp::with(config, None).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let bob = app.sign_up("Bob", "bob@example.com").await;
+    create(&app, &ada, json!({"title": "Hello"}), true).await;
+    for path in ["/api/jobs", "/api/events", "/api/jobs/health"] {
+        let res = app.get(path).send().await;
+        assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{path}");
+        // Bob belongs to no organization: no document.read anywhere.
+        let res = app.get(path).cookie(&bob).send().await;
+        res.assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
+        let res = app
+            .get(&format!("{path}?scope=all"))
+            .cookie(&bob)
+            .send()
+            .await;
+        res.assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
+        // Ada is the instance super admin.
+        let res = app
+            .get(&format!("{path}?scope=all"))
+            .cookie(&ada)
+            .send()
+            .await;
+        assert_eq!(res.status, StatusCode::OK, "{path}: {}", res.body);
+    }
+    let res = app.get("/api/events?scope=all").cookie(&ada).send().await;
+    assert_eq!(res.body["pagination"]["total"], 1);
+    for bad in [
+        "/api/jobs?status=sleeping",
+        "/api/jobs?pageSize=0",
+        "/api/events?page=x",
+        "/api/events?scope=everything",
+    ] {
+        let res = app.get(bad).cookie(&ada).send().await;
+        res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
+    }
+    // Read only: the log has no write path.
+    let res = app
+        .post("/api/events", json!({"type": "x.y"}))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::METHOD_NOT_ALLOWED);
+    app.stop().await;
+}
+
+/// A failure after the data write rolls back the publish, its event and its outbox row
+/// together: the database is made to refuse the event insert.
+async fn a_publish_that_fails_after_its_data_write_leaves_nothing(url: String) {
+    let app = TestApp::start(&url).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let doc = create(&app, &ada, json!({"title": "Hello"}), false).await;
+    refuse_event_inserts(&url).await;
+    let res = app
+        .post(&format!("/api/documents/{}/publish", id(&doc)), json!({}))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(
+        res.status,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "{}",
+        res.body
+    );
+    let res = app
+        .get(&format!("/api/documents/{}", id(&doc)))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.body["data"]["publishedData"], Value::Null);
+    assert_eq!(res.body["data"]["_meta"]["revision"], 1);
+    let res = app.get("/api/events").cookie(&ada).send().await;
+    assert_eq!(res.body["pagination"]["total"], 0);
+    let res = app.get("/api/jobs/health").cookie(&ada).send().await;
+    assert_eq!(res.body["data"]["outboxBacklog"], 0);
+    let res = app
+        .get(&format!("/api/documents/{}/versions", id(&doc)))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(
+        res.body["total"], 1,
+        "no publish version either"
+    );
+    app.stop().await;
+}
+
+/// Installs a trigger that makes every event insert fail, through a connection of its own.
+async fn refuse_event_inserts(url: &str) {
+    use sqlx::Connection;
+    if url.starts_with("sqlite:") {
+        let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
+        sqlx::query("CREATE TRIGGER refuse_events BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'forced'); END")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+    } else {
+        let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+        sqlx::raw_sql(
+            "CREATE FUNCTION refuse_events() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'forced'; END $$; \
+             CREATE TRIGGER refuse_events BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION refuse_events();",
+        )
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    }
+}
+
 cms_store::both_engines!(
+    schedules_publish_and_unpublish_on_ticks,
+    a_scheduled_publish_revalidates_at_run_time,
+    the_worker_endpoint_needs_its_secret,
+    job_and_event_reads_are_scoped,
+    a_publish_that_fails_after_its_data_write_leaves_nothing,
     every_publish_path_emits_one_event_delivered_to_its_consumer,
     a_failing_consumer_is_retried_with_backoff_then_dead_lettered,
     an_expired_lease_makes_a_crashed_job_reclaimable,
