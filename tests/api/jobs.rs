@@ -650,10 +650,7 @@ async fn a_publish_that_fails_after_its_data_write_leaves_nothing(url: String) {
         .cookie(&ada)
         .send()
         .await;
-    assert_eq!(
-        res.body["total"], 1,
-        "no publish version either"
-    );
+    assert_eq!(res.body["total"], 1, "no publish version either");
     app.stop().await;
 }
 
@@ -688,3 +685,159 @@ cms_store::both_engines!(
     a_failing_consumer_is_retried_with_backoff_then_dead_lettered,
     an_expired_lease_makes_a_crashed_job_reclaimable,
 );
+
+/// `cms serve` is killed with SIGKILL in the middle of a publish loop. Restarted (here, in
+/// process, with a consumer) and drained, every publish that committed, acknowledged or not,
+/// has its event delivered.
+async fn every_committed_publish_is_delivered_after_a_crash(url: String) {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    let config = config_for(&url);
+    std::fs::create_dir_all(&config.data_dir).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cms"))
+        .args(["serve", "--port", &port.to_string()])
+        .current_dir(&config.data_dir)
+        .env("CMS_DATABASE_URL", &url)
+        .env("CMS_AUTH_SECRET", config.auth.secret.as_deref().unwrap())
+        .env_remove("CMS_CONFIG")
+        .env_remove("CMS_EMBEDDED_WORKER")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("cms serve starts");
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !client
+        .get(format!("{base}/healthz"))
+        .send()
+        .await
+        .is_ok_and(|r| r.status() == 200)
+    {
+        assert!(
+            Instant::now() < deadline,
+            "cms serve did not become healthy"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let res = client
+        .post(format!("{base}/api/auth/sign-up/email"))
+        .json(&json!({"name": "Ada", "email": "ada@example.com", "password": crate::support::PASSWORD}))
+        .send()
+        .await
+        .unwrap();
+    let token = res.json::<Value>().await.unwrap()["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // Eight writers publish until the process dies under them.
+    let acknowledged = Arc::new(Mutex::new(Vec::<String>::new()));
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let (client, base, token, acknowledged) =
+                (client.clone(), base.clone(), token.clone(), acknowledged.clone());
+            tokio::spawn(async move {
+                for n in 0.. {
+                    let body = json!({"type": "post", "publish": true, "data": {"title": format!("w{w} n{n}")}});
+                    let Ok(res) = client
+                        .post(format!("{base}/api/documents"))
+                        .bearer_auth(&token)
+                        .json(&body)
+                        .send()
+                        .await
+                    else {
+                        return;
+                    };
+                    if res.status() != 201 {
+                        return;
+                    }
+                    let Ok(doc) = res.json::<Value>().await else { return };
+                    acknowledged.lock().unwrap().push(id(&doc["data"]));
+                }
+            })
+        })
+        .collect();
+    while acknowledged.lock().unwrap().len() < 150 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    child.kill().expect("SIGKILL");
+    child.wait().unwrap();
+    for writer in writers {
+        let _ = writer.await;
+    }
+    let acknowledged = acknowledged.lock().unwrap().clone();
+
+    // Restart with a consumer and drain.
+    let recorder = Arc::new(Recorder::default());
+    let app = TestApp::with_registry(config, registry(&recorder, None)).await;
+    for _ in 0..1000 {
+        let done = tick(&app).await;
+        let res = app
+            .app
+            .cms
+            .store()
+            .read()
+            .await
+            .unwrap()
+            .outbox_backlog()
+            .await
+            .unwrap();
+        if done.claimed == 0 && res == 0 {
+            break;
+        }
+    }
+    let delivered: std::collections::HashSet<String> = recorder
+        .seen()
+        .iter()
+        .map(|e| e.payload["documentId"].as_str().unwrap().to_string())
+        .collect();
+    let res = app
+        .post(
+            "/api/auth/sign-in/email",
+            json!({"email": "ada@example.com", "password": crate::support::PASSWORD}),
+        )
+        .send()
+        .await;
+    let ada = Session::from(&res);
+    let mut published = Vec::new();
+    for page in 1.. {
+        let res = app
+            .get(&format!(
+                "/api/documents?type=post&status=published&pageSize=100&page={page}"
+            ))
+            .cookie(&ada)
+            .send()
+            .await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+        let data = res.body["data"].as_array().unwrap().clone();
+        if data.is_empty() {
+            break;
+        }
+        published.extend(data.iter().map(id));
+    }
+    assert!(
+        published.len() >= acknowledged.len(),
+        "{} < {}",
+        published.len(),
+        acknowledged.len()
+    );
+    for doc in &acknowledged {
+        assert!(published.contains(doc), "acknowledged {doc} is published");
+    }
+    for doc in &published {
+        assert!(
+            delivered.contains(doc),
+            "committed publish {doc} was delivered"
+        );
+    }
+    app.stop().await;
+}
+
+cms_store::both_engines!(every_committed_publish_is_delivered_after_a_crash);
