@@ -113,6 +113,10 @@ impl Worker {
     /// is absorbed by the idempotency key.
     async fn relay(&self) -> Result<usize> {
         let inner = &self.cms.0;
+        // Looking first, on a reader, keeps an idle relay off the single writer (SQLite).
+        if inner.store.read().await?.outbox_backlog().await? == 0 {
+            return Ok(0);
+        }
         let now = inner.clock.now().millis();
         let mut tx = inner.store.write().await?;
         let events = tx.claim_outbox(self.settings().relay_batch_size).await?;
