@@ -841,3 +841,215 @@ async fn every_committed_publish_is_delivered_after_a_crash(url: String) {
 }
 
 cms_store::both_engines!(every_committed_publish_is_delivered_after_a_crash);
+
+async fn deleting_an_account_emits_user_deleted_once_per_organization(url: String) {
+    use cms_store::organizations::{MemberRecord, OrganizationRecord};
+    use cms_store::roles::RoleRecord;
+
+    let mut config = config_for(&url);
+    config.auth.invite_only = false;
+    let app = TestApp::with(config, None).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let bob = app.sign_up("Bob", "bob@example.com").await;
+    let session = app.get("/api/auth/get-session").cookie(&ada).send().await;
+    let default_org = session.body["session"]["activeOrganizationId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bob_id = bob.user["id"].as_str().unwrap().to_string();
+    // Bob is an editor of Default and of a second organization (membership endpoints come with
+    // the tenancy work; the rows are written directly here).
+    let store = app.app.cms.store().clone();
+    let mut tx = store.write().await.unwrap();
+    let now = app.clock.now().millis();
+    tx.insert_organization(&OrganizationRecord {
+        id: "second-org".into(),
+        name: "Second".into(),
+        slug: "second".into(),
+        metadata: cms_store::Json(json!({})),
+        parent_id: None,
+        created_at: now,
+        updated_at: now,
+    })
+    .await
+    .unwrap();
+    tx.insert_role(&RoleRecord {
+        id: "second-editor".into(),
+        organization_id: "second-org".into(),
+        name: "editor".into(),
+        description: String::new(),
+        capabilities: cms_store::Json(vec!["document.read".into()]),
+        is_built_in: true,
+        created_at: now,
+        updated_at: now,
+    })
+    .await
+    .unwrap();
+    for org in [default_org.as_str(), "second-org"] {
+        tx.insert_member(&MemberRecord {
+            organization_id: org.into(),
+            user_id: bob_id.clone(),
+            role: "editor".into(),
+            created_at: now,
+        })
+        .await
+        .unwrap();
+    }
+    tx.commit().await.unwrap();
+
+    let res = app
+        .req(Method::DELETE, "/api/user")
+        .json(json!({}))
+        .cookie(&bob)
+        .send()
+        .await;
+    res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
+    let res = app
+        .req(Method::DELETE, "/api/user")
+        .json(json!({"password": "not the password"}))
+        .cookie(&bob)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{}", res.body);
+    let res = app
+        .req(Method::DELETE, "/api/user")
+        .json(json!({"password": crate::support::PASSWORD}))
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED);
+    // Ada is the last owner of Default.
+    let res = app
+        .req(Method::DELETE, "/api/user")
+        .json(json!({"password": crate::support::PASSWORD}))
+        .cookie(&ada)
+        .send()
+        .await;
+    res.assert_handler_error(StatusCode::CONFLICT, "Conflict");
+    // A key cannot delete the person who made it.
+    let key = app
+        .create_key(&ada, json!({"name": "k", "permissions": ["write"]}))
+        .await;
+    let res = app
+        .req(Method::DELETE, "/api/user")
+        .json(json!({"password": crate::support::PASSWORD}))
+        .key(&key)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::FORBIDDEN, "{}", res.body);
+
+    let res = app
+        .req(Method::DELETE, "/api/user")
+        .json(json!({"password": crate::support::PASSWORD}))
+        .cookie(&bob)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let res = app.get("/api/auth/get-session").cookie(&bob).send().await;
+    assert_eq!(res.body, Value::Null, "the session went with the account");
+    let res = app
+        .get("/api/events?scope=all&type=user.deleted")
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.body["pagination"]["total"], 2, "{}", res.body);
+    let mut orgs: Vec<String> = res.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["organizationId"].as_str().unwrap().to_string())
+        .collect();
+    orgs.sort();
+    let mut expected = vec![default_org.clone(), "second-org".to_string()];
+    expected.sort();
+    assert_eq!(orgs, expected);
+    assert_eq!(
+        res.body["data"][0]["payload"],
+        json!({"userId": bob_id, "email": "bob@example.com", "image": null})
+    );
+    let res = app
+        .post(
+            "/api/auth/sign-in/email",
+            json!({"email": "bob@example.com", "password": crate::support::PASSWORD}),
+        )
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED);
+    app.stop().await;
+}
+
+cms_store::both_engines!(deleting_an_account_emits_user_deleted_once_per_organization);
+
+/// Records which jobs it ran, and how often.
+#[derive(Default)]
+struct Ledger(Mutex<std::collections::HashMap<String, u32>>);
+
+#[async_trait]
+impl JobHandler for Ledger {
+    async fn run(&self, _: &HandlerContext, job: &JobView) -> Result<(), HandlerError> {
+        *self.0.lock().unwrap().entry(job.id.clone()).or_default() += 1;
+        Ok(())
+    }
+}
+
+/// Two services on two pools over one database tick concurrently through 1,000 jobs: every job
+/// runs exactly once and none is lost.
+async fn two_workers_on_two_pools_run_every_job_once(url: String) {
+    let ledger = Arc::new(Ledger::default());
+    let registry = || {
+        Registry::default()
+            .job_handler("test.ledger", ledger.clone())
+            .unwrap()
+    };
+    let one = TestApp::with_registry(config_for(&url), registry()).await;
+    let two = TestApp::with_registry(config_for(&url), registry()).await;
+    let store = one.app.cms.store().clone();
+    let mut tx = store.write().await.unwrap();
+    let now = one.clock.now().millis();
+    let mut ids = Vec::new();
+    for i in 0..1000 {
+        let id = cms::core::new_id();
+        tx.enqueue_job(&cms_store::jobs::JobRecord {
+            id: id.clone(),
+            organization_id: None,
+            job_type: "test.ledger".into(),
+            status: "pending".into(),
+            payload: cms_store::Json(json!({"n": i})),
+            attempts: 0,
+            max_attempts: 5,
+            run_at: now,
+            locked_until: None,
+            last_error: None,
+            idempotency_key: None,
+            created_at: now,
+            updated_at: now,
+            completed_at: None,
+        })
+        .await
+        .unwrap();
+        ids.push(id);
+    }
+    tx.commit().await.unwrap();
+    let drive = |app: &TestApp| {
+        let worker = app.app.cms.worker();
+        async move {
+            let mut completed = 0;
+            loop {
+                let report = worker.tick().await.unwrap();
+                if report.claimed == 0 {
+                    return completed;
+                }
+                completed += report.completed;
+            }
+        }
+    };
+    let (a, b) = tokio::join!(drive(&one), drive(&two));
+    assert_eq!(a + b, 1000, "completions: {a} + {b}");
+    let ledger = ledger.0.lock().unwrap().clone();
+    assert_eq!(ledger.len(), 1000, "no job lost");
+    assert!(ledger.values().all(|n| *n == 1), "no job ran twice");
+    assert!(ids.iter().all(|id| ledger.contains_key(id)));
+    two.stop().await;
+    one.stop().await;
+}
+
+cms_store::both_engines!(two_workers_on_two_pools_run_every_job_once);

@@ -41,6 +41,8 @@ pub trait Organizations {
     /// The organizations whose parent is `organization_id` (one level: children have none).
     async fn child_organization_ids(&mut self, organization_id: &str) -> Result<Vec<String>>;
     /// The user's memberships, oldest first.
+    /// How many members of the organization hold `role`.
+    async fn count_members_with_role(&mut self, organization_id: &str, role: &str) -> Result<i64>;
     async fn memberships_of(&mut self, user_id: &str) -> Result<Vec<MemberRecord>>;
     /// `true` when the member existed. Fails with [`crate::StoreError::ForeignKey`] when the
     /// role does not exist in the organization.
@@ -118,6 +120,20 @@ macro_rules! impl_organizations {
                     .bind(organization_id)
                     .fetch_all(self.conn().await?)
                     .await?)
+            }
+
+            async fn count_members_with_role(
+                &mut self,
+                organization_id: &str,
+                role: &str,
+            ) -> $crate::Result<i64> {
+                Ok(sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM members WHERE organization_id = $1 AND role = $2",
+                )
+                .bind(organization_id)
+                .bind(role)
+                .fetch_one(self.conn().await?)
+                .await?)
             }
 
             async fn memberships_of(

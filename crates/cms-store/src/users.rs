@@ -27,6 +27,8 @@ pub trait Users {
     async fn user_by_id(&mut self, id: &str) -> Result<Option<UserRecord>>;
     async fn user_by_email(&mut self, email: &str) -> Result<Option<UserRecord>>;
     async fn count_users(&mut self) -> Result<i64>;
+    /// Deletes the user with their sessions, memberships and API keys. `false` when absent.
+    async fn delete_user(&mut self, id: &str) -> Result<bool>;
 }
 
 macro_rules! impl_users {
@@ -50,6 +52,14 @@ macro_rules! impl_users {
                 .execute(self.conn().await?)
                 .await?;
                 Ok(())
+            }
+
+            async fn delete_user(&mut self, id: &str) -> $crate::Result<bool> {
+                let done = sqlx::query("DELETE FROM users WHERE id = $1")
+                    .bind(id)
+                    .execute(self.conn().await?)
+                    .await?;
+                Ok(done.rows_affected() > 0)
             }
 
             async fn user_by_id(&mut self, id: &str) -> $crate::Result<Option<$crate::users::UserRecord>> {

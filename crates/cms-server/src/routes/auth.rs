@@ -1,4 +1,5 @@
-//! `/api/auth/*`: sign-up, sign-in, sign-out, get-session (CONTRACT.md section 3). Success
+//! `/api/auth/*`: sign-up, sign-in, sign-out, get-session, and deleting one's account
+//! (CONTRACT.md section 3). Success
 //! bodies follow the better-auth shapes (`{ token, user }`), errors the handler envelope.
 
 use axum::extract::{FromRequestParts, State};
@@ -11,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::ApiResult;
-use crate::extract::{ApiJson, MaybeAuthed};
+use crate::extract::{ApiJson, Authed, MaybeAuthed};
 use crate::{AppState, middleware, session_cookie};
 
 pub fn routes() -> Router<AppState> {
@@ -20,6 +21,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/auth/sign-in/email", routing::post(sign_in))
         .route("/api/auth/sign-out", routing::post(sign_out))
         .route("/api/auth/get-session", routing::get(get_session))
+        .route("/api/user", routing::delete(delete_account))
 }
 
 #[derive(Deserialize)]
@@ -80,6 +82,31 @@ async fn sign_out(
     if let Some(actor) = &actor {
         state.cms.auth().sign_out(actor).await?;
     }
+    let mut response = Json(json!({ "success": true })).into_response();
+    response.headers_mut().insert(
+        header::SET_COOKIE,
+        session_cookie::clear(state.is_secure(&headers)),
+    );
+    Ok(response)
+}
+
+#[derive(Deserialize)]
+struct DeleteAccountBody {
+    password: Option<String>,
+}
+
+/// DELETE /api/user: the caller's own account, confirmed by password; the cookie is cleared.
+async fn delete_account(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Authed(actor): Authed,
+    ApiJson(body): ApiJson<DeleteAccountBody>,
+) -> ApiResult<Response> {
+    state
+        .cms
+        .auth()
+        .delete_account(&actor, body.password.as_deref())
+        .await?;
     let mut response = Json(json!({ "success": true })).into_response();
     response.headers_mut().insert(
         header::SET_COOKIE,

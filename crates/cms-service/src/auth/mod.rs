@@ -254,6 +254,71 @@ impl<'a> AuthService<'a> {
         self.authenticated(session, user)
     }
 
+    /// Deletes the caller's own account after checking their password (CONTRACT.md section 3):
+    /// refused while they are the last owner of an organization; `user.deleted` is appended
+    /// once per organization they belonged to, in the deleting transaction. Their sessions,
+    /// memberships and API keys go with them. A session is required: a key cannot delete the
+    /// person who made it.
+    pub async fn delete_account(&self, actor: &Actor, password: Option<&str>) -> Result<()> {
+        if !matches!(actor.credential, Credential::Session(_)) {
+            return Err(Error::NotPermitted(
+                "deleting an account needs a signed-in session".into(),
+            ));
+        }
+        let Some(password) = password.filter(|p| !p.is_empty()) else {
+            return Err(Error::invalid(vec![cms_core::Issue::new(
+                "password",
+                "required",
+                "password is required",
+            )]));
+        };
+        let stored = {
+            let mut tx = self.inner.store.read().await?;
+            tx.user_by_id(&actor.user.id).await?
+        };
+        let stored_hash = stored.and_then(|u| u.password_hash);
+        if !password::verify(password.to_string(), stored_hash).await? {
+            return Err(Error::InvalidCredentials);
+        }
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.write().await?;
+        let Some(user) = tx.user_by_id(&actor.user.id).await? else {
+            return Err(Error::Unauthorized);
+        };
+        let memberships = tx.memberships_of(&user.id).await?;
+        let owner = cms_core::BuiltInRole::Owner.name();
+        for m in memberships.iter().filter(|m| m.role == owner) {
+            if tx
+                .count_members_with_role(&m.organization_id, owner)
+                .await?
+                <= 1
+            {
+                return Err(Error::Conflict(format!(
+                    "you are the last owner of organization {}: make someone else owner first",
+                    m.organization_id
+                )));
+            }
+        }
+        let payload = serde_json::json!({
+            "userId": user.id,
+            "email": user.email,
+            "image": user.image,
+        });
+        for m in &memberships {
+            crate::jobs::append_event(
+                &mut *tx,
+                Some(&m.organization_id),
+                crate::jobs::USER_DELETED,
+                payload.clone(),
+                now,
+            )
+            .await?;
+        }
+        tx.delete_user(&user.id).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Revokes the session behind a session actor at once. A key actor has no session: nothing
     /// to revoke.
     pub async fn sign_out(&self, actor: &Actor) -> Result<()> {

@@ -25,6 +25,7 @@ pub use worker::{TickReport, Worker};
 
 /// Built-in event types.
 pub const DOCUMENT_PUBLISHED: &str = "document.published";
+pub const USER_DELETED: &str = "user.deleted";
 
 /// The job type that delivers one event to one consumer.
 pub(crate) const DELIVER: &str = "cms.event.deliver";
