@@ -62,6 +62,7 @@ async fn app(url: &str, batch_size: i64, arrivals: Arc<Arrivals>) -> cms::App {
             events: vec!["document.published".into()],
             max_attempts: None,
             handler: arrivals,
+            settings: json!({}),
         })
         .unwrap();
     Builder::new(config)

@@ -19,15 +19,24 @@ use crate::support::{Session, TestApp, config_for};
 struct Recorder {
     seen: Mutex<Vec<EventView>>,
     failing: std::sync::atomic::AtomicBool,
+    /// Records the next event, then fails as if the process died before acknowledging it.
+    fail_after_recording_once: std::sync::atomic::AtomicBool,
 }
 
 #[async_trait]
 impl EventHandler for Recorder {
-    async fn handle(&self, _: &HandlerContext, event: &EventView) -> Result<(), HandlerError> {
-        if self.failing.load(std::sync::atomic::Ordering::SeqCst) {
+    async fn handle(&self, ctx: &HandlerContext, event: &EventView) -> Result<(), HandlerError> {
+        use std::sync::atomic::Ordering::SeqCst;
+        if ctx.settings != json!({"index": "posts"}) {
+            return Err(format!("unexpected settings {}", ctx.settings).into());
+        }
+        if self.failing.load(SeqCst) {
             return Err("the search index is down".into());
         }
         self.seen.lock().unwrap().push(event.clone());
+        if self.fail_after_recording_once.swap(false, SeqCst) {
+            return Err("lost the acknowledgement".into());
+        }
         Ok(())
     }
 }
@@ -45,6 +54,7 @@ fn registry(recorder: &Arc<Recorder>, max_attempts: Option<i64>) -> Registry {
             events: vec!["document.published".into()],
             max_attempts,
             handler: recorder.clone(),
+            settings: json!({"index": "posts"}),
         })
         .unwrap()
 }
@@ -675,7 +685,29 @@ async fn refuse_event_inserts(url: &str) {
     }
 }
 
+/// Delivery is at least once: a consumer whose acknowledgement was lost gets the same event
+/// again, with the same id to dedupe by.
+async fn a_delivery_whose_acknowledgement_is_lost_comes_again_with_the_same_id(url: String) {
+    let recorder = Arc::new(Recorder::default());
+    recorder
+        .fail_after_recording_once
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let app = start(&url, &recorder, None).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    create(&app, &ada, json!({"title": "Hello"}), true).await;
+    assert_eq!(tick(&app).await, report(1, 0, 1, 0));
+    app.clock.advance_millis(1_600);
+    assert_eq!(tick(&app).await, report(1, 1, 0, 0));
+    let seen = recorder.seen();
+    assert_eq!(seen.len(), 2, "delivered twice");
+    assert_eq!(seen[0].id, seen[1].id, "the same event id both times");
+    let unique: std::collections::HashSet<&str> = seen.iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(unique.len(), 1);
+    app.stop().await;
+}
+
 cms_store::both_engines!(
+    a_delivery_whose_acknowledgement_is_lost_comes_again_with_the_same_id,
     schedules_publish_and_unpublish_on_ticks,
     a_scheduled_publish_revalidates_at_run_time,
     the_worker_endpoint_needs_its_secret,
@@ -985,7 +1017,10 @@ struct Ledger(Mutex<std::collections::HashMap<String, u32>>);
 
 #[async_trait]
 impl JobHandler for Ledger {
-    async fn run(&self, _: &HandlerContext, job: &JobView) -> Result<(), HandlerError> {
+    async fn run(&self, ctx: &HandlerContext, job: &JobView) -> Result<(), HandlerError> {
+        if ctx.settings != json!({"ledger": true}) {
+            return Err("the registered settings did not arrive".into());
+        }
         *self.0.lock().unwrap().entry(job.id.clone()).or_default() += 1;
         Ok(())
     }
@@ -997,7 +1032,7 @@ async fn two_workers_on_two_pools_run_every_job_once(url: String) {
     let ledger = Arc::new(Ledger::default());
     let registry = || {
         Registry::default()
-            .job_handler("test.ledger", ledger.clone())
+            .job_handler_with_settings("test.ledger", ledger.clone(), json!({"ledger": true}))
             .unwrap()
     };
     let one = TestApp::with_registry(config_for(&url), registry()).await;

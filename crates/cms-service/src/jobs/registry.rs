@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use serde_json::Value;
 
 use super::{EventView, JobView};
 use crate::Cms;
@@ -13,10 +14,13 @@ use crate::Cms;
 pub type HandlerError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What a handler receives beside its event or job: database access through the service layer
-/// (so every rule holds) and a logger (a span naming the job; log with `tracing` inside it).
+/// (so every rule holds), a logger (a span naming the job; log with `tracing` inside it) and
+/// the settings registered with the consumer or handler (`{}` when none were). The plugins
+/// issue will source settings from each organization's plugin settings.
 pub struct HandlerContext {
     pub cms: Cms,
     pub log: tracing::Span,
+    pub settings: Value,
 }
 
 #[async_trait]
@@ -38,13 +42,21 @@ pub struct Consumer {
     /// Attempts per delivery; the queue default when `None`.
     pub max_attempts: Option<i64>,
     pub handler: Arc<dyn EventHandler>,
+    /// Handed to the handler as [`HandlerContext::settings`].
+    pub settings: Value,
+}
+
+#[derive(Clone)]
+pub(crate) struct HandlerEntry {
+    pub(crate) handler: Arc<dyn JobHandler>,
+    pub(crate) settings: Value,
 }
 
 /// Consumers and job handlers, checked when registered.
 #[derive(Clone, Default)]
 pub struct Registry {
     consumers: Vec<Consumer>,
-    handlers: HashMap<String, Arc<dyn JobHandler>>,
+    handlers: HashMap<String, HandlerEntry>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -82,9 +94,19 @@ impl Registry {
     }
 
     pub fn job_handler(
+        self,
+        job_type: &str,
+        handler: Arc<dyn JobHandler>,
+    ) -> Result<Self, RegistryError> {
+        self.job_handler_with_settings(job_type, handler, Value::Object(Default::default()))
+    }
+
+    /// A job handler that receives `settings` as [`HandlerContext::settings`].
+    pub fn job_handler_with_settings(
         mut self,
         job_type: &str,
         handler: Arc<dyn JobHandler>,
+        settings: Value,
     ) -> Result<Self, RegistryError> {
         if !namespaced(job_type) {
             return Err(RegistryError::NotNamespaced(job_type.to_string()));
@@ -95,7 +117,8 @@ impl Registry {
         if self.handlers.contains_key(job_type) {
             return Err(RegistryError::DuplicateHandler(job_type.to_string()));
         }
-        self.handlers.insert(job_type.to_string(), handler);
+        self.handlers
+            .insert(job_type.to_string(), HandlerEntry { handler, settings });
         Ok(self)
     }
 
@@ -112,7 +135,7 @@ impl Registry {
         self.consumers.iter().find(|c| c.id == id)
     }
 
-    pub(crate) fn handler(&self, job_type: &str) -> Option<&Arc<dyn JobHandler>> {
+    pub(crate) fn handler(&self, job_type: &str) -> Option<&HandlerEntry> {
         self.handlers.get(job_type)
     }
 }
@@ -152,6 +175,7 @@ mod tests {
             events: events.iter().map(|e| e.to_string()).collect(),
             max_attempts: None,
             handler: Arc::new(Nothing),
+            settings: Value::Null,
         }
     }
 

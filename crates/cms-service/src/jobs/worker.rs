@@ -206,6 +206,7 @@ impl Worker {
         let ctx = HandlerContext {
             cms: self.cms.clone(),
             log: span.clone(),
+            settings: Value::Object(Default::default()),
         };
         let view = JobView::from(job.clone());
         let run: std::pin::Pin<Box<dyn Future<Output = Result<(), Failure>> + Send>> =
@@ -213,8 +214,12 @@ impl Worker {
                 DELIVER => Box::pin(deliver(ctx, view)),
                 SCHEDULED_PUBLISH | SCHEDULED_UNPUBLISH => Box::pin(scheduled(ctx, view)),
                 other => match self.cms.0.registry.handler(other) {
-                    Some(handler) => {
-                        let handler = Arc::clone(handler);
+                    Some(entry) => {
+                        let handler = Arc::clone(&entry.handler);
+                        let ctx = HandlerContext {
+                            settings: entry.settings.clone(),
+                            ..ctx
+                        };
                         Box::pin(async move {
                             handler
                                 .run(&ctx, &view)
@@ -253,6 +258,10 @@ async fn deliver(ctx: HandlerContext, job: JobView) -> Result<(), Failure> {
         return Err(Failure::NoHandler(format!(
             "no consumer `{consumer_id}` is registered"
         )));
+    };
+    let ctx = HandlerContext {
+        settings: consumer.settings.clone(),
+        ..ctx
     };
     let event = {
         let mut tx = ctx.cms.0.store.read().await.map_err(handler_error)?;
