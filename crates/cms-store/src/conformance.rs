@@ -590,15 +590,49 @@ async fn versions_are_numbered_listed_and_pruned(url: String) {
         created_at: i,
     };
     let mut tx = store.write().await.unwrap();
-    tx.insert_document(&document("d1", "o1", "post", false))
+    // A new document's rows in one round trip: the first versions carry their numbers, the
+    // event its outbox row; later versions are numbered on append, after them.
+    let born_published = crate::events::EventRecord {
+        id: "e1".into(),
+        organization_id: Some("o1".into()),
+        event_type: "document.published".into(),
+        payload: Json(json!({"documentId": "d1"})),
+        created_at: 1,
+    };
+    tx.insert_new_document(
+        &document("d1", "o1", "post", false),
+        &[version(1, 1), version(2, 2)],
+        Some(&born_published),
+    )
+    .await
+    .unwrap();
+    tx.insert_new_document(&document("d2", "o1", "post", false), &[], None)
         .await
         .unwrap();
-    // The first versions of a new document carry their numbers; later ones are numbered on
-    // append, after them.
-    tx.insert_versions(&[version(1, 1), version(2, 2)])
+    assert!(matches!(
+        tx.insert_new_document(&document("d2", "o1", "post", false), &[], None)
+            .await,
+        Err(StoreError::Unique(_))
+    ));
+    drop(tx);
+    let mut tx = store.write().await.unwrap();
+    tx.insert_new_document(
+        &document("d1", "o1", "post", false),
+        &[version(1, 1), version(2, 2)],
+        Some(&born_published),
+    )
+    .await
+    .unwrap();
+    tx.insert_new_document(&document("d2", "o1", "post", false), &[], None)
         .await
         .unwrap();
-    tx.insert_versions(&[]).await.unwrap();
+    assert_eq!(tx.outbox_backlog().await.unwrap(), 1);
+    assert!(
+        tx.document(&["o1".to_string()], "d2")
+            .await
+            .unwrap()
+            .is_some()
+    );
     for i in 3..=5 {
         assert_eq!(tx.append_version(&version(i, 0)).await.unwrap(), i);
     }

@@ -48,6 +48,15 @@ pub struct DocumentRecord {
 pub trait Documents {
     /// Fails with [`crate::StoreError::Unique`] for a second row of a singleton type.
     async fn insert_document(&mut self, document: &DocumentRecord) -> Result<()>;
+    /// The rows of a new document in one round trip: the document, its first versions (with
+    /// their numbers) and, when it is born published, its event (the outbox row follows the
+    /// event). Fails with [`crate::StoreError::Unique`] like [`Documents::insert_document`].
+    async fn insert_new_document(
+        &mut self,
+        document: &DocumentRecord,
+        versions: &[crate::versions::VersionRecord],
+        event: Option<&crate::events::EventRecord>,
+    ) -> Result<()>;
     /// The document, when it belongs to one of `organizations`.
     async fn document(
         &mut self,
@@ -163,6 +172,84 @@ macro_rules! impl_documents {
                 .bind(d.published_at)
                 .execute(self.conn().await?)
                 .await?;
+                Ok(())
+            }
+
+            async fn insert_new_document(
+                &mut self,
+                d: &$crate::documents::DocumentRecord,
+                versions: &[$crate::versions::VersionRecord],
+                event: Option<&$crate::events::EventRecord>,
+            ) -> $crate::Result<()> {
+                // One statement text: on SQLite several statements run in one call (binds are
+                // numbered across them); on PostgreSQL the earlier inserts are data-modifying
+                // CTEs of the last one.
+                let (first, between) = match <$tx>::DIALECT {
+                    $crate::Dialect::Sqlite => ("", "; "),
+                    $crate::Dialect::Postgres => ("WITH d AS (", "), v AS ("),
+                };
+                let mut sql = sqlx::QueryBuilder::new(first);
+                sql.push(
+                    "INSERT INTO documents (id, organization_id, type, singleton, draft_data, published_data, \
+                     published_hash, revision, created_by, updated_by, created_at, updated_at, published_at) ",
+                );
+                sql.push_values(std::iter::once(d), |mut row, d| {
+                    row.push_bind(&d.id)
+                        .push_bind(&d.organization_id)
+                        .push_bind(&d.doc_type)
+                        .push_bind(d.singleton)
+                        .push_bind(&d.draft_data)
+                        .push_bind(&d.published_data)
+                        .push_bind(&d.published_hash)
+                        .push_bind(d.revision)
+                        .push_bind(&d.created_by)
+                        .push_bind(&d.updated_by)
+                        .push_bind(d.created_at)
+                        .push_bind(d.updated_at)
+                        .push_bind(d.published_at);
+                });
+                if !versions.is_empty() {
+                    sql.push(between);
+                    sql.push(
+                        "INSERT INTO document_versions (id, document_id, organization_id, version_number, \
+                         event_type, data, created_by, created_at) ",
+                    );
+                    sql.push_values(versions, |mut row, v| {
+                        row.push_bind(&v.id)
+                            .push_bind(&v.document_id)
+                            .push_bind(&v.organization_id)
+                            .push_bind(v.version_number)
+                            .push_bind(&v.event_type)
+                            .push_bind(&v.data)
+                            .push_bind(&v.created_by)
+                            .push_bind(v.created_at);
+                    });
+                }
+                // Then the last statement (on PostgreSQL the main one of the chain): the event,
+                // or on PostgreSQL a no-op read when there is none.
+                let last = match <$tx>::DIALECT {
+                    $crate::Dialect::Sqlite => "; ",
+                    $crate::Dialect::Postgres => ") ",
+                };
+                match event {
+                    Some(e) => {
+                        sql.push(last);
+                        sql.push("INSERT INTO events (id, organization_id, type, payload, created_at) ");
+                        sql.push_values(std::iter::once(e), |mut row, e| {
+                            row.push_bind(&e.id)
+                                .push_bind(&e.organization_id)
+                                .push_bind(&e.event_type)
+                                .push_bind(&e.payload)
+                                .push_bind(e.created_at);
+                        });
+                    }
+                    None if <$tx>::DIALECT == $crate::Dialect::Postgres => {
+                        sql.push(last);
+                        sql.push("SELECT 1");
+                    }
+                    None => {}
+                }
+                sql.build().execute(self.conn().await?).await?;
                 Ok(())
             }
 

@@ -27,9 +27,6 @@ pub struct VersionRecord {
 pub trait Versions {
     /// Appends a version numbered one past the document's last, and returns that number.
     async fn append_version(&mut self, version: &VersionRecord) -> Result<i64>;
-    /// Inserts versions with the numbers they carry, in one statement: the first versions of a
-    /// new document, whose numbers the caller knows.
-    async fn insert_versions(&mut self, versions: &[VersionRecord]) -> Result<()>;
     /// Newest first.
     async fn versions(
         &mut self,
@@ -65,31 +62,6 @@ macro_rules! impl_versions {
                 .bind(v.created_at)
                 .fetch_one(self.conn().await?)
                 .await?)
-            }
-
-            async fn insert_versions(
-                &mut self,
-                versions: &[$crate::versions::VersionRecord],
-            ) -> $crate::Result<()> {
-                if versions.is_empty() {
-                    return Ok(());
-                }
-                let mut insert = sqlx::QueryBuilder::new(
-                    "INSERT INTO document_versions (id, document_id, organization_id, version_number, \
-                     event_type, data, created_by, created_at) ",
-                );
-                insert.push_values(versions, |mut row, v| {
-                    row.push_bind(&v.id)
-                        .push_bind(&v.document_id)
-                        .push_bind(&v.organization_id)
-                        .push_bind(v.version_number)
-                        .push_bind(&v.event_type)
-                        .push_bind(&v.data)
-                        .push_bind(&v.created_by)
-                        .push_bind(v.created_at);
-                });
-                insert.build().execute(self.conn().await?).await?;
-                Ok(())
             }
 
             async fn versions(

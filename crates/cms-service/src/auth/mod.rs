@@ -305,14 +305,13 @@ impl<'a> AuthService<'a> {
             "image": user.image,
         });
         for m in &memberships {
-            crate::jobs::append_event(
-                &mut *tx,
+            let event = crate::jobs::event_record(
                 Some(&m.organization_id),
                 crate::jobs::USER_DELETED,
                 payload.clone(),
                 now,
-            )
-            .await?;
+            );
+            tx.append_event(&event).await?;
         }
         tx.delete_user(&user.id).await?;
         tx.commit().await?;

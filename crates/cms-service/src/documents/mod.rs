@@ -14,6 +14,7 @@ use cms_core::filter::{self, Filter, SortKey};
 use cms_core::schema::{FieldType, RefTarget, Schemas};
 use cms_core::{CoreCapability, Issue, Timestamp, canonical, new_id};
 use cms_store::documents::{DocumentRecord, ListSpec};
+use cms_store::events::EventRecord;
 use cms_store::filter_sql::DataColumn;
 use cms_store::references::ReferenceRecord;
 use cms_store::versions::VersionRecord;
@@ -112,9 +113,20 @@ impl<'a> DocumentService<'a> {
         let singleton = self.document_type(&input.doc_type)?;
         self.check_structure(&input.doc_type, &input.data)?;
         let now = self.inner.clock.now();
+        let by = Some(actor.user.id.as_str());
+        // Built before taking the (on SQLite, single) writer, which then only waits on I/O.
+        let mut record = new_record(&org, &input.doc_type, singleton, input.data, by, now);
+        if input.publish {
+            // Published in the same row write: a new document needs no separate publish step.
+            record.published_hash = Some(canonical::published_hash(&record.draft_data.0));
+            record.published_data = Some(record.draft_data.clone());
+            record.published_at = Some(now.millis());
+        }
+        let data = &record.draft_data.0;
+        let schema_issues = self.schemas().validate_for_publish(&input.doc_type, data);
         let mut tx = self.inner.store.write().await?;
         let validation = self
-            .validation(&mut *tx, &org, &input.doc_type, &input.data, None)
+            .validation_with(&mut *tx, &org, &input.doc_type, data, None, schema_issues)
             .await?;
         if input.publish && !validation.is_valid {
             return Err(Error::invalid(validation.errors));
@@ -125,16 +137,7 @@ impl<'a> DocumentService<'a> {
                 input.doc_type
             )));
         }
-        let by = Some(actor.user.id.as_str());
-        let mut record = new_record(&org, &input.doc_type, singleton, input.data, by, now);
-        if input.publish {
-            // Published in the same row write: a new document needs no separate publish step.
-            record.published_hash = Some(canonical::published_hash(&record.draft_data.0));
-            record.published_data = Some(record.draft_data.clone());
-            record.published_at = Some(now.millis());
-        }
-        tx.insert_document(&record).await?;
-        self.record_new(&mut *tx, &record, by, now).await?;
+        self.insert_new(&mut *tx, &record, by, now).await?;
         tx.commit().await?;
         Ok((record.into(), validation))
     }
@@ -474,8 +477,7 @@ impl<'a> DocumentService<'a> {
             Some(&actor.user.id),
             now,
         );
-        tx.insert_document(&record).await?;
-        self.record_new(&mut *tx, &record, Some(&actor.user.id), now)
+        self.insert_new(&mut *tx, &record, Some(&actor.user.id), now)
             .await?;
         tx.commit().await?;
         Ok(record)
@@ -535,7 +537,22 @@ impl<'a> DocumentService<'a> {
         data: &Value,
         except: Option<&str>,
     ) -> Result<Validation> {
-        let mut errors = self.schemas().validate_for_publish(doc_type, data);
+        let errors = self.schemas().validate_for_publish(doc_type, data);
+        self.validation_with(tx, org, doc_type, data, except, errors)
+            .await
+    }
+
+    /// [`Self::validation`] with the schema's rules already checked (`errors`), for a caller
+    /// that checks them before opening its unit of work: what remains needs the store.
+    async fn validation_with(
+        &self,
+        tx: &mut dyn Tx,
+        org: &str,
+        doc_type: &str,
+        data: &Value,
+        except: Option<&str>,
+        mut errors: Vec<Issue>,
+    ) -> Result<Validation> {
         let orgs = vec![org.to_string()];
         for reference in self.schemas().references(doc_type, data) {
             if reference.target == RefTarget::Document
@@ -668,18 +685,18 @@ impl<'a> DocumentService<'a> {
 
     /// The versions and references of a document just inserted (with its published copy when
     /// it was created published): inserts only, nothing to replace or prune beyond the limit.
-    async fn record_new(
+    /// Writes a new document with its first versions, its references and, when it is born
+    /// published, its `document.published` event. A new document has no versions yet, so their
+    /// numbers are known and the rows go to the store in one round trip.
+    async fn insert_new(
         &self,
         tx: &mut dyn Tx,
         doc: &DocumentRecord,
         by: Option<&str>,
         now: Timestamp,
     ) -> Result<()> {
-        let references = self.reference_records(&doc.doc_type, &doc.draft_data.0);
         let mut versions = vec![version_record(doc, 1, "draft", &doc.draft_data.0, by, now)];
-        tx.add_references(&doc.id, &doc.organization_id, DRAFT, &references)
-            .await?;
-        if let Some(hash) = &doc.published_hash {
+        let event = doc.published_hash.as_deref().map(|hash| {
             versions.push(version_record(
                 doc,
                 2,
@@ -688,13 +705,17 @@ impl<'a> DocumentService<'a> {
                 by,
                 now,
             ));
-            published_event(tx, doc, hash, now).await?;
+            published_event(doc, hash, now)
+        });
+        tx.insert_new_document(doc, &versions, event.as_ref())
+            .await?;
+        let references = self.reference_records(&doc.doc_type, &doc.draft_data.0);
+        tx.add_references(&doc.id, &doc.organization_id, DRAFT, &references)
+            .await?;
+        if doc.published_hash.is_some() {
             tx.add_references(&doc.id, &doc.organization_id, PUBLISHED, &references)
                 .await?;
         }
-        // A new document has no versions yet: its numbers are known, and one statement writes
-        // them on the single writer's time.
-        tx.insert_versions(&versions).await?;
         self.prune(tx, &doc.id, Some(versions.len() as i64)).await?;
         Ok(())
     }
@@ -727,7 +748,7 @@ impl<'a> DocumentService<'a> {
         let hash = canonical::published_hash(data);
         tx.set_published(&doc.id, data, &hash, by, now.millis())
             .await?;
-        published_event(tx, doc, &hash, now).await?;
+        tx.append_event(&published_event(doc, &hash, now)).await?;
         self.append_version(tx, doc, "publish", data, by, now)
             .await?;
         self.prune(tx, &doc.id, None).await?;
@@ -964,25 +985,18 @@ fn version_record(
     }
 }
 
-/// `document.published`, in the publishing transaction (SPEC.md Delivery rule 1): identifiers
-/// only, never the content.
-async fn published_event(
-    tx: &mut dyn Tx,
-    doc: &DocumentRecord,
-    hash: &str,
-    now: Timestamp,
-) -> Result<()> {
+/// `document.published`, written in the publishing transaction (SPEC.md Delivery rule 1):
+/// identifiers only, never the content.
+fn published_event(doc: &DocumentRecord, hash: &str, now: Timestamp) -> EventRecord {
     let payload = json!({
         "documentId": doc.id,
         "documentType": doc.doc_type,
         "publishedHash": hash,
     });
-    crate::jobs::append_event(
-        tx,
+    crate::jobs::event_record(
         Some(&doc.organization_id),
         crate::jobs::DOCUMENT_PUBLISHED,
         payload,
         now,
     )
-    .await
 }

@@ -307,23 +307,21 @@ fn page_window(page: i64, page_size: i64) -> Result<(i64, i64)> {
         .ok_or_else(|| Error::bad_request("page is out of range"))
 }
 
-/// Appends a domain event inside the caller's unit of work; the database adds its outbox row.
-pub(crate) async fn append_event(
-    tx: &mut dyn Tx,
+/// A new domain event, for the caller to append inside the unit of work of the change that
+/// causes it (the database adds its outbox row).
+pub(crate) fn event_record(
     organization: Option<&str>,
     event_type: &str,
     payload: Value,
     now: Timestamp,
-) -> Result<()> {
-    tx.append_event(&EventRecord {
+) -> EventRecord {
+    EventRecord {
         id: new_id(),
         organization_id: organization.map(str::to_string),
         event_type: event_type.to_string(),
         payload: cms_store::Json(payload),
         created_at: now.millis(),
-    })
-    .await?;
-    Ok(())
+    }
 }
 
 /// A new pending job.

@@ -12,11 +12,13 @@ CREATE INDEX events_by_org ON events(organization_id, id);
 
 -- The relay's worklist: one row per event, unprocessed until the relay has enqueued its
 -- deliveries. Written by the trigger below, so no event can exist without its outbox row.
+-- WITHOUT ROWID: the rows are small, and the primary key then is the table, one B-tree less
+-- to write on every publish.
 CREATE TABLE outbox (
     event_id TEXT PRIMARY KEY REFERENCES events(id),
     created_at INTEGER NOT NULL,
     processed_at INTEGER
-);
+) WITHOUT ROWID;
 CREATE INDEX outbox_unprocessed ON outbox(created_at, event_id) WHERE processed_at IS NULL;
 
 CREATE TRIGGER events_outbox AFTER INSERT ON events
