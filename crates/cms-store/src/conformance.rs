@@ -14,6 +14,7 @@ use crate::sessions::SessionRecord;
 use crate::users::UserRecord;
 use crate::versions::VersionRecord;
 use crate::{Json, StoreError};
+use cms_core::JobStatus;
 
 fn user(id: &str, email: &str) -> UserRecord {
     UserRecord {
@@ -997,19 +998,18 @@ async fn jobs_are_claimed_leased_finished_and_deduplicated(url: String) {
 
     // Requeue and cancel only from the states that allow it.
     assert!(
-        !tx.requeue_job("j3", &["failed", "dead_letter"], true, 600)
+        !tx.requeue_job("j3", &[JobStatus::Failed, JobStatus::DeadLetter], true, 600)
             .await
             .unwrap()
     );
     assert!(tx.enqueue_job(&job("j4", 700, None)).await.unwrap());
-    let stop = JobOutcome::Stopped {
-        status: "dead_letter",
+    let stop = JobOutcome::DeadLettered {
         error: "gave up".into(),
     };
     tx.claim_jobs(700, 760, 1).await.unwrap();
     assert!(tx.finish_job("j4", 760, &stop, 701).await.unwrap());
     assert!(
-        tx.requeue_job("j4", &["failed", "dead_letter"], true, 702)
+        tx.requeue_job("j4", &[JobStatus::Failed, JobStatus::DeadLetter], true, 702)
             .await
             .unwrap()
     );

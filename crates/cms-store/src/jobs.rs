@@ -46,9 +46,12 @@ pub enum JobOutcome {
         run_at: i64,
         error: String,
     },
-    /// `failed` (not retryable) or `dead_letter` (attempts exhausted).
-    Stopped {
-        status: &'static str,
+    /// `failed`: not retryable.
+    Failed {
+        error: String,
+    },
+    /// `dead_letter`: its attempts are exhausted.
+    DeadLettered {
         error: String,
     },
 }
@@ -78,7 +81,7 @@ pub trait Jobs {
     async fn requeue_job(
         &mut self,
         id: &str,
-        from: &[&str],
+        from: &[cms_core::JobStatus],
         reset_attempts: bool,
         now: i64,
     ) -> Result<bool>;
@@ -165,12 +168,18 @@ macro_rules! impl_jobs {
                 now: i64,
             ) -> $crate::Result<bool> {
                 use $crate::jobs::JobOutcome;
-                let (status, run_at, error, completed_at): (&str, Option<i64>, Option<&str>, Option<i64>) =
-                    match outcome {
-                        JobOutcome::Completed => ("completed", None, None, Some(now)),
-                        JobOutcome::Retry { run_at, error } => ("pending", Some(*run_at), Some(error), None),
-                        JobOutcome::Stopped { status, error } => (status, None, Some(error), None),
-                    };
+                use cms_core::JobStatus;
+                let (status, run_at, error, completed_at) = match outcome {
+                    JobOutcome::Completed => (JobStatus::Completed, None, None, Some(now)),
+                    JobOutcome::Retry { run_at, error } => {
+                        (JobStatus::Pending, Some(*run_at), Some(error.as_str()), None)
+                    }
+                    JobOutcome::Failed { error } => (JobStatus::Failed, None, Some(error.as_str()), None),
+                    JobOutcome::DeadLettered { error } => {
+                        (JobStatus::DeadLetter, None, Some(error.as_str()), None)
+                    }
+                };
+                let status = status.as_str();
                 let done = sqlx::query(
                     "UPDATE jobs SET status = $3, run_at = COALESCE($4, run_at), last_error = $5, \
                      completed_at = $6, locked_until = NULL, updated_at = $7 \
@@ -213,7 +222,7 @@ macro_rules! impl_jobs {
             async fn requeue_job(
                 &mut self,
                 id: &str,
-                from: &[&str],
+                from: &[cms_core::JobStatus],
                 reset_attempts: bool,
                 now: i64,
             ) -> $crate::Result<bool> {
@@ -227,7 +236,7 @@ macro_rules! impl_jobs {
                 sql.push(" WHERE id = ").push_bind(id.to_string()).push(" AND status IN (");
                 let mut list = sql.separated(", ");
                 for status in from {
-                    list.push_bind(status.to_string());
+                    list.push_bind(status.as_str());
                 }
                 sql.push(")");
                 Ok(sql.build().execute(self.conn().await?).await?.rows_affected() > 0)

@@ -5,6 +5,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router, routing};
+use cms_core::JobStatus;
 use cms_service::Error;
 use cms_service::documents::Pagination;
 use cms_service::jobs::{EventListRequest, JobListRequest, Scope};
@@ -78,9 +79,19 @@ async fn list(
     Query(query): Query<ListQuery>,
 ) -> ApiResult<impl IntoResponse> {
     let (page, page_size) = query.page()?;
+    let status = match empty_is_none(query.status) {
+        None => None,
+        Some(raw) => Some(JobStatus::parse(&raw).ok_or_else(|| {
+            let names: Vec<&str> = JobStatus::ALL.map(JobStatus::as_str).to_vec();
+            ApiError::Service(Error::bad_request(format!(
+                "`status` is one of {}",
+                names.join(", ")
+            )))
+        })?),
+    };
     let request = JobListRequest {
         scope: scope(query.scope.as_deref())?,
-        status: empty_is_none(query.status),
+        status,
         job_type: empty_is_none(query.kind),
         page,
         page_size,

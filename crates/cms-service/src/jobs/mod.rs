@@ -9,7 +9,7 @@
 pub mod registry;
 mod worker;
 
-use cms_core::{CoreCapability, InstanceRole, Timestamp, new_id};
+use cms_core::{CoreCapability, InstanceRole, JobStatus, Timestamp, new_id};
 use cms_store::Tx;
 use cms_store::events::{EventQuery, EventRecord};
 use cms_store::jobs::{JobQuery, JobRecord};
@@ -32,16 +32,6 @@ pub(crate) const DELIVER: &str = "cms.event.deliver";
 /// The job types that carry out a document schedule.
 pub(crate) const SCHEDULED_PUBLISH: &str = "cms.schedule.publish";
 pub(crate) const SCHEDULED_UNPUBLISH: &str = "cms.schedule.unpublish";
-
-/// Every job status (CONTRACT.md section 7), in the order health reports them.
-pub const STATUSES: [&str; 6] = [
-    "pending",
-    "running",
-    "completed",
-    "failed",
-    "dead_letter",
-    "cancelled",
-];
 
 /// Attempts a job gets unless it says otherwise.
 pub(crate) const DEFAULT_MAX_ATTEMPTS: i64 = 5;
@@ -134,7 +124,7 @@ pub enum Scope {
 
 #[derive(Debug, Clone, Default)]
 pub struct JobListRequest {
-    pub status: Option<String>,
+    pub status: Option<JobStatus>,
     pub job_type: Option<String>,
     pub page: i64,
     pub page_size: i64,
@@ -168,20 +158,12 @@ impl<'a> JobService<'a> {
         request: JobListRequest,
     ) -> Result<(Vec<JobView>, i64)> {
         let organization = reading_scope(actor, request.scope)?;
-        if let Some(status) = &request.status
-            && !STATUSES.contains(&status.as_str())
-        {
-            return Err(Error::bad_request(format!(
-                "status is one of {}",
-                STATUSES.join(", ")
-            )));
-        }
         let (limit, offset) = page_window(request.page, request.page_size)?;
         let mut tx = self.inner.store.read().await?;
         let (jobs, total) = tx
             .jobs(&JobQuery {
                 organization,
-                status: request.status,
+                status: request.status.map(|s| s.as_str().to_string()),
                 job_type: request.job_type,
                 limit,
                 offset,
@@ -197,7 +179,7 @@ impl<'a> JobService<'a> {
         let (found, oldest) = tx.job_counts(organization.as_deref(), now).await?;
         let backlog = tx.outbox_backlog().await?;
         let mut counts = serde_json::Map::new();
-        for status in STATUSES {
+        for status in JobStatus::ALL.map(JobStatus::as_str) {
             let n = found
                 .iter()
                 .find(|(s, _)| s == status)
@@ -218,7 +200,7 @@ impl<'a> JobService<'a> {
         let mut tx = self.inner.store.write().await?;
         let job = managed_job(&mut *tx, actor, id).await?;
         if !tx
-            .requeue_job(id, &["failed", "dead_letter"], true, now)
+            .requeue_job(id, &[JobStatus::Failed, JobStatus::DeadLetter], true, now)
             .await?
         {
             return Err(Error::Conflict(format!(

@@ -46,17 +46,25 @@ impl Worker {
 
     /// The relay, then one batch of due jobs.
     pub async fn tick(&self) -> Result<TickReport> {
-        self.relay().await?;
-        self.run_due().await
+        Ok(self.tick_counting_relayed().await?.1)
     }
 
-    /// Ticks until `shutdown` resolves: at once again after a full batch, otherwise after
-    /// `interval`.
+    /// A tick, and how many outbox rows its relay took.
+    async fn tick_counting_relayed(&self) -> Result<(usize, TickReport)> {
+        let relayed = self.relay().await?;
+        Ok((relayed, self.run_due().await?))
+    }
+
+    /// Ticks until `shutdown` resolves: at once again after a full batch (of jobs or of outbox
+    /// rows), otherwise after `interval`.
     pub async fn run_until(&self, interval: Duration, shutdown: impl Future<Output = ()>) {
         tokio::pin!(shutdown);
         loop {
-            let busy = match self.tick().await {
-                Ok(report) => report.claimed >= self.settings().batch_size as u64,
+            let busy = match self.tick_counting_relayed().await {
+                Ok((relayed, report)) => {
+                    report.claimed >= self.settings().batch_size as u64
+                        || relayed >= self.settings().relay_batch_size as usize
+                }
                 Err(e) => {
                     tracing::error!(error = %e, "worker tick failed");
                     false
@@ -167,19 +175,13 @@ impl Worker {
                 Ok(()) => completed.push(job.id),
                 Err(Failure::NoHandler(error)) => {
                     report.failed += 1;
-                    let outcome = JobOutcome::Stopped {
-                        status: "failed",
-                        error,
-                    };
+                    let outcome = JobOutcome::Failed { error };
                     ended.push((job.id, outcome));
                 }
                 Err(Failure::Handler(error)) if job.attempts >= job.max_attempts => {
                     report.failed += 1;
                     tracing::warn!(job = %job.id, job_type = %job.job_type, %error, "job dead-lettered");
-                    let outcome = JobOutcome::Stopped {
-                        status: "dead_letter",
-                        error,
-                    };
+                    let outcome = JobOutcome::DeadLettered { error };
                     ended.push((job.id, outcome));
                 }
                 Err(Failure::Handler(error)) => {
