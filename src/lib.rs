@@ -131,7 +131,6 @@ impl Builder {
             ServerSettings {
                 max_json_bytes: config.server.max_json_bytes,
                 public_url: config.server.public_url.clone(),
-                worker_secret: config.jobs.worker_secret.clone().filter(|s| !s.is_empty()),
             },
         );
         Ok(App { cms, router })
@@ -148,6 +147,7 @@ fn job_settings(config: &Config) -> Result<cms_service::JobSettings, StartError>
         batch_size: positive("batchSize", jobs.batch_size)?,
         relay_batch_size: positive("relayBatchSize", jobs.relay_batch_size)?,
         lease: Duration::from_secs(positive("leaseSeconds", jobs.lease_seconds as i64)? as u64),
+        worker_secret: jobs.worker_secret.clone().filter(|s| !s.is_empty()),
     })
 }
 

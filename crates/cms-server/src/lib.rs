@@ -30,8 +30,6 @@ pub struct ServerSettings {
     pub max_json_bytes: usize,
     /// The address the instance is reached at, when it is behind a proxy (`https://cms.example`).
     pub public_url: Option<String>,
-    /// The Bearer secret of the worker endpoint; `None` hides the endpoint (404).
-    pub worker_secret: Option<String>,
 }
 
 impl Default for ServerSettings {
@@ -39,7 +37,6 @@ impl Default for ServerSettings {
         ServerSettings {
             max_json_bytes: 10 * 1024 * 1024,
             public_url: None,
-            worker_secret: None,
         }
     }
 }

@@ -65,6 +65,8 @@ pub struct JobSettings {
     pub relay_batch_size: i64,
     /// How long a claimed job is leased before another worker may reclaim it.
     pub lease: Duration,
+    /// The Bearer secret of the HTTP worker endpoint; `None` hides the endpoint (404).
+    pub worker_secret: Option<String>,
 }
 
 impl Default for JobSettings {
@@ -73,6 +75,7 @@ impl Default for JobSettings {
             batch_size: 25,
             relay_batch_size: 100,
             lease: Duration::from_secs(60),
+            worker_secret: None,
         }
     }
 }

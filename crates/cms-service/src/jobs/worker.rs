@@ -55,6 +55,18 @@ impl Worker {
         Ok((relayed, self.run_due().await?))
     }
 
+    /// One tick for an external driver presenting `secret` (SPEC.md Authentication point 9):
+    /// 404 while no worker secret is configured, 401 for a missing or wrong one.
+    pub async fn tick_for(&self, secret: Option<&str>) -> Result<TickReport> {
+        let Some(expected) = self.settings().worker_secret.as_deref() else {
+            return Err(Error::NotFound("no such endpoint".into()));
+        };
+        if !secret.is_some_and(|given| same_secret(given, expected)) {
+            return Err(Error::Unauthorized);
+        }
+        self.tick().await
+    }
+
     /// Ticks until `shutdown` resolves: at once again after a full batch (of jobs or of outbox
     /// rows), otherwise after `interval`.
     pub async fn run_until(&self, interval: Duration, shutdown: impl Future<Output = ()>) {
@@ -293,6 +305,16 @@ async fn scheduled(ctx: HandlerContext, job: JobView) -> Result<(), Failure> {
         .run_schedule(schedule_id)
         .await
         .map_err(|e| Failure::Handler(e.to_string()))
+}
+
+/// Compares without stopping at the first difference, so timing tells nothing of the secret.
+fn same_secret(given: &str, secret: &str) -> bool {
+    given.len() == secret.len()
+        && given
+            .bytes()
+            .zip(secret.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
 }
 
 fn handler_error(e: impl std::fmt::Display) -> Failure {
