@@ -140,7 +140,7 @@ async fn shutdown_signal() {
         _ = interrupt => {},
         _ = terminate => {},
     }
-    tracing::info!("shutting down: finishing requests in flight");
+    tracing::info!("shutting down: finishing the work in flight");
 }
 
 fn init_logging(config: &Config) {
