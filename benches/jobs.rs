@@ -78,22 +78,13 @@ async fn drain(url: &str, batch_size: i64, jobs: usize) -> f64 {
     let mut tx = store.write().await.unwrap();
     for i in 0..jobs {
         let now = chrono_now();
-        let job = cms_store::jobs::JobRecord {
-            id: cms::core::new_id(),
-            organization_id: None,
-            job_type: "bench.noop".into(),
-            status: "pending".into(),
-            payload: cms_store::Json(json!({"n": i})),
-            attempts: 0,
-            max_attempts: 5,
-            run_at: now,
-            locked_until: None,
-            last_error: None,
-            idempotency_key: None,
-            created_at: now,
-            updated_at: now,
-            completed_at: None,
-        };
+        let job = cms_store::jobs::JobRecord::pending(
+            cms::core::new_id(),
+            "bench.noop",
+            json!({"n": i}),
+            5,
+            now,
+        );
         tx.enqueue_job(&job).await.unwrap();
     }
     tx.commit().await.unwrap();

@@ -330,6 +330,23 @@ fn iso_in(app: &TestApp, ms: i64) -> String {
     app.clock.now().plus_millis(ms).to_rfc3339()
 }
 
+/// Schedules `action` on the document at `path` to run in `ms`; asserts 201.
+async fn schedule(
+    app: &TestApp,
+    s: &Session,
+    path: &str,
+    action: &str,
+    ms: i64,
+) -> crate::support::Reply {
+    let res = app
+        .post(path, json!({"action": action, "runAt": iso_in(app, ms)}))
+        .cookie(s)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    res
+}
+
 async fn schedules_publish_and_unpublish_on_ticks(url: String) {
     let recorder = Arc::new(Recorder::default());
     let app = start(&url, &recorder, None).await;
@@ -361,15 +378,7 @@ async fn schedules_publish_and_unpublish_on_ticks(url: String) {
     let res = app.req(Method::DELETE, &path).cookie(&ada).send().await;
     res.assert_handler_error(StatusCode::NOT_FOUND, "Not Found");
 
-    let res = app
-        .post(
-            &path,
-            json!({"action": "publish", "runAt": iso_in(&app, HOUR)}),
-        )
-        .cookie(&ada)
-        .send()
-        .await;
-    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    let res = schedule(&app, &ada, &path, "publish", HOUR).await;
     let first = res.body["data"].clone();
     assert_eq!(
         (
@@ -386,15 +395,7 @@ async fn schedules_publish_and_unpublish_on_ticks(url: String) {
         )
     );
     // A new schedule replaces the pending one.
-    let res = app
-        .post(
-            &path,
-            json!({"action": "publish", "runAt": iso_in(&app, 2 * HOUR)}),
-        )
-        .cookie(&ada)
-        .send()
-        .await;
-    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    let res = schedule(&app, &ada, &path, "publish", 2 * HOUR).await;
     let second = res.body["data"].clone();
     let res = app.get(&path).cookie(&ada).send().await;
     assert_eq!(res.body["data"]["id"], second["id"]);
@@ -434,15 +435,7 @@ async fn schedules_publish_and_unpublish_on_ticks(url: String) {
     assert_eq!(recorder.seen()[0].payload["documentId"], json!(id(&doc)));
 
     // Unpublish, and a cancelled schedule that never fires.
-    let res = app
-        .post(
-            &path,
-            json!({"action": "unpublish", "runAt": iso_in(&app, HOUR)}),
-        )
-        .cookie(&ada)
-        .send()
-        .await;
-    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    schedule(&app, &ada, &path, "unpublish", HOUR).await;
     app.clock.advance_millis(2 * HOUR);
     tick(&app).await;
     let res = app
@@ -456,15 +449,7 @@ async fn schedules_publish_and_unpublish_on_ticks(url: String) {
         "{}",
         res.body
     );
-    let res = app
-        .post(
-            &path,
-            json!({"action": "publish", "runAt": iso_in(&app, HOUR)}),
-        )
-        .cookie(&ada)
-        .send()
-        .await;
-    assert_eq!(res.status, StatusCode::CREATED);
+    schedule(&app, &ada, &path, "publish", HOUR).await;
     let res = app.req(Method::DELETE, &path).cookie(&ada).send().await;
     assert_eq!(
         (res.status, res.body["data"]["status"].clone()),
@@ -504,15 +489,7 @@ async fn a_scheduled_publish_revalidates_at_run_time(url: String) {
     // No title: the draft does not validate for publishing.
     let doc = create(&app, &ada, json!({"excerpt": "untitled"}), false).await;
     let path = format!("/api/documents/{}/schedule", id(&doc));
-    let res = app
-        .post(
-            &path,
-            json!({"action": "publish", "runAt": iso_in(&app, 60_000)}),
-        )
-        .cookie(&ada)
-        .send()
-        .await;
-    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    let res = schedule(&app, &ada, &path, "publish", 60_000).await;
     let schedule_id = res.body["data"]["id"].as_str().unwrap().to_string();
     app.clock.advance_millis(120_000);
     tick(&app).await;
@@ -1043,22 +1020,13 @@ async fn two_workers_on_two_pools_run_every_job_once(url: String) {
     let mut ids = Vec::new();
     for i in 0..1000 {
         let id = cms::core::new_id();
-        tx.enqueue_job(&cms_store::jobs::JobRecord {
-            id: id.clone(),
-            organization_id: None,
-            job_type: "test.ledger".into(),
-            status: "pending".into(),
-            payload: cms_store::Json(json!({"n": i})),
-            attempts: 0,
-            max_attempts: 5,
-            run_at: now,
-            locked_until: None,
-            last_error: None,
-            idempotency_key: None,
-            created_at: now,
-            updated_at: now,
-            completed_at: None,
-        })
+        tx.enqueue_job(&cms_store::jobs::JobRecord::pending(
+            id.clone(),
+            "test.ledger",
+            json!({"n": i}),
+            5,
+            now,
+        ))
         .await
         .unwrap();
         ids.push(id);

@@ -840,20 +840,9 @@ fn event(id: &str, org: &str, event_type: &str) -> EventRecord {
 
 fn job(id: &str, run_at: i64, key: Option<&str>) -> JobRecord {
     JobRecord {
-        id: id.into(),
         organization_id: Some("o1".into()),
-        job_type: "test.job".into(),
-        status: "pending".into(),
-        payload: Json(json!({"n": id})),
-        attempts: 0,
-        max_attempts: 3,
-        run_at,
-        locked_until: None,
-        last_error: None,
         idempotency_key: key.map(str::to_string),
-        created_at: run_at,
-        updated_at: run_at,
-        completed_at: None,
+        ..JobRecord::pending(id.into(), "test.job", json!({"n": id}), 3, run_at)
     }
 }
 

@@ -27,6 +27,35 @@ pub struct JobRecord {
     pub completed_at: Option<i64>,
 }
 
+impl JobRecord {
+    /// A pending job due at `now`, for no organization and without an idempotency key; set
+    /// those fields on the result where they apply.
+    pub fn pending(
+        id: String,
+        job_type: &str,
+        payload: Value,
+        max_attempts: i64,
+        now: i64,
+    ) -> Self {
+        JobRecord {
+            id,
+            organization_id: None,
+            job_type: job_type.to_string(),
+            status: cms_core::JobStatus::Pending.as_str().to_string(),
+            payload: Json(payload),
+            attempts: 0,
+            max_attempts,
+            run_at: now,
+            locked_until: None,
+            last_error: None,
+            idempotency_key: None,
+            created_at: now,
+            updated_at: now,
+            completed_at: None,
+        }
+    }
+}
+
 /// Which jobs a read wants. `organization: None` reads the whole instance.
 #[derive(Debug, Clone, Default)]
 pub struct JobQuery {

@@ -317,19 +317,9 @@ pub(crate) fn new_job(
     now: i64,
 ) -> JobRecord {
     JobRecord {
-        id: new_id(),
         organization_id: organization.map(str::to_string),
-        job_type: job_type.to_string(),
-        status: "pending".into(),
-        payload: cms_store::Json(payload),
-        attempts: 0,
-        max_attempts,
         run_at,
-        locked_until: None,
-        last_error: None,
         idempotency_key,
-        created_at: now,
-        updated_at: now,
-        completed_at: None,
+        ..JobRecord::pending(new_id(), job_type, payload, max_attempts, now)
     }
 }
