@@ -695,6 +695,16 @@ cms_store::both_engines!(
     an_expired_lease_makes_a_crashed_job_reclaimable,
 );
 
+/// A child process that is killed when the test ends, however it ends.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `cms serve` is killed with SIGKILL in the middle of a publish loop. Restarted (here, in
 /// process, with a consumer) and drained, every publish that committed, acknowledged or not,
 /// has its event delivered.
@@ -709,17 +719,19 @@ async fn every_committed_publish_is_delivered_after_a_crash(url: String) {
         .local_addr()
         .unwrap()
         .port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cms"))
-        .args(["serve", "--port", &port.to_string()])
-        .current_dir(&config.data_dir)
-        .env("CMS_DATABASE_URL", &url)
-        .env("CMS_AUTH_SECRET", config.auth.secret.as_deref().unwrap())
-        .env_remove("CMS_CONFIG")
-        .env_remove("CMS_EMBEDDED_WORKER")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("cms serve starts");
+    let mut child = KillOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_cms"))
+            .args(["serve", "--port", &port.to_string()])
+            .current_dir(&config.data_dir)
+            .env("CMS_DATABASE_URL", &url)
+            .env("CMS_AUTH_SECRET", config.auth.secret.as_deref().unwrap())
+            .env_remove("CMS_CONFIG")
+            .env_remove("CMS_EMBEDDED_WORKER")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("cms serve starts"),
+    );
     let base = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::new();
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -773,11 +785,13 @@ async fn every_committed_publish_is_delivered_after_a_crash(url: String) {
             })
         })
         .collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
     while acknowledged.lock().unwrap().len() < 150 {
+        assert!(Instant::now() < deadline, "the writers stalled");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    child.kill().expect("SIGKILL");
-    child.wait().unwrap();
+    child.0.kill().expect("SIGKILL");
+    child.0.wait().unwrap();
     for writer in writers {
         let _ = writer.await;
     }
