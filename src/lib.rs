@@ -8,6 +8,39 @@
 //! // app.cms is the service layer; app.router the HTTP API.
 //! # Ok(()) }
 //! ```
+//!
+//! Reacting to events and running jobs of your own: register consumers and handlers, then
+//! drive the queue (here in process; `cms worker` and the worker endpoint drive the same tick).
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use cms::service::jobs::{Consumer, EventHandler, EventView, HandlerContext, HandlerError};
+//!
+//! struct Reindex;
+//!
+//! #[async_trait::async_trait]
+//! impl EventHandler for Reindex {
+//!     async fn handle(&self, ctx: &HandlerContext, event: &EventView) -> Result<(), HandlerError> {
+//!         // At least once: the same event may come again; `event.id` dedupes.
+//!         tracing::info!(parent: &ctx.log, document = %event.payload["documentId"], "reindex");
+//!         Ok(())
+//!     }
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let registry = cms::service::Registry::default().consumer(Consumer {
+//!     id: "search".into(),
+//!     events: vec!["document.published".into()],
+//!     max_attempts: Some(8),
+//!     handler: Arc::new(Reindex),
+//!     settings: serde_json::json!({ "index": "posts" }),
+//! })?;
+//! let config = cms::Config::load(None, std::env::vars())?.config;
+//! let app = cms::Builder::new(config).registry(registry).build().await?;
+//! let report = app.cms.worker().tick().await?;
+//! println!("{} jobs completed", report.completed);
+//! # Ok(()) }
+//! ```
 
 pub mod config;
 mod schemas;

@@ -49,7 +49,7 @@ CREATE TABLE jobs (
 );
 CREATE INDEX jobs_due ON jobs(run_at, id) WHERE status = 'pending';
 CREATE INDEX jobs_leased ON jobs(locked_until) WHERE status = 'running';
-CREATE INDEX jobs_by_org ON jobs(organization_id, id);
+CREATE INDEX jobs_by_org ON jobs(organization_id, created_at, id);
 
 CREATE TABLE schedules (
     id TEXT PRIMARY KEY,
