@@ -3,7 +3,8 @@
 //! sections 5 and 12).
 //!
 //! Every operation checks the actor's capability first, then reads and writes in one unit of
-//! work: the document row, its version and its references commit together or not at all.
+//! work: the document row, its version, its references and, on publish, its
+//! `document.published` event commit together or not at all.
 
 mod schedules;
 mod view;
@@ -683,8 +684,6 @@ impl<'a> DocumentService<'a> {
         Ok(())
     }
 
-    /// The versions and references of a document just inserted (with its published copy when
-    /// it was created published): inserts only, nothing to replace or prune beyond the limit.
     /// Writes a new document with its first versions, its references and, when it is born
     /// published, its `document.published` event. A new document has no versions yet, so their
     /// numbers are known and the rows go to the store in one round trip.
