@@ -926,6 +926,18 @@ async fn jobs_are_claimed_leased_finished_and_deduplicated(url: String) {
         "a duplicate key is absorbed"
     );
     assert!(tx.enqueue_job(&job("j2", 100, None)).await.unwrap());
+    // A batch: the duplicate key (of an existing job, and within the batch) is absorbed.
+    assert_eq!(
+        tx.enqueue_jobs(&[
+            job("b1", 900, Some("k1")),
+            job("b2", 900, Some("kb")),
+            job("b3", 900, Some("kb")),
+        ])
+        .await
+        .unwrap(),
+        1
+    );
+    assert_eq!(tx.enqueue_jobs(&[]).await.unwrap(), 0);
     assert!(tx.enqueue_job(&job("j3", 500, None)).await.unwrap());
     tx.commit().await.unwrap();
 
@@ -1025,9 +1037,18 @@ async fn jobs_are_claimed_leased_finished_and_deduplicated(url: String) {
     let (counts, oldest) = tx.job_counts(Some("o1"), 1000).await.unwrap();
     assert_eq!(
         counts,
-        vec![("cancelled".to_string(), 1), ("completed".to_string(), 3)]
+        vec![
+            ("cancelled".to_string(), 1),
+            ("completed".to_string(), 3),
+            ("pending".to_string(), 1)
+        ]
     );
-    assert_eq!(oldest, None);
+    assert_eq!(oldest, Some(900), "b2 waits since its run time");
+    assert_eq!(
+        tx.job_counts(Some("o1"), 800).await.unwrap().1,
+        None,
+        "not due yet"
+    );
     tx.commit().await.unwrap();
     store.close().await;
 }

@@ -89,6 +89,9 @@ pub enum JobOutcome {
 pub trait Jobs {
     /// `false` when a job with the same idempotency key exists: the duplicate is absorbed.
     async fn enqueue_job(&mut self, job: &JobRecord) -> Result<bool>;
+    /// Enqueues many jobs in as few statements as the engines allow; returns how many were
+    /// new (duplicates by idempotency key, within the batch too, are absorbed).
+    async fn enqueue_jobs(&mut self, jobs: &[JobRecord]) -> Result<u64>;
     async fn job(&mut self, id: &str) -> Result<Option<JobRecord>>;
     /// Takes up to `limit` due jobs (pending and due, or running with an expired lease), marks
     /// them running with `lease` as their lease and counts the attempt. On PostgreSQL, jobs
@@ -130,29 +133,37 @@ macro_rules! impl_jobs {
         #[async_trait::async_trait]
         impl $crate::jobs::Jobs for $tx {
             async fn enqueue_job(&mut self, j: &$crate::jobs::JobRecord) -> $crate::Result<bool> {
-                let done = sqlx::query(
-                    "INSERT INTO jobs (id, organization_id, type, status, payload, attempts, max_attempts, \
-                     run_at, locked_until, last_error, idempotency_key, created_at, updated_at, completed_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
-                     ON CONFLICT (idempotency_key) DO NOTHING",
-                )
-                .bind(&j.id)
-                .bind(&j.organization_id)
-                .bind(&j.job_type)
-                .bind(&j.status)
-                .bind(&j.payload)
-                .bind(j.attempts)
-                .bind(j.max_attempts)
-                .bind(j.run_at)
-                .bind(j.locked_until)
-                .bind(&j.last_error)
-                .bind(&j.idempotency_key)
-                .bind(j.created_at)
-                .bind(j.updated_at)
-                .bind(j.completed_at)
-                .execute(self.conn().await?)
-                .await?;
-                Ok(done.rows_affected() > 0)
+                Ok($crate::jobs::Jobs::enqueue_jobs(self, std::slice::from_ref(j)).await? > 0)
+            }
+
+            async fn enqueue_jobs(&mut self, jobs: &[$crate::jobs::JobRecord]) -> $crate::Result<u64> {
+                let mut inserted = 0;
+                // Fourteen parameters a row keeps every statement below both engines' limits.
+                for chunk in jobs.chunks(500) {
+                    let mut sql = sqlx::QueryBuilder::new(
+                        "INSERT INTO jobs (id, organization_id, type, status, payload, attempts, max_attempts, \
+                         run_at, locked_until, last_error, idempotency_key, created_at, updated_at, completed_at) ",
+                    );
+                    sql.push_values(chunk, |mut row, j| {
+                        row.push_bind(&j.id)
+                            .push_bind(&j.organization_id)
+                            .push_bind(&j.job_type)
+                            .push_bind(&j.status)
+                            .push_bind(&j.payload)
+                            .push_bind(j.attempts)
+                            .push_bind(j.max_attempts)
+                            .push_bind(j.run_at)
+                            .push_bind(j.locked_until)
+                            .push_bind(&j.last_error)
+                            .push_bind(&j.idempotency_key)
+                            .push_bind(j.created_at)
+                            .push_bind(j.updated_at)
+                            .push_bind(j.completed_at);
+                    });
+                    sql.push(" ON CONFLICT (idempotency_key) DO NOTHING");
+                    inserted += sql.build().execute(self.conn().await?).await?.rows_affected();
+                }
+                Ok(inserted)
             }
 
             async fn job(&mut self, id: &str) -> $crate::Result<Option<$crate::jobs::JobRecord>> {

@@ -143,21 +143,26 @@ impl Worker {
         if events.is_empty() {
             return Ok(0);
         }
-        for event in &events {
-            for consumer in inner.registry.subscribers(&event.event_type) {
-                let key = format!("evt:{}:{}", event.id, consumer.id);
-                let job = new_job(
-                    event.organization_id.as_deref(),
-                    DELIVER,
-                    json!({ "eventId": event.id, "consumerId": consumer.id }),
-                    consumer.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
-                    now,
-                    Some(key),
-                    now,
-                );
-                tx.enqueue_job(&job).await?;
-            }
-        }
+        let deliveries: Vec<_> = events
+            .iter()
+            .flat_map(|event| {
+                inner
+                    .registry
+                    .subscribers(&event.event_type)
+                    .map(move |consumer| {
+                        new_job(
+                            event.organization_id.as_deref(),
+                            DELIVER,
+                            json!({ "eventId": event.id, "consumerId": consumer.id }),
+                            consumer.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
+                            now,
+                            Some(format!("evt:{}:{}", event.id, consumer.id)),
+                            now,
+                        )
+                    })
+            })
+            .collect();
+        tx.enqueue_jobs(&deliveries).await?;
         let ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
         tx.mark_processed(&ids, now).await?;
         tx.commit().await?;
