@@ -2,7 +2,9 @@
 //!
 //! 1. trivial jobs drained per second by worker ticks, at the default batch size (25) and at
 //!    500;
-//! 2. event latency: from a publish returning to its consumer running, with the worker looping
+//! 2. events relayed and delivered to one consumer per second, at the same batch sizes (the
+//!    relay batch is the larger of 100 and the job batch);
+//! 3. event latency: from a publish returning to its consumer running, with the worker looping
 //!    as the embedded worker does (a tick every second when idle).
 //!
 //! Run: `cargo bench --bench jobs`. Results go to stdout.
@@ -54,6 +56,7 @@ async fn app(url: &str, batch_size: i64, arrivals: Arc<Arrivals>) -> cms::App {
     config.database.url = Some(url.to_string());
     config.auth.secret = Some("a bench secret of at least thirty-two characters".into());
     config.jobs.batch_size = batch_size;
+    config.jobs.relay_batch_size = batch_size.max(100);
     let registry = Registry::default()
         .job_handler("bench.noop", Arc::new(Noop))
         .unwrap()
@@ -97,6 +100,34 @@ async fn drain(url: &str, batch_size: i64, jobs: usize) -> f64 {
         completed += report.completed;
     }
     let rate = jobs as f64 / started.elapsed().as_secs_f64();
+    app.cms.close().await;
+    rate
+}
+
+/// Events appended straight to the log, then relayed and delivered to one consumer by ticks.
+async fn relay(url: &str, batch_size: i64, events: usize) -> f64 {
+    let arrivals = Arc::new(Arrivals::default());
+    let app = app(url, batch_size, arrivals.clone()).await;
+    let store = app.cms.store().clone();
+    let mut tx = store.write().await.unwrap();
+    for i in 0..events {
+        tx.append_event(&cms_store::events::EventRecord {
+            id: cms::core::new_id(),
+            organization_id: None,
+            event_type: "document.published".into(),
+            payload: cms_store::Json(json!({ "documentId": format!("d{i}") })),
+            created_at: chrono_now(),
+        })
+        .await
+        .unwrap();
+    }
+    tx.commit().await.unwrap();
+    let worker = app.cms.worker();
+    let started = Instant::now();
+    while arrivals.0.lock().unwrap().len() < events {
+        worker.tick().await.unwrap();
+    }
+    let rate = events as f64 / started.elapsed().as_secs_f64();
     app.cms.close().await;
     rate
 }
@@ -195,6 +226,12 @@ fn main() {
             for batch in [25, 500] {
                 let rate = drain(&url, batch, 20_000).await;
                 println!("{engine}: trivial jobs drained, batch {batch:>3}: {rate:>8.0} jobs/s");
+            }
+            for batch in [25, 500] {
+                let rate = relay(&url, batch, 10_000).await;
+                println!(
+                    "{engine}: events relayed and delivered, batch {batch:>3}: {rate:>8.0} events/s"
+                );
             }
             let (p50, max) = latency(&url, 20).await;
             println!(

@@ -361,6 +361,9 @@ async fn point_lookups_read_alike_in_read_and_write_units(url: String) {
         ..document("d1", "o1", "settings", true)
     };
     tx.insert_document(&published).await.unwrap();
+    tx.append_event(&event("e1", "o1", "document.published"))
+        .await
+        .unwrap();
     tx.commit().await.unwrap();
 
     let o1 = vec!["o1".to_string()];
@@ -370,7 +373,7 @@ async fn point_lookups_read_alike_in_read_and_write_units(url: String) {
         let (o1, both, o2) = (o1.clone(), both.clone(), o2.clone());
         async move {
             format!(
-                "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+                "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
                 tx.key_grant("kh").await.unwrap(),
                 tx.key_grant("nope").await.unwrap(),
                 tx.session_grant("h1").await.unwrap(),
@@ -378,6 +381,7 @@ async fn point_lookups_read_alike_in_read_and_write_units(url: String) {
                 tx.document(&o1, "d1").await.unwrap(),
                 tx.document(&both, "d1").await.unwrap(),
                 tx.document(&o2, "d1").await.unwrap(),
+                tx.outbox_backlog().await.unwrap(),
             )
         }
     };
@@ -388,7 +392,10 @@ async fn point_lookups_read_alike_in_read_and_write_units(url: String) {
         read.contains("role_capabilities: Some(Json([\"document.read\", \"document.update\"]))")
     );
     let lines: Vec<&str> = read.lines().collect();
-    assert_eq!((lines[1], lines[3], lines[6]), ("None", "None", "None"));
+    assert_eq!(
+        (lines[1], lines[3], lines[6], lines[7]),
+        ("None", "None", "None", "1")
+    );
     store.close().await;
 }
 

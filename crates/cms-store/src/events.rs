@@ -27,6 +27,9 @@ pub struct EventQuery {
     pub offset: i64,
 }
 
+pub(crate) const OUTBOX_BACKLOG_SQL: &str =
+    "SELECT COUNT(*) FROM outbox WHERE processed_at IS NULL";
+
 #[async_trait]
 pub trait Events {
     /// Appends an event; its outbox row is written with it, in the same statement.
@@ -128,7 +131,11 @@ macro_rules! impl_events {
             }
 
             async fn outbox_backlog(&mut self) -> $crate::Result<i64> {
-                Ok(sqlx::query_scalar("SELECT COUNT(*) FROM outbox WHERE processed_at IS NULL")
+                // Asked by every worker tick before it takes the writer.
+                if let Some(points) = self.point_reads() {
+                    return points.outbox_backlog();
+                }
+                Ok(sqlx::query_scalar($crate::events::OUTBOX_BACKLOG_SQL)
                     .fetch_one(self.conn().await?)
                     .await?)
             }

@@ -21,9 +21,6 @@ use crate::{Dialect, Result, Store, StoreError, Tx};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
-/// The writer's page cache, in KiB as SQLite's negative `cache_size` wants it (32 MiB).
-const WRITER_CACHE_KIB: i64 = -32 * 1024;
-
 pub(crate) struct SqliteStore {
     /// Exactly one connection: SQLite has one writer, and queueing here is cheaper and fairer
     /// than busy-waiting on the file lock.
@@ -63,14 +60,7 @@ impl SqliteStore {
             .test_before_acquire(false)
             .idle_timeout(None)
             .max_lifetime(None)
-            // Every insert touches a leaf of each index; with SQLite's default 2 MiB cache the
-            // writer re-read them from the OS once the indexes outgrew it. Readers keep the
-            // default: their caches are emptied by every write anyway.
-            .connect_with(
-                options
-                    .clone()
-                    .pragma("cache_size", WRITER_CACHE_KIB.to_string()),
-            )
+            .connect_with(options.clone())
             .await?;
         let readers = std::thread::available_parallelism().map_or(4, |n| n.get().max(2) * 2);
         let path = options.get_filename().to_path_buf();

@@ -1,4 +1,5 @@
-//! The hottest lookups of a read unit on SQLite, answered on the calling thread.
+//! The hottest lookups of a read unit on SQLite, answered on the calling thread (and the
+//! outbox backlog every worker tick asks for).
 //!
 //! sqlx runs every SQLite connection on a thread of its own and passes each statement and each
 //! row over channels. For a lookup that SQLite answers from its page cache in microseconds, the
@@ -21,6 +22,7 @@ use sqlx::types::Json;
 use crate::Result;
 use crate::api_keys::{KEY_GRANT_SQL, KeyGrantRecord};
 use crate::documents::{DocumentRecord, document_sql};
+use crate::events::OUTBOX_BACKLOG_SQL;
 use crate::sessions::{SESSION_GRANT_SQL, SessionFields, SessionGrantRecord};
 use crate::users::UserRecord;
 
@@ -102,6 +104,13 @@ impl PointReads {
                     })
                 })
                 .optional()
+        })
+    }
+
+    pub(crate) fn outbox_backlog(&self) -> Result<i64> {
+        self.with(|conn| {
+            conn.prepare_cached(OUTBOX_BACKLOG_SQL)?
+                .query_row([], |row| row.get(0))
         })
     }
 
