@@ -589,6 +589,7 @@ async fn job_and_event_reads_are_scoped(url: String) {
         "/api/jobs?pageSize=0",
         "/api/events?page=x",
         "/api/events?scope=everything",
+        "/api/jobs?status=pending&status=failed",
     ] {
         let res = app.get(bad).cookie(&ada).send().await;
         res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");

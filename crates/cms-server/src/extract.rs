@@ -1,4 +1,5 @@
-//! Extractors: JSON bodies with errors in our envelope, and the authenticated actor.
+//! Extractors: JSON bodies and query strings with errors in our envelope, and the
+//! authenticated actor.
 
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
@@ -17,6 +18,25 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let axum::Json(value) = axum::Json::<T>::from_request(req, state).await?;
         Ok(ApiJson(value))
+    }
+}
+
+/// `axum::extract::Query`, with its rejection (a query string that does not decode into `T`:
+/// invalid percent-encoding, a parameter given twice) rendered as a 400 in the handler-layer
+/// envelope.
+pub struct ApiQuery<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::extract::Query::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Query(value)) => Ok(ApiQuery(value)),
+            Err(rejection) => Err(ApiError::Service(Error::bad_request(format!(
+                "the query string is not valid: {}",
+                rejection.body_text()
+            )))),
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! strings and bodies into service requests; the service decides everything else.
 
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::{Json, Router, routing};
@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::ok;
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{ApiJson, Authed};
+use crate::extract::{ApiJson, ApiQuery, Authed};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -54,7 +54,7 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// Query-string parameters, repeated keys kept.
-type Params = Query<Vec<(String, String)>>;
+type Params = ApiQuery<Vec<(String, String)>>;
 
 fn param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
     params
@@ -119,7 +119,7 @@ fn status(raw: Option<&str>) -> ApiResult<Option<bool>> {
 async fn list(
     State(state): State<AppState>,
     Authed(actor): Authed,
-    Query(params): Params,
+    ApiQuery(params): Params,
 ) -> ApiResult<impl IntoResponse> {
     let doc_type = param(&params, "type")
         .filter(|t| !t.is_empty())
@@ -238,7 +238,7 @@ async fn get(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path(id): Path<String>,
-    Query(params): Params,
+    ApiQuery(params): Params,
 ) -> ApiResult<impl IntoResponse> {
     Ok(ok(state
         .cms
@@ -327,7 +327,7 @@ async fn versions(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path(id): Path<String>,
-    Query(params): Params,
+    ApiQuery(params): Params,
 ) -> ApiResult<impl IntoResponse> {
     let limit = int_param(&params, "limit", 20)?;
     let offset = int_param(&params, "offset", 0)?;
@@ -375,7 +375,7 @@ async fn restore(
 async fn by_ids(
     State(state): State<AppState>,
     Authed(actor): Authed,
-    Query(params): Params,
+    ApiQuery(params): Params,
 ) -> ApiResult<impl IntoResponse> {
     let ids: Vec<String> = params
         .iter()
@@ -396,7 +396,7 @@ async fn back_references(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path(id): Path<String>,
-    Query(params): Params,
+    ApiQuery(params): Params,
 ) -> ApiResult<impl IntoResponse> {
     let include_children = bool_param(&params, "includeChildOrganizations")?;
     Ok(ok(state

@@ -1,7 +1,7 @@
 //! Jobs and events (SPEC.md "Jobs and events", CONTRACT.md section 7) and the worker endpoint
 //! (SPEC.md Authentication point 9).
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router, routing};
@@ -15,7 +15,7 @@ use serde_json::json;
 use super::ok;
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::Authed;
+use crate::extract::{ApiQuery, Authed};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -76,7 +76,7 @@ fn empty_is_none(value: Option<String>) -> Option<String> {
 async fn list(
     State(state): State<AppState>,
     Authed(actor): Authed,
-    Query(query): Query<ListQuery>,
+    ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<impl IntoResponse> {
     let (page, page_size) = query.page()?;
     let status = match empty_is_none(query.status) {
@@ -106,7 +106,7 @@ async fn list(
 async fn health(
     State(state): State<AppState>,
     Authed(actor): Authed,
-    Query(query): Query<ListQuery>,
+    ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<impl IntoResponse> {
     let scope = scope(query.scope.as_deref())?;
     Ok(ok(state.cms.jobs().health(&actor, scope).await?))
@@ -131,7 +131,7 @@ async fn cancel(
 async fn events(
     State(state): State<AppState>,
     Authed(actor): Authed,
-    Query(query): Query<ListQuery>,
+    ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<impl IntoResponse> {
     let (page, page_size) = query.page()?;
     let request = EventListRequest {
