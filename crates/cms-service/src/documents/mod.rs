@@ -227,19 +227,11 @@ impl<'a> DocumentService<'a> {
         let current = self.owned(&mut *tx, &org, id).await?;
         check_revision(expected_revision, current.revision)?;
         let validation = self
-            .validation(
-                &mut *tx,
-                &org,
-                &current.doc_type,
-                &current.draft_data.0,
-                Some(id),
-            )
+            .publish_if_valid(&mut *tx, &current, Some(&actor.user.id), now)
             .await?;
         if !validation.is_valid {
             return Err(Error::invalid(validation.errors));
         }
-        self.record_publish(&mut *tx, &current, Some(&actor.user.id), now)
-            .await?;
         let stored = self.owned(&mut *tx, &org, id).await?;
         tx.commit().await?;
         Ok(stored.into())
@@ -717,6 +709,30 @@ impl<'a> DocumentService<'a> {
         }
         self.prune(tx, &doc.id, Some(versions.len() as i64)).await?;
         Ok(())
+    }
+
+    /// Validates the stored draft and, only when it is valid, publishes it. Every publish of an
+    /// existing document (REST, a schedule) goes through here.
+    async fn publish_if_valid(
+        &self,
+        tx: &mut dyn Tx,
+        current: &DocumentRecord,
+        by: Option<&str>,
+        now: Timestamp,
+    ) -> Result<Validation> {
+        let validation = self
+            .validation(
+                tx,
+                &current.organization_id,
+                &current.doc_type,
+                &current.draft_data.0,
+                Some(&current.id),
+            )
+            .await?;
+        if validation.is_valid {
+            self.record_publish(tx, current, by, now).await?;
+        }
+        Ok(validation)
     }
 
     /// Drops the published copy and its references; a draft-only document is left alone.

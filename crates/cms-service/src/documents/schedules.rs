@@ -161,17 +161,8 @@ impl DocumentService<'_> {
         let by = schedule.created_by.as_deref();
         let status = match ScheduleAction::parse(&schedule.action) {
             Some(ScheduleAction::Publish) => {
-                let validation = self
-                    .validation(
-                        &mut *tx,
-                        &org,
-                        &current.doc_type,
-                        &current.draft_data.0,
-                        Some(&current.id),
-                    )
-                    .await?;
+                let validation = self.publish_if_valid(&mut *tx, &current, by, now).await?;
                 if validation.is_valid {
-                    self.record_publish(&mut *tx, &current, by, now).await?;
                     "completed"
                 } else {
                     tracing::warn!(schedule = %schedule.id, document = %current.id,
