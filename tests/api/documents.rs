@@ -946,6 +946,7 @@ async fn insert_org_with_post(app: &TestApp, org_id: &str, parent: Option<&str>,
         updated_at: 0,
     };
     tx.insert_organization(&org).await.unwrap();
+    tx.act_for(org_id).await.unwrap();
     let doc = cms_store::documents::DocumentRecord {
         id: format!("{org_id}-post"),
         organization_id: org_id.into(),

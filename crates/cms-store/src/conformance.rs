@@ -314,7 +314,7 @@ async fn api_keys_are_scoped_to_their_organization(url: String) {
 async fn point_lookups_read_alike_in_read_and_write_units(url: String) {
     let store = open(&url).await;
     with_two_organizations(&store).await;
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_for("o1").await.unwrap();
     tx.insert_role(&role("o1", "editor", &["document.read", "document.update"]))
         .await
         .unwrap();
@@ -385,8 +385,8 @@ async fn point_lookups_read_alike_in_read_and_write_units(url: String) {
             )
         }
     };
-    let read = lookups(store.read().await.unwrap()).await;
-    let write = lookups(store.write().await.unwrap()).await;
+    let read = lookups(store.read_for("o1").await.unwrap()).await;
+    let write = lookups(store.write_for("o1").await.unwrap()).await;
     assert_eq!(read, write);
     assert!(
         read.contains("role_capabilities: Some(Json([\"document.read\", \"document.update\"]))")
@@ -457,32 +457,36 @@ fn document(id: &str, org: &str, doc_type: &str, singleton: bool) -> DocumentRec
     }
 }
 
-/// A user u1 and organizations o1, o2.
+/// A user u1 and organizations o1 and its child o2. A unit acting for o1 may read o2's rows,
+/// which lets these tests look across both while PostgreSQL's row-level security holds.
 async fn with_two_organizations(store: &std::sync::Arc<dyn crate::Store>) {
     let mut tx = store.write().await.unwrap();
     tx.insert_user(&user("u1", "ada@example.com"))
         .await
         .unwrap();
     tx.insert_organization(&org("o1", "acme")).await.unwrap();
-    tx.insert_organization(&org("o2", "other")).await.unwrap();
+    let child = OrganizationRecord {
+        parent_id: Some("o1".into()),
+        ..org("o2", "other")
+    };
+    tx.insert_organization(&child).await.unwrap();
     tx.commit().await.unwrap();
 }
 
 async fn documents_are_scoped_revised_and_published(url: String) {
     let store = open(&url).await;
     with_two_organizations(&store).await;
-    let mut tx = store.write().await.unwrap();
-    tx.insert_document(&document("d1", "o1", "post", false))
-        .await
-        .unwrap();
-    tx.insert_document(&document("d2", "o2", "post", false))
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
+    for (id, org) in [("d1", "o1"), ("d2", "o2")] {
+        let mut tx = store.write_for(org).await.unwrap();
+        tx.insert_document(&document(id, org, "post", false))
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+    }
 
     let o1 = vec!["o1".to_string()];
     let both = vec!["o1".to_string(), "o2".to_string()];
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_for("o1").await.unwrap();
     assert!(
         tx.document(&o1, "d2").await.unwrap().is_none(),
         "another organization's document is invisible"
@@ -547,11 +551,13 @@ async fn documents_are_scoped_revised_and_published(url: String) {
 async fn a_singleton_type_has_one_row_per_organization(url: String) {
     let store = open(&url).await;
     with_two_organizations(&store).await;
-    let mut tx = store.write().await.unwrap();
-    tx.insert_document(&document("s1", "o1", "siteSettings", true))
+    let mut tx = store.write_for("o2").await.unwrap();
+    tx.insert_document(&document("s2", "o2", "siteSettings", true))
         .await
         .unwrap();
-    tx.insert_document(&document("s2", "o2", "siteSettings", true))
+    tx.commit().await.unwrap();
+    let mut tx = store.write_for("o1").await.unwrap();
+    tx.insert_document(&document("s1", "o1", "siteSettings", true))
         .await
         .unwrap();
     // Non-singleton rows of the same type do not count.
@@ -562,14 +568,14 @@ async fn a_singleton_type_has_one_row_per_organization(url: String) {
         .await
         .unwrap();
     tx.commit().await.unwrap();
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_for("o1").await.unwrap();
     assert!(matches!(
         tx.insert_document(&document("s3", "o1", "siteSettings", true))
             .await,
         Err(StoreError::Unique(_))
     ));
     drop(tx);
-    let mut tx = store.read().await.unwrap();
+    let mut tx = store.read_for("o1").await.unwrap();
     assert_eq!(
         tx.singleton("o1", "siteSettings")
             .await
@@ -597,7 +603,7 @@ async fn versions_are_numbered_listed_and_pruned(url: String) {
         created_by_name: None,
         created_at: i,
     };
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_for("o1").await.unwrap();
     // A new document's rows in one round trip: the first versions carry their numbers, the
     // event its outbox row; later versions are numbered on append, after them.
     let born_published = crate::events::EventRecord {
@@ -623,7 +629,7 @@ async fn versions_are_numbered_listed_and_pruned(url: String) {
         Err(StoreError::Unique(_))
     ));
     drop(tx);
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_for("o1").await.unwrap();
     tx.insert_new_document(
         &document("d1", "o1", "post", false),
         &[version(1, 1), version(2, 2)],
@@ -646,7 +652,7 @@ async fn versions_are_numbered_listed_and_pruned(url: String) {
     }
     tx.commit().await.unwrap();
 
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_for("o1").await.unwrap();
     assert_eq!(tx.count_versions("d1").await.unwrap(), 5);
     let page = tx.versions("d1", 2, 1).await.unwrap();
     assert_eq!(
@@ -691,9 +697,17 @@ async fn references_are_replaced_per_copy_and_found_backwards(url: String) {
         to_id: to.into(),
         target: target.into(),
     };
-    let mut tx = store.write().await.unwrap();
-    for (id, org) in [("author", "o1"), ("p1", "o1"), ("p2", "o2")] {
-        tx.insert_document(&document(id, org, "post", false))
+    let mut tx = store.write_for("o2").await.unwrap();
+    tx.insert_document(&document("p2", "o2", "post", false))
+        .await
+        .unwrap();
+    tx.replace_references("p2", "o2", "draft", &[r("author", "author", "document")])
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let mut tx = store.write_for("o1").await.unwrap();
+    for id in ["author", "p1"] {
+        tx.insert_document(&document(id, "o1", "post", false))
             .await
             .unwrap();
     }
@@ -716,12 +730,9 @@ async fn references_are_replaced_per_copy_and_found_backwards(url: String) {
     )
     .await
     .unwrap();
-    tx.replace_references("p2", "o2", "draft", &[r("author", "author", "document")])
-        .await
-        .unwrap();
     tx.commit().await.unwrap();
 
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_for("o1").await.unwrap();
     let o1 = vec!["o1".to_string()];
     let back: Vec<_> = tx
         .referencing_documents(&o1, "author")
@@ -1127,7 +1138,7 @@ async fn one_pending_schedule_per_document(url: String) {
         created_at: 1,
         updated_at: 1,
     };
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_for("o1").await.unwrap();
     tx.insert_document(&document("d1", "o1", "post", false))
         .await
         .unwrap();
@@ -1173,3 +1184,135 @@ crate::both_engines!(
     foreign_keys_are_enforced,
     an_unsupported_url_is_a_configuration_error,
 );
+
+/// SPEC.md Authentication point 3, the second wall: on PostgreSQL the database itself keeps a
+/// unit acting for one organization away from another's rows, even when the application's own
+/// filter is wrong (here: asking for o1's rows by name while acting for o3) and even for raw
+/// SQL on the application's role.
+async fn row_level_security_stops_cross_organization_reads_and_writes(url: String) {
+    use sqlx::{Connection, Executor};
+    let store = open(&url).await;
+    with_two_organizations(&store).await;
+    let mut tx = store.write().await.unwrap();
+    tx.insert_organization(&org("o3", "stranger"))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    for (id, org) in [("d1", "o1"), ("d2", "o2")] {
+        let mut tx = store.write_for(org).await.unwrap();
+        let version = VersionRecord {
+            id: format!("v-{id}"),
+            document_id: id.into(),
+            organization_id: org.into(),
+            version_number: 1,
+            event_type: "draft".into(),
+            data: Json(json!({})),
+            created_by: None,
+            created_by_name: None,
+            created_at: 1,
+        };
+        tx.insert_new_document(&document(id, org, "post", false), &[version], None)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+    }
+    let o1 = vec!["o1".to_string()];
+    let o1_and_child = vec!["o1".to_string(), "o2".to_string()];
+
+    // Through the store: the application filter names o1, the unit acts for o3.
+    let mut tx = store.write_for("o3").await.unwrap();
+    assert!(tx.document(&o1, "d1").await.unwrap().is_none());
+    assert!(
+        tx.documents_by_ids(&o1, &["d1".into()])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(tx.count_versions("d1").await.unwrap(), 0);
+    assert!(
+        !tx.save_draft("d1", &json!({"x": 1}), 1, None, 9)
+            .await
+            .unwrap()
+    );
+    assert!(!tx.delete_document("d1").await.unwrap());
+    assert!(
+        tx.insert_document(&document("d9", "o1", "post", false))
+            .await
+            .is_err(),
+        "a row of another organization cannot be inserted"
+    );
+    drop(tx);
+    // A parent reads its child but writes only its own rows; a child never sees its parent.
+    let mut tx = store.write_for("o1").await.unwrap();
+    assert!(tx.document(&o1_and_child, "d2").await.unwrap().is_some());
+    assert!(!tx.delete_document("d2").await.unwrap());
+    drop(tx);
+    let mut tx = store.read_for("o2").await.unwrap();
+    assert!(tx.document(&o1_and_child, "d1").await.unwrap().is_none());
+    drop(tx);
+    // A unit that names no organization sees nothing.
+    let mut tx = store.read().await.unwrap();
+    assert!(tx.document(&o1, "d1").await.unwrap().is_none());
+    drop(tx);
+
+    // Raw SQL on the application's role, another organization set: nothing read, nothing written.
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    conn.execute(sqlx::AssertSqlSafe(format!(
+        "SET ROLE {}",
+        crate::postgres::APPLICATION_ROLE
+    )))
+    .await
+    .unwrap();
+    let mut raw = conn.begin().await.unwrap();
+    raw.execute("SELECT set_config('cms.organization_id', 'o3', true)")
+        .await
+        .unwrap();
+    for table in ["documents", "document_versions", "document_references"] {
+        let seen: i64 =
+            sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}")))
+                .fetch_one(&mut *raw)
+                .await
+                .unwrap();
+        assert_eq!(seen, 0, "{table} is walled off");
+    }
+    let updated = raw
+        .execute("UPDATE documents SET revision = revision + 1")
+        .await
+        .unwrap();
+    let deleted = raw.execute("DELETE FROM document_versions").await.unwrap();
+    assert_eq!((updated.rows_affected(), deleted.rows_affected()), (0, 0));
+    let refused = raw
+        .execute(
+            "INSERT INTO documents (id, organization_id, type, draft_data, revision, created_at, \
+             updated_at) VALUES ('d8', 'o1', 'post', '{}', 1, 1, 1)",
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused
+            .as_database_error()
+            .and_then(|e| e.code())
+            .as_deref(),
+        Some("42501"),
+        "insufficient privilege: the policy refused the row"
+    );
+    drop(raw);
+    conn.close().await.unwrap();
+
+    let mut tx = store.read_for("o1").await.unwrap();
+    let d1 = tx.document(&o1, "d1").await.unwrap().unwrap();
+    assert_eq!((d1.revision, d1.draft_data.0), (1, json!({"title": "d1"})));
+    drop(tx);
+    store.close().await;
+}
+
+mod row_level_security_stops_cross_organization_reads_and_writes {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        crate::testing::with_database(
+            crate::Dialect::Postgres,
+            super::row_level_security_stops_cross_organization_reads_and_writes,
+        )
+        .await;
+    }
+}

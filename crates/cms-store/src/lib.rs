@@ -75,6 +75,20 @@ pub trait Store: Send + Sync + 'static {
 
     /// Closes every connection; waits for those in use to be returned.
     async fn close(&self);
+
+    /// A read unit acting for `organization_id` (see [`Tx::act_for`]).
+    async fn read_for(&self, organization_id: &str) -> Result<Box<dyn Tx>> {
+        let mut tx = self.read().await?;
+        tx.act_for(organization_id).await?;
+        Ok(tx)
+    }
+
+    /// A write unit acting for `organization_id` (see [`Tx::act_for`]).
+    async fn write_for(&self, organization_id: &str) -> Result<Box<dyn Tx>> {
+        let mut tx = self.write().await?;
+        tx.act_for(organization_id).await?;
+        Ok(tx)
+    }
 }
 
 /// A unit of work: every repository of the domain, on one connection.
@@ -96,6 +110,13 @@ pub trait Tx:
 {
     /// Makes the writes of this unit durable. A read unit commits trivially.
     async fn commit(self: Box<Self>) -> Result<()>;
+
+    /// Names the organization this unit acts for, before its first statement on documents,
+    /// versions or references. PostgreSQL's row-level security policies read it: rows of that
+    /// organization and of its children are visible, only rows of that organization may be
+    /// written, and a unit that never names one sees and writes nothing there. SQLite has no
+    /// second wall: there it changes nothing.
+    async fn act_for(&mut self, organization_id: &str) -> Result<()>;
 }
 
 /// Opens the database a URL names: `sqlite://PATH` (created when missing) or `postgres://...`.

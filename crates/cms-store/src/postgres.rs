@@ -1,28 +1,61 @@
 //! The production engine: PostgreSQL, shared by several instances.
 
 use async_trait::async_trait;
-use sqlx::postgres::{PgConnection, PgPool, PgPoolOptions};
-use sqlx::{Postgres, Transaction};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+use sqlx::{Connection, Executor, Postgres, Transaction};
 
 use crate::{Dialect, Result, Store, StoreError, Tx};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
+/// The role the application's queries run as when the configured login could bypass row-level
+/// security (a superuser or a `BYPASSRLS` role): migration 0005 creates it, without that power.
+pub(crate) const APPLICATION_ROLE: &str = "cms_app";
+
 pub(crate) struct PgStore {
+    /// Every unit of work runs here, under row-level security.
     pool: PgPool,
+    /// For migrations and index creation, which need the owner's rights: a fresh connection as
+    /// the configured login each time, never one of the pool's.
+    options: PgConnectOptions,
 }
 
 impl PgStore {
     pub(crate) async fn connect(url: &str) -> Result<Self> {
+        let options: PgConnectOptions = url.parse()?;
+        // Fail now, not at the first request, when the server cannot be reached.
+        PgConnection::connect_with(&options).await?.close().await?;
         let pool = PgPoolOptions::new()
             .max_connections(16)
             // A ping per borrow is a network round trip on every unit of work; a connection
             // the server dropped fails its next statement and is discarded instead.
             .test_before_acquire(false)
-            .connect(url)
-            .await?;
-        Ok(PgStore { pool })
+            .after_connect(|conn, _| Box::pin(drop_rls_bypass(conn)))
+            // Lazy: the first connection is opened after `migrate` has created the role.
+            .connect_lazy_with(options.clone());
+        Ok(PgStore { pool, options })
     }
+
+    async fn admin(&self) -> Result<PgConnection> {
+        Ok(PgConnection::connect_with(&self.options).await?)
+    }
+}
+
+/// Superusers and `BYPASSRLS` roles are exempt from row-level security, even with FORCE; a
+/// login that is one of them switches to the application role, so the policies hold for every
+/// query the service makes. A plain login owns the tables, and FORCE ROW LEVEL SECURITY
+/// already binds it.
+async fn drop_rls_bypass(conn: &mut PgConnection) -> std::result::Result<(), sqlx::Error> {
+    let bypasses: bool = sqlx::query_scalar(
+        "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user",
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    if bypasses {
+        conn.execute(sqlx::AssertSqlSafe(format!("SET ROLE {APPLICATION_ROLE}")))
+            .await?;
+    }
+    Ok(())
 }
 
 #[async_trait]
@@ -32,7 +65,15 @@ impl Store for PgStore {
     }
 
     async fn migrate(&self) -> Result<()> {
-        MIGRATOR.run(&self.pool).await?;
+        // A one-connection pool rather than a bare connection: `Migrator::run` on a
+        // `&mut PgConnection` is not `Send`-general enough for an async trait method.
+        let admin = PgPoolOptions::new()
+            .max_connections(1)
+            .connect_with(self.options.clone())
+            .await?;
+        let outcome = MIGRATOR.run(&admin).await;
+        admin.close().await;
+        outcome?;
         Ok(())
     }
 
@@ -58,9 +99,14 @@ impl Store for PgStore {
         doc_type: &str,
         fields: &[(Vec<String>, cms_core::FieldKind)],
     ) -> Result<()> {
-        for statement in crate::field_index_statements(Dialect::Postgres, doc_type, fields) {
+        let statements = crate::field_index_statements(Dialect::Postgres, doc_type, fields);
+        if statements.is_empty() {
+            return Ok(());
+        }
+        let mut conn = self.admin().await?;
+        for statement in statements {
             if let Err(e) = sqlx::query(sqlx::AssertSqlSafe(statement))
-                .execute(&self.pool)
+                .execute(&mut conn)
                 .await
             {
                 match StoreError::from(e) {
@@ -79,8 +125,8 @@ impl Store for PgStore {
     }
 }
 
-/// Reads run in a transaction too: row-level security will set the acting organization with a
-/// transaction-local setting, which must never leak to the next borrower of the connection.
+/// Reads run in a transaction too: the acting organization is a transaction-local setting
+/// ([`Tx::act_for`]), which must never leak to the next borrower of the connection.
 pub(crate) struct PgTx {
     tx: Transaction<'static, Postgres>,
 }
@@ -114,6 +160,14 @@ impl PgTx {
 impl Tx for PgTx {
     async fn commit(self: Box<Self>) -> Result<()> {
         self.tx.commit().await?;
+        Ok(())
+    }
+
+    async fn act_for(&mut self, organization_id: &str) -> Result<()> {
+        sqlx::query("SELECT set_config('cms.organization_id', $1, true)")
+            .bind(organization_id)
+            .execute(&mut *self.tx)
+            .await?;
         Ok(())
     }
 }

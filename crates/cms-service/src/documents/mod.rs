@@ -125,7 +125,7 @@ impl<'a> DocumentService<'a> {
         }
         let data = &record.draft_data.0;
         let schema_issues = self.schemas().validate_for_publish(&input.doc_type, data);
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_for(&org).await?;
         let validation = self
             .validation_with(&mut *tx, &org, &input.doc_type, data, None, schema_issues)
             .await?;
@@ -149,7 +149,7 @@ impl<'a> DocumentService<'a> {
             .readable_organizations(actor, read.include_children)
             .await?;
         check_read_options(&read)?;
-        let mut tx = self.inner.store.read().await?;
+        let mut tx = self.inner.store.read_for(&orgs[0]).await?;
         let record = tx
             .document(&orgs, id)
             .await?
@@ -175,7 +175,7 @@ impl<'a> DocumentService<'a> {
             actor.require(CoreCapability::DocumentPublish)?;
         }
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_for(&org).await?;
         let current = self.owned(&mut *tx, &org, id).await?;
         self.check_structure(&current.doc_type, &input.data)?;
         check_revision(input.expected_revision, current.revision)?;
@@ -202,7 +202,7 @@ impl<'a> DocumentService<'a> {
     /// Deletes a document of the actor's organization. The canonical singleton row stays.
     pub async fn delete(&self, actor: &Actor, id: &str) -> Result<()> {
         let org = actor.require(CoreCapability::DocumentDelete)?.to_string();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_for(&org).await?;
         let current = self.owned(&mut *tx, &org, id).await?;
         if current.singleton {
             return Err(Error::bad_request(
@@ -223,7 +223,7 @@ impl<'a> DocumentService<'a> {
     ) -> Result<DocumentView> {
         let org = actor.require(CoreCapability::DocumentPublish)?.to_string();
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_for(&org).await?;
         let current = self.owned(&mut *tx, &org, id).await?;
         check_revision(expected_revision, current.revision)?;
         let validation = self
@@ -248,7 +248,7 @@ impl<'a> DocumentService<'a> {
             .require(CoreCapability::DocumentUnpublish)?
             .to_string();
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_for(&org).await?;
         let current = self.owned(&mut *tx, &org, id).await?;
         check_revision(expected_revision, current.revision)?;
         self.clear_published(&mut *tx, &current, Some(&actor.user.id), now)
@@ -272,7 +272,7 @@ impl<'a> DocumentService<'a> {
                 "limit is 1 to {MAX_PAGE_SIZE} and offset is 0 or more"
             )));
         }
-        let mut tx = self.inner.store.read().await?;
+        let mut tx = self.inner.store.read_for(&orgs[0]).await?;
         tx.document(&orgs, id)
             .await?
             .ok_or_else(|| Error::not_found("document"))?;
@@ -283,7 +283,7 @@ impl<'a> DocumentService<'a> {
 
     pub async fn version(&self, actor: &Actor, id: &str, number: i64) -> Result<VersionView> {
         let orgs = self.readable_organizations(actor, false).await?;
-        let mut tx = self.inner.store.read().await?;
+        let mut tx = self.inner.store.read_for(&orgs[0]).await?;
         tx.document(&orgs, id)
             .await?
             .ok_or_else(|| Error::not_found("document"))?;
@@ -305,7 +305,7 @@ impl<'a> DocumentService<'a> {
     ) -> Result<DocumentView> {
         let org = actor.require(CoreCapability::DocumentUpdate)?.to_string();
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_for(&org).await?;
         let current = self.owned(&mut *tx, &org, id).await?;
         check_revision(expected_revision, current.revision)?;
         let version = tx
@@ -340,7 +340,7 @@ impl<'a> DocumentService<'a> {
         if singleton {
             let row = self.singleton_row(actor, &request.doc_type).await?;
             let mut views = vec![DocumentView::from(row)];
-            let mut tx = self.inner.store.read().await?;
+            let mut tx = self.inner.store.read_for(&orgs[0]).await?;
             self.resolve(&mut *tx, &orgs, &mut views, request.read)
                 .await?;
             return Ok(Page {
@@ -383,7 +383,7 @@ impl<'a> DocumentService<'a> {
             limit: request.page_size,
             offset,
         };
-        let mut tx = self.inner.store.read().await?;
+        let mut tx = self.inner.store.read_for(&orgs[0]).await?;
         let (records, total) = tx.list_documents(&spec).await?;
         let mut views: Vec<DocumentView> = records.into_iter().map(Into::into).collect();
         self.resolve(&mut *tx, &orgs, &mut views, request.read)
@@ -410,7 +410,7 @@ impl<'a> DocumentService<'a> {
                 "at most {MAX_BY_IDS} ids per request"
             )));
         }
-        let mut tx = self.inner.store.read().await?;
+        let mut tx = self.inner.store.read_for(&orgs[0]).await?;
         let found: HashMap<String, DocumentRecord> = tx
             .documents_by_ids(&orgs, ids)
             .await?
@@ -435,7 +435,7 @@ impl<'a> DocumentService<'a> {
         include_children: bool,
     ) -> Result<Vec<DocumentView>> {
         let orgs = self.readable_organizations(actor, include_children).await?;
-        let mut tx = self.inner.store.read().await?;
+        let mut tx = self.inner.store.read_for(&orgs[0]).await?;
         tx.document(&orgs, id)
             .await?
             .ok_or_else(|| Error::not_found("document"))?;
@@ -449,7 +449,7 @@ impl<'a> DocumentService<'a> {
         if let Some(row) = self
             .inner
             .store
-            .read()
+            .read_for(&org)
             .await?
             .singleton(&org, doc_type)
             .await?
@@ -457,7 +457,7 @@ impl<'a> DocumentService<'a> {
             return Ok(row);
         }
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_for(&org).await?;
         // Another request may have created it since the read.
         if let Some(row) = tx.singleton(&org, doc_type).await? {
             return Ok(row);

@@ -81,7 +81,7 @@ impl DocumentService<'_> {
         if run_at <= now {
             return Err(Error::bad_request("runAt must be in the future"));
         }
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_for(&org).await?;
         self.owned(&mut *tx, &org, id).await?;
         if let Some(earlier) = tx.pending_schedule(id).await? {
             tx.settle_schedule(&earlier.id, "cancelled", now.millis())
@@ -119,7 +119,7 @@ impl DocumentService<'_> {
     /// The document's pending schedule, if any.
     pub async fn pending_schedule(&self, actor: &Actor, id: &str) -> Result<Option<ScheduleView>> {
         let org = actor.require(CoreCapability::DocumentRead)?.to_string();
-        let mut tx = self.inner.store.read().await?;
+        let mut tx = self.inner.store.read_for(&org).await?;
         self.owned(&mut *tx, &org, id).await?;
         Ok(tx.pending_schedule(id).await?.map(Into::into))
     }
@@ -128,7 +128,7 @@ impl DocumentService<'_> {
     pub async fn cancel_schedule(&self, actor: &Actor, id: &str) -> Result<ScheduleView> {
         let org = actor.require(CoreCapability::DocumentPublish)?.to_string();
         let now = self.inner.clock.now().millis();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_for(&org).await?;
         self.owned(&mut *tx, &org, id).await?;
         let pending = tx
             .pending_schedule(id)
@@ -157,6 +157,8 @@ impl DocumentService<'_> {
             return Ok(());
         }
         let org = schedule.organization_id.clone();
+        // The schedule names the organization; the document rows are behind its wall.
+        tx.act_for(&org).await?;
         let current = self.owned(&mut *tx, &org, &schedule.document_id).await?;
         let by = schedule.created_by.as_deref();
         let status = match ScheduleAction::parse(&schedule.action) {

@@ -206,6 +206,10 @@ impl Tx for SqliteTx {
         }
         Ok(())
     }
+
+    async fn act_for(&mut self, _organization_id: &str) -> Result<()> {
+        Ok(())
+    }
 }
 
 crate::impl_repositories!(SqliteTx);

@@ -1,0 +1,86 @@
+-- Row-level security: the database as a second wall around tenancy (SPEC.md Authentication
+-- point 3). Every unit of work names the organization it acts for in the transaction-local
+-- setting `cms.organization_id`; documents, their versions and their references of that
+-- organization and of its children are visible, and only rows of that organization may be
+-- inserted, updated or deleted. A unit that names none sees nothing and writes nothing.
+
+-- Superusers and BYPASSRLS roles ignore every policy, even with FORCE. When the migrating login
+-- is one of them, the service runs its queries as `cms_app` (no such power; see
+-- cms-store/src/postgres.rs), which gets the rights it needs on this schema's tables, present
+-- and future. A plain login owns the tables and is bound by FORCE below.
+DO $$
+BEGIN
+    IF (SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user) THEN
+        BEGIN
+            CREATE ROLE cms_app NOLOGIN NOSUPERUSER NOBYPASSRLS;
+        EXCEPTION WHEN duplicate_object OR unique_violation THEN
+            -- Another schema or a concurrent migration created it.
+            NULL;
+        END;
+        EXECUTE format('GRANT USAGE ON SCHEMA %I TO cms_app', current_schema());
+        EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA %I TO cms_app',
+                       current_schema());
+        EXECUTE format('ALTER DEFAULT PRIVILEGES IN SCHEMA %I GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO cms_app',
+                       current_schema());
+        IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+            EXECUTE format('GRANT cms_app TO %I', current_user);
+        END IF;
+    END IF;
+END $$;
+
+-- The acting organization, NULL when the unit named none.
+CREATE FUNCTION cms_acting_organization() RETURNS TEXT
+    LANGUAGE sql STABLE
+    AS $$ SELECT NULLIF(current_setting('cms.organization_id', true), '') $$;
+
+-- Readable: the acting organization and its children (one level: a child has none).
+CREATE FUNCTION cms_readable_organizations() RETURNS TEXT[]
+    LANGUAGE sql STABLE
+    AS $$
+        SELECT array_append(
+            ARRAY(SELECT id FROM organizations WHERE parent_id = cms_acting_organization()),
+            cms_acting_organization())
+    $$;
+CREATE INDEX organizations_parent ON organizations(parent_id);
+
+-- Read policies compare with an array computed once per statement (the sub-select becomes an
+-- InitPlan), so the organization look-up does not run per row. Note for query plans: with a
+-- policy in force, PostgreSQL uses a user condition as an index condition only when its
+-- functions are leakproof, which the JSON operators are not; a `where` on a JSON field is
+-- therefore filtered within the (organization, type) index range rather than bounded by the
+-- field's expression index.
+ALTER TABLE documents ENABLE ROW LEVEL SECURITY;
+ALTER TABLE documents FORCE ROW LEVEL SECURITY;
+CREATE POLICY documents_read ON documents FOR SELECT
+    USING (organization_id = ANY (ARRAY(SELECT unnest(cms_readable_organizations()))));
+CREATE POLICY documents_insert ON documents FOR INSERT
+    WITH CHECK (organization_id = cms_acting_organization());
+CREATE POLICY documents_update ON documents FOR UPDATE
+    USING (organization_id = cms_acting_organization())
+    WITH CHECK (organization_id = cms_acting_organization());
+CREATE POLICY documents_delete ON documents FOR DELETE
+    USING (organization_id = cms_acting_organization());
+
+ALTER TABLE document_versions ENABLE ROW LEVEL SECURITY;
+ALTER TABLE document_versions FORCE ROW LEVEL SECURITY;
+CREATE POLICY document_versions_read ON document_versions FOR SELECT
+    USING (organization_id = ANY (ARRAY(SELECT unnest(cms_readable_organizations()))));
+CREATE POLICY document_versions_insert ON document_versions FOR INSERT
+    WITH CHECK (organization_id = cms_acting_organization());
+CREATE POLICY document_versions_update ON document_versions FOR UPDATE
+    USING (organization_id = cms_acting_organization())
+    WITH CHECK (organization_id = cms_acting_organization());
+CREATE POLICY document_versions_delete ON document_versions FOR DELETE
+    USING (organization_id = cms_acting_organization());
+
+ALTER TABLE document_references ENABLE ROW LEVEL SECURITY;
+ALTER TABLE document_references FORCE ROW LEVEL SECURITY;
+CREATE POLICY document_references_read ON document_references FOR SELECT
+    USING (organization_id = ANY (ARRAY(SELECT unnest(cms_readable_organizations()))));
+CREATE POLICY document_references_insert ON document_references FOR INSERT
+    WITH CHECK (organization_id = cms_acting_organization());
+CREATE POLICY document_references_update ON document_references FOR UPDATE
+    USING (organization_id = cms_acting_organization())
+    WITH CHECK (organization_id = cms_acting_organization());
+CREATE POLICY document_references_delete ON document_references FOR DELETE
+    USING (organization_id = cms_acting_organization());
