@@ -2,18 +2,17 @@
 //! (CONTRACT.md section 3). Success
 //! bodies follow the better-auth shapes (`{ token, user }`), errors the handler envelope.
 
-use axum::extract::{FromRequestParts, State};
-use axum::http::request::Parts;
+use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router, routing};
-use cms_service::{Authenticated, ClaimCode, ClientInfo, Credential, SignIn, SignUp};
+use cms_service::{Authenticated, ClaimCode, Credential, SignIn, SignUp};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::ApiResult;
-use crate::extract::{ApiJson, Authed, MaybeAuthed};
-use crate::{AppState, middleware, session_cookie};
+use crate::extract::{ApiJson, Authed, Client, MaybeAuthed};
+use crate::{AppState, session_cookie};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -171,27 +170,6 @@ fn names_a_code(query: &str) -> bool {
             "code" | "claimcode" | "bootstrapcode" | "cmsbootstrapcode" | "xcmsbootstrapcode"
         )
     })
-}
-
-/// The client's address and user agent: recorded on new sessions, and what rate limits count.
-struct Client(ClientInfo);
-
-impl FromRequestParts<AppState> for Client {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
-        Ok(Client(ClientInfo {
-            ip_address: middleware::client_ip(state, parts).map(|ip| ip.to_string()),
-            user_agent: parts
-                .headers
-                .get(header::USER_AGENT)
-                .and_then(|v| v.to_str().ok())
-                .map(String::from),
-        }))
-    }
 }
 
 #[cfg(test)]
