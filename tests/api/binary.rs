@@ -321,3 +321,74 @@ async fn user_create_provisions_the_first_admin_out_of_band() {
     app.stop().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn serve_logs_the_claim_code_once_and_the_first_sign_up_uses_it() {
+    use std::io::BufRead;
+    let dir = std::env::temp_dir().join(format!("cms-claim-{}", uuid::Uuid::now_v7().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cms"))
+        .args(["serve", "--port", &port.to_string()])
+        .current_dir(&dir)
+        .env_remove("CMS_DATABASE_URL")
+        .env_remove("CMS_CONFIG")
+        .env("CMS_AUTH_FIRST_ADMIN", "claimCode")
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let (lines, received) = std::sync::mpsc::channel::<String>();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = lines.send(line);
+        }
+    });
+    let server = Server { child, port };
+    let marker = "printed before): ";
+    let mut log = Vec::new();
+    let code = loop {
+        let line = received
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the claim code is logged at start");
+        log.push(line.clone());
+        if let Some(at) = line.find(marker) {
+            let code: String = line[at + marker.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                .collect();
+            break code;
+        }
+    };
+    assert_eq!(code.len(), 20, "{log:?}");
+
+    let client = reqwest::Client::new();
+    let url = format!("http://127.0.0.1:{}/api/auth/sign-up/email", server.port);
+    let body = serde_json::json!({"name": "Ada", "email": "ada@example.com", "password": "correct horse battery"});
+    let refused = client.post(&url).json(&body).send().await.unwrap();
+    assert_eq!(refused.status(), 403);
+    let res = client
+        .post(&url)
+        .header("x-cms-bootstrap-code", &code)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let user: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(user["user"]["role"], "super_admin");
+    drop(server);
+    // Everything logged: the code appears on one line only.
+    log.extend(received.try_iter());
+    assert_eq!(
+        log.iter().filter(|l| l.contains(&code)).count(),
+        1,
+        "{log:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
