@@ -115,12 +115,6 @@ async fn serve(mut config: Config, host: Option<String>, port: Option<u16>) -> a
     }
     let address = format!("{}:{}", config.server.host, config.server.port);
     let app = cms::Builder::new(config.clone()).build().await?;
-    if let Some(code) = app.cms.auth().issue_claim_code().await? {
-        // The only time the code is shown: the database keeps its hash alone.
-        tracing::warn!(
-            "no administrator yet: the first sign-up must send this claim code in the x-cms-bootstrap-code header (it replaces any code printed before): {code}"
-        );
-    }
     let listener = tokio::net::TcpListener::bind(&address)
         .await
         .with_context(|| format!("cannot listen on {address}"))?;
@@ -131,6 +125,13 @@ async fn serve(mut config: Config, host: Option<String>, port: Option<u16>) -> a
         .clone()
         .unwrap_or_else(|| format!("http://{local}"));
     tracing::info!(address = %local, "listening; API at {base}/api, health at {base}/healthz");
+    // After binding, so the code is usable as soon as it is read.
+    if let Some(code) = app.cms.auth().issue_claim_code().await? {
+        // The only time the code is shown: the database keeps its hash alone.
+        tracing::warn!(
+            "no administrator yet: the first sign-up must send this claim code in the x-cms-bootstrap-code header (it replaces any code printed before): {code}"
+        );
+    }
     let embedded = config.jobs.embedded_worker.then(|| {
         tracing::info!("embedded worker on: this instance drives the job queue");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
