@@ -143,6 +143,7 @@ async fn latency(url: &str, publishes: usize) -> (Duration, Duration) {
             email: Some(format!("bench-{}@example.com", std::process::id())),
             password: Some("bench password".into()),
             client: Default::default(),
+            claim_code: Default::default(),
         })
         .await
         .expect("sign-up");

@@ -27,6 +27,7 @@ const KEYS: &[(&str, Kind)] = &[
     ("server.port", Kind::Int),
     ("server.publicUrl", Kind::Str),
     ("server.maxJsonBytes", Kind::Int),
+    ("server.trustedProxies", Kind::List),
     ("database.url", Kind::Str),
     ("storage.kind", Kind::Str),
     ("storage.path", Kind::Str),
@@ -36,6 +37,9 @@ const KEYS: &[(&str, Kind)] = &[
     ("auth.firstAdmin", Kind::Str),
     ("auth.firstAdminEmails", Kind::List),
     ("auth.sessionLifetimeDays", Kind::Int),
+    ("auth.rateLimit.windowSeconds", Kind::Int),
+    ("auth.rateLimit.perEmail", Kind::Int),
+    ("auth.rateLimit.perAddress", Kind::Int),
     ("health.timeoutMs", Kind::Int),
     ("health.storageHealthCheck", Kind::Bool),
     ("log.format", Kind::Str),
@@ -131,6 +135,8 @@ pub struct ServerConfig {
     pub port: u16,
     pub public_url: Option<String>,
     pub max_json_bytes: usize,
+    /// Proxies (addresses or CIDR blocks) whose `X-Forwarded-For` names the client.
+    pub trusted_proxies: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -157,6 +163,28 @@ pub struct AuthConfig {
     pub first_admin: String,
     pub first_admin_emails: Vec<String>,
     pub session_lifetime_days: i64,
+    pub rate_limit: RateLimitConfig,
+}
+
+/// `auth.rateLimit.*`: fixed windows per route, per client address and per e-mail.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RateLimitConfig {
+    pub window_seconds: u64,
+    /// Attempts per window for one e-mail address (0: no limit).
+    pub per_email: u32,
+    /// Attempts per window from one client address (0: no limit).
+    pub per_address: u32,
+}
+
+impl Default for RateLimitConfig {
+    fn default() -> Self {
+        RateLimitConfig {
+            window_seconds: 60,
+            per_email: 10,
+            per_address: 30,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -197,6 +225,7 @@ impl Default for ServerConfig {
             port: 3000,
             public_url: None,
             max_json_bytes: 10 * 1024 * 1024,
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -219,6 +248,7 @@ impl Default for AuthConfig {
             first_admin: "open".into(),
             first_admin_emails: Vec::new(),
             session_lifetime_days: 7,
+            rate_limit: RateLimitConfig::default(),
         }
     }
 }
@@ -298,10 +328,14 @@ impl Config {
 
     /// Refuses settings whose feature this build does not have, rather than ignoring them.
     fn check(&self, warnings: &mut Vec<String>) -> Result<(), ConfigError> {
-        if self.auth.first_admin != "open" {
+        self.sign_up_policy()?;
+        self.rate_limit()?;
+        self.trusted_proxies()?;
+        if let Some(url) = &self.server.public_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
             return Err(ConfigError(format!(
-                "auth.firstAdmin = \"{}\" is not available in this version; only \"open\" is",
-                self.auth.first_admin
+                "server.publicUrl `{url}` must start with http:// or https://"
             )));
         }
         if self.auth.require_email_verification {
@@ -337,6 +371,64 @@ impl Config {
             );
         }
         Ok(())
+    }
+
+    /// The sign-up policy configuration gives (instance settings saved by a super admin
+    /// override it at run time).
+    pub fn sign_up_policy(&self) -> Result<cms_service::SignUpPolicy, ConfigError> {
+        let auth = &self.auth;
+        let first_admin = cms_core::FirstAdmin::parse(&auth.first_admin).ok_or_else(|| {
+            ConfigError(format!(
+                "auth.firstAdmin = \"{}\": expected \"open\", \"claimCode\", \"allowlist\" or \"none\"",
+                auth.first_admin
+            ))
+        })?;
+        let first_admin_emails = auth
+            .first_admin_emails
+            .iter()
+            .map(|raw| {
+                cms_core::Email::parse(raw).ok_or_else(|| {
+                    ConfigError(format!(
+                        "auth.firstAdminEmails: `{raw}` is not an e-mail address"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let policy = cms_service::SignUpPolicy {
+            invite_only: auth.invite_only,
+            require_email_verification: auth.require_email_verification,
+            first_admin,
+            first_admin_emails,
+        };
+        policy
+            .check()
+            .map_err(|why| ConfigError(format!("auth.firstAdmin: {why}")))?;
+        Ok(policy)
+    }
+
+    pub fn rate_limit(&self) -> Result<cms_service::RateLimitSettings, ConfigError> {
+        let limits = &self.auth.rate_limit;
+        if limits.window_seconds == 0 {
+            return Err(ConfigError(
+                "auth.rateLimit.windowSeconds must be 1 or more".into(),
+            ));
+        }
+        Ok(cms_service::RateLimitSettings {
+            window: std::time::Duration::from_secs(limits.window_seconds),
+            per_email: limits.per_email,
+            per_address: limits.per_address,
+        })
+    }
+
+    pub fn trusted_proxies(&self) -> Result<Vec<cms_server::TrustedProxy>, ConfigError> {
+        self.server
+            .trusted_proxies
+            .iter()
+            .map(|p| {
+                cms_server::TrustedProxy::parse(p)
+                    .map_err(|why| ConfigError(format!("server.trustedProxies: {why}")))
+            })
+            .collect()
     }
 
     pub fn database_url(&self) -> String {
@@ -502,15 +594,64 @@ mod tests {
     }
 
     #[test]
+    fn first_admin_policies_and_limits_load() {
+        let loaded = Config::load(
+            None,
+            env(&[
+                ("CMS_AUTH_FIRST_ADMIN", "allowlist"),
+                ("CMS_AUTH_FIRST_ADMIN_EMAILS", "Boss@Example.com"),
+                ("CMS_AUTH_RATE_LIMIT_PER_EMAIL", "3"),
+                ("CMS_SERVER_TRUSTED_PROXIES", "10.0.0.0/8, ::1"),
+            ]),
+        )
+        .unwrap();
+        let policy = loaded.config.sign_up_policy().unwrap();
+        assert_eq!(policy.first_admin, cms_core::FirstAdmin::Allowlist);
+        assert_eq!(policy.first_admin_emails[0].as_str(), "boss@example.com");
+        let limits = loaded.config.rate_limit().unwrap();
+        assert_eq!((limits.per_email, limits.per_address), (3, 30));
+        assert_eq!(loaded.config.trusted_proxies().unwrap().len(), 2);
+        for policy in ["open", "claimCode", "none"] {
+            let c = Config::load(None, env(&[("CMS_AUTH_FIRST_ADMIN", policy)])).unwrap();
+            assert_eq!(
+                c.config.sign_up_policy().unwrap().first_admin.as_str(),
+                policy
+            );
+        }
+    }
+
+    #[test]
     fn bad_values_are_refused_with_the_key_named() {
         let err = Config::load(None, env(&[("CMS_PORT", "lots")]))
             .err()
             .unwrap();
         assert!(err.to_string().contains("CMS_PORT"), "{err}");
-        let err = Config::load(None, env(&[("CMS_AUTH_FIRST_ADMIN", "claimCode")]))
+        let err = Config::load(None, env(&[("CMS_AUTH_FIRST_ADMIN", "claimcode")]))
             .err()
             .unwrap();
         assert!(err.to_string().contains("auth.firstAdmin"), "{err}");
+        let err = Config::load(None, env(&[("CMS_AUTH_FIRST_ADMIN", "allowlist")]))
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("firstAdminEmails"), "{err}");
+        let err = Config::load(
+            None,
+            env(&[("CMS_AUTH_FIRST_ADMIN_EMAILS", "not-an-address")]),
+        )
+        .err()
+        .unwrap();
+        assert!(err.to_string().contains("auth.firstAdminEmails"), "{err}");
+        let err = Config::load(None, env(&[("CMS_SERVER_TRUSTED_PROXIES", "10.0.0.0/99")]))
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("server.trustedProxies"), "{err}");
+        let err = Config::load(None, env(&[("CMS_AUTH_RATE_LIMIT_WINDOW_SECONDS", "0")]))
+            .err()
+            .unwrap();
+        assert!(
+            err.to_string().contains("auth.rateLimit.windowSeconds"),
+            "{err}"
+        );
         assert!(Config::load(Some(Path::new("/nonexistent/cms.toml")), env(&[])).is_err());
     }
 }

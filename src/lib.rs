@@ -144,7 +144,8 @@ impl Builder {
             storage,
             secret: auth_secret(&config)?,
             settings: cms_service::Settings {
-                invite_only: config.auth.invite_only,
+                sign_up: config.sign_up_policy()?,
+                rate_limit: config.rate_limit()?,
                 session_lifetime_days: config.auth.session_lifetime_days,
                 health_timeout: Duration::from_millis(config.health.timeout_ms),
                 storage_health_check: config.health.storage_health_check,
@@ -164,6 +165,7 @@ impl Builder {
             ServerSettings {
                 max_json_bytes: config.server.max_json_bytes,
                 public_url: config.server.public_url.clone(),
+                trusted_proxies: config.trusted_proxies()?,
             },
         );
         Ok(App { cms, router })

@@ -1,4 +1,4 @@
-//! The `cms` binary: `serve`, `worker`, `migrate`, `version`.
+//! The `cms` binary: `serve`, `worker`, `migrate`, `user create`, `version`.
 
 use std::path::PathBuf;
 
@@ -32,8 +32,35 @@ enum Command {
     Worker,
     /// Apply the database migrations, then exit.
     Migrate,
+    /// Manage users out of band.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
     /// Print the version.
     Version,
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Create the instance's first administrator (instance super_admin, owner of "Default"),
+    /// as the first sign-up would; the way in under `auth.firstAdmin = "none"`. The password is
+    /// read from standard input, never from the command line.
+    Create {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        name: String,
+        /// Read the password from standard input (required; a trailing newline is dropped).
+        #[arg(long)]
+        password_stdin: bool,
+        /// Add a further user when the instance already has its administrator.
+        #[arg(long)]
+        additional: bool,
+        /// The instance role of a further user: super_admin, admin, editor (default) or viewer.
+        #[arg(long, requires = "additional")]
+        role: Option<String>,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
@@ -43,7 +70,8 @@ fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     let loaded = Config::load(cli.config.as_deref(), std::env::vars())?;
-    init_logging(&loaded.config);
+    // `user create` prints the user on standard output; its log goes beside errors.
+    init_logging(&loaded.config, matches!(cli.command, Command::User { .. }));
     for warning in &loaded.warnings {
         tracing::warn!("{warning}");
     }
@@ -58,6 +86,20 @@ fn main() -> anyhow::Result<()> {
                 cms::migrate(&loaded.config).await?;
                 tracing::info!("migrations applied");
                 Ok(())
+            }
+            Command::User {
+                command:
+                    UserCommand::Create {
+                        email,
+                        name,
+                        password_stdin,
+                        additional,
+                        role,
+                    },
+            } => {
+                let additional = additional_role(additional, role.as_deref())?;
+                let password = read_password(password_stdin)?;
+                create_user(loaded.config, name, email, password, additional).await
             }
             Command::Version => unreachable!("handled before start-up"),
         }
@@ -83,6 +125,13 @@ async fn serve(mut config: Config, host: Option<String>, port: Option<u16>) -> a
         .clone()
         .unwrap_or_else(|| format!("http://{local}"));
     tracing::info!(address = %local, "listening; API at {base}/api, health at {base}/healthz");
+    // After binding, so the code is usable as soon as it is read.
+    if let Some(code) = app.cms.auth().issue_claim_code().await? {
+        // The only time the code is shown: the database keeps its hash alone.
+        tracing::warn!(
+            "no administrator yet: the first sign-up must send this claim code in the x-cms-bootstrap-code header (it replaces any code printed before): {code}"
+        );
+    }
     let embedded = config.jobs.embedded_worker.then(|| {
         tracing::info!("embedded worker on: this instance drives the job queue");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -120,6 +169,68 @@ async fn worker(config: Config) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `None` for the first administrator; the instance role of a further user with
+/// `--additional` (editor unless `--role` says otherwise).
+fn additional_role(
+    additional: bool,
+    role: Option<&str>,
+) -> anyhow::Result<Option<cms::core::InstanceRole>> {
+    if !additional {
+        return Ok(None);
+    }
+    let role = role.unwrap_or("editor");
+    cms::core::InstanceRole::parse(role)
+        .map(Some)
+        .with_context(|| format!("--role {role}: expected super_admin, admin, editor or viewer"))
+}
+
+/// The password from standard input, without its trailing newline. A terminal would echo it,
+/// so it must be piped or redirected.
+fn read_password(password_stdin: bool) -> anyhow::Result<String> {
+    use std::io::{IsTerminal, Read};
+    anyhow::ensure!(
+        password_stdin,
+        "pass --password-stdin and pipe the password in; it is never taken from the command line"
+    );
+    let mut stdin = std::io::stdin();
+    anyhow::ensure!(
+        !stdin.is_terminal(),
+        "--password-stdin reads a pipe or a file (`cms user create ... --password-stdin < file`), so the password is never echoed"
+    );
+    let mut password = String::new();
+    stdin
+        .read_to_string(&mut password)
+        .context("reading the password from standard input")?;
+    let trimmed = password.strip_suffix('\n').unwrap_or(&password);
+    let trimmed = trimmed.strip_suffix('\r').unwrap_or(trimmed);
+    Ok(trimmed.to_string())
+}
+
+async fn create_user(
+    config: Config,
+    name: String,
+    email: String,
+    password: String,
+    additional: Option<cms::core::InstanceRole>,
+) -> anyhow::Result<()> {
+    let app = cms::Builder::new(config).build().await?;
+    let created = app
+        .cms
+        .auth()
+        .create_user(cms::service::NewUser {
+            name: Some(name),
+            email: Some(email),
+            password: Some(password),
+            additional,
+        })
+        .await;
+    app.cms.close().await;
+    let user = created.map_err(|e| anyhow::anyhow!("cannot create the user: {e}"))?;
+    println!("{}", serde_json::to_string(&user)?);
+    tracing::info!(user = %user.email, role = %user.role.as_str(), "user created");
+    Ok(())
+}
+
 /// Resolves on SIGINT or SIGTERM.
 async fn shutdown_signal() {
     let interrupt = async {
@@ -143,10 +254,18 @@ async fn shutdown_signal() {
     tracing::info!("shutting down: finishing the work in flight");
 }
 
-fn init_logging(config: &Config) {
+fn init_logging(config: &Config, to_stderr: bool) {
     use tracing_subscriber::EnvFilter;
+    use tracing_subscriber::fmt::writer::BoxMakeWriter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    let writer = if to_stderr {
+        BoxMakeWriter::new(std::io::stderr)
+    } else {
+        BoxMakeWriter::new(std::io::stdout)
+    };
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer);
     if config.log.format == "json" {
         builder.json().init();
     } else {

@@ -206,3 +206,189 @@ fn version_and_migrate_run_without_a_server() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("CMS_HEALTH_TIMEOUT_MS"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Runs `cms user create ARGS` on `db` with `password` on standard input.
+fn user_create(dir: &Path, db: &str, args: &[&str], password: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cms"))
+        .args(["user", "create"])
+        .args(args)
+        .current_dir(dir)
+        .env("CMS_DATABASE_URL", db)
+        .env("CMS_AUTH_SECRET", SECRET)
+        .env("CMS_AUTH_FIRST_ADMIN", "none")
+        .env_remove("CMS_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(password.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+const SECRET: &str = "a binary test secret of thirty-two characters or more";
+
+#[tokio::test]
+async fn user_create_provisions_the_first_admin_out_of_band() {
+    use crate::support::{PASSWORD, TestApp, config_for};
+    let dir = std::env::temp_dir().join(format!("cms-user-{}", uuid::Uuid::now_v7().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = format!("sqlite://{}", dir.join("cms.db").display());
+    let first = [
+        "--email",
+        "Root@Example.com",
+        "--name",
+        "Root",
+        "--password-stdin",
+    ];
+    let out = user_create(&dir, &db, &first, &format!("{PASSWORD}\n"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(!stdout.contains(PASSWORD) && !stderr.contains(PASSWORD));
+    let user: serde_json::Value = serde_json::from_str(stdout.trim()).expect("the user as JSON");
+    assert_eq!(user["role"], "super_admin");
+    assert_eq!(user["email"], "root@example.com");
+
+    // A second run is refused, naming the flag that adds a further user.
+    let out = user_create(&dir, &db, &first, PASSWORD);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--additional"));
+    // The password never comes from the command line.
+    let out = user_create(
+        &dir,
+        &db,
+        &["--email", "x@example.com", "--name", "X"],
+        PASSWORD,
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--password-stdin"));
+    let further = [
+        "--email",
+        "ops@example.com",
+        "--name",
+        "Ops",
+        "--password-stdin",
+        "--additional",
+        "--role",
+        "admin",
+    ];
+    let out = user_create(&dir, &db, &further, PASSWORD);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ops: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ops["role"], "admin");
+
+    // The administrator signs in (the trailing newline was not part of the password) and owns
+    // "Default", as the first sign-up would.
+    let mut config = config_for(&db);
+    config.auth.secret = Some(SECRET.into());
+    config.auth.first_admin = "none".into();
+    let app = TestApp::with(config, None).await;
+    let res = app
+        .post(
+            "/api/auth/sign-in/email",
+            serde_json::json!({"email": "root@example.com", "password": PASSWORD}),
+        )
+        .send()
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let session = crate::support::Session::from(&res);
+    let got = app
+        .get("/api/auth/get-session")
+        .cookie(&session)
+        .send()
+        .await;
+    let org = got.body["session"]["activeOrganizationId"]
+        .as_str()
+        .expect("Default is active")
+        .to_string();
+    let mut tx = app.app.cms.store().read().await.unwrap();
+    assert_eq!(
+        tx.organization_by_id(&org).await.unwrap().unwrap().slug,
+        "default"
+    );
+    drop(tx);
+    app.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn serve_logs_the_claim_code_once_and_the_first_sign_up_uses_it() {
+    use std::io::BufRead;
+    let dir = std::env::temp_dir().join(format!("cms-claim-{}", uuid::Uuid::now_v7().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cms"))
+        .args(["serve", "--port", &port.to_string()])
+        .current_dir(&dir)
+        .env_remove("CMS_DATABASE_URL")
+        .env_remove("CMS_CONFIG")
+        .env("CMS_AUTH_FIRST_ADMIN", "claimCode")
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let (lines, received) = std::sync::mpsc::channel::<String>();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = lines.send(line);
+        }
+    });
+    let server = Server { child, port };
+    let marker = "printed before): ";
+    let mut log = Vec::new();
+    let code = loop {
+        let line = received
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the claim code is logged at start");
+        log.push(line.clone());
+        if let Some(at) = line.find(marker) {
+            let code: String = line[at + marker.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                .collect();
+            break code;
+        }
+    };
+    assert_eq!(code.len(), 20, "{log:?}");
+
+    let client = reqwest::Client::new();
+    let url = format!("http://127.0.0.1:{}/api/auth/sign-up/email", server.port);
+    let body = serde_json::json!({"name": "Ada", "email": "ada@example.com", "password": "correct horse battery"});
+    let refused = client.post(&url).json(&body).send().await.unwrap();
+    assert_eq!(refused.status(), 403);
+    let res = client
+        .post(&url)
+        .header("x-cms-bootstrap-code", &code)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let user: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(user["user"]["role"], "super_admin");
+    drop(server);
+    // Everything logged: the code appears on one line only.
+    log.extend(received.try_iter());
+    assert_eq!(
+        log.iter().filter(|l| l.contains(&code)).count(),
+        1,
+        "{log:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -17,7 +17,13 @@ pub struct TestApp {
     pub app: cms::App,
     pub clock: Arc<OffsetClock>,
     dir: PathBuf,
+    /// The origin a browser on this instance's pages sends: `server.publicUrl`, else the
+    /// address of the `Host` every test request carries.
+    origin: String,
 }
+
+/// The `Host` of every test request, as an HTTP/1.1 client always sends one.
+pub const HOST: &str = "cms.test";
 
 pub fn config_for(url: &str) -> Config {
     let dir = std::env::temp_dir().join(format!("cms-app-{}", uuid::Uuid::now_v7().simple()));
@@ -58,7 +64,17 @@ impl TestApp {
         }
         let app = builder.build().await.expect("the app starts");
         let dir = config.data_dir.clone();
-        TestApp { app, clock, dir }
+        let origin = config
+            .server
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{HOST}"));
+        TestApp {
+            app,
+            clock,
+            dir,
+            origin,
+        }
     }
 
     /// Stops the app: closes the database and removes its files.
@@ -70,7 +86,10 @@ impl TestApp {
     pub fn req(&self, method: Method, path: &str) -> Call<'_> {
         Call {
             app: self,
-            builder: Request::builder().method(method).uri(path),
+            builder: Request::builder()
+                .method(method)
+                .uri(path)
+                .header("host", HOST),
             body: Body::empty(),
         }
     }
@@ -156,9 +175,25 @@ impl Call<'_> {
         self
     }
 
+    /// The session cookie, with the `Origin` a browser sends from the instance's own pages
+    /// (the CSRF check wants it on writes).
     pub fn cookie(self, session: &Session) -> Self {
+        let origin = self.app.origin.clone();
+        self.cookie_without_origin(session)
+            .header("origin", &origin)
+    }
+
+    /// The session cookie alone, as a cross-site form or a careless client would send it.
+    pub fn cookie_without_origin(self, session: &Session) -> Self {
         let cookie = session.cookie.clone();
         self.header("cookie", &cookie)
+    }
+
+    /// The socket peer's address, as the server sees a real connection.
+    pub fn peer(mut self, ip: &str) -> Self {
+        let addr = std::net::SocketAddr::new(ip.parse().expect("an IP address"), 40000);
+        self.builder = self.builder.extension(axum::extract::ConnectInfo(addr));
+        self
     }
 
     pub fn bearer(self, token: &str) -> Self {

@@ -15,6 +15,7 @@ pub mod issue;
 pub mod job;
 pub mod role;
 pub mod schema;
+pub mod sign_up;
 pub mod time;
 
 pub use access::{EffectiveRole, Grant, Membership};
@@ -26,6 +27,7 @@ pub use issue::{Issue, Issues};
 pub use job::JobStatus;
 pub use role::{BuiltInRole, InstanceRole, RoleName};
 pub use schema::{Schema, SchemaError, Schemas};
+pub use sign_up::FirstAdmin;
 pub use time::Timestamp;
 
 /// A fresh identifier: a UUIDv7 string, so ids sort by creation time.

@@ -6,7 +6,7 @@
 
 use axum::Json;
 use axum::extract::rejection::JsonRejection;
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use cms_core::Issue;
 use cms_service::Error;
@@ -111,6 +111,14 @@ impl IntoResponse for ApiError {
                 (StatusCode::CONFLICT, Json(body)).into_response()
             }
             Error::Unprocessable(m) => handler_error(StatusCode::UNPROCESSABLE_ENTITY, m, &[]),
+            Error::TooManyRequests { retry_after_secs } => {
+                let mut response =
+                    handler_error(StatusCode::TOO_MANY_REQUESTS, &e.to_string(), &[]);
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+                response
+            }
             Error::Internal(detail) => {
                 tracing::error!(error = %detail, "internal error");
                 handler_error(

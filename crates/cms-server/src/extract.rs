@@ -3,10 +3,11 @@
 
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use cms_service::{Actor, Error};
+use cms_service::{Actor, ClientInfo, Error};
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
+use crate::{AppState, middleware};
 
 /// `axum::Json`, with its rejections (malformed JSON 400, wrong content type 415, body over
 /// the limit 413) rendered in the handler-layer envelope.
@@ -65,5 +66,27 @@ impl<S: Send + Sync> FromRequestParts<S> for MaybeAuthed {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         Ok(MaybeAuthed(parts.extensions.get::<Actor>().cloned()))
+    }
+}
+
+/// The client's address and user agent: recorded on new sessions, and what rate limits count
+/// (`cms.rate_limits().hit(route, client.ip_address, email)`).
+pub struct Client(pub ClientInfo);
+
+impl FromRequestParts<AppState> for Client {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Client(ClientInfo {
+            ip_address: middleware::client_ip(state, parts).map(|ip| ip.to_string()),
+            user_agent: parts
+                .headers
+                .get(axum::http::header::USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .map(String::from),
+        }))
     }
 }

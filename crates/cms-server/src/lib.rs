@@ -4,6 +4,8 @@
 //! parse the request, call the service layer with the actor the middleware resolved, and render
 //! the result.
 
+mod client_address;
+mod csrf;
 mod error;
 mod extract;
 mod middleware;
@@ -21,6 +23,7 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 
 pub use axum::Router;
+pub use client_address::TrustedProxy;
 pub use error::{ApiError, error_name};
 
 /// Settings of the HTTP door.
@@ -29,7 +32,11 @@ pub struct ServerSettings {
     /// The largest JSON body accepted (413 past it).
     pub max_json_bytes: usize,
     /// The address the instance is reached at, when it is behind a proxy (`https://cms.example`).
+    /// When set, it is the only origin the CSRF check accepts.
     pub public_url: Option<String>,
+    /// Proxies whose `X-Forwarded-For` names the client (`server.trustedProxies`); from any
+    /// other peer the header is ignored.
+    pub trusted_proxies: Vec<TrustedProxy>,
 }
 
 impl Default for ServerSettings {
@@ -37,6 +44,7 @@ impl Default for ServerSettings {
         ServerSettings {
             max_json_bytes: 10 * 1024 * 1024,
             public_url: None,
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -45,6 +53,8 @@ impl Default for ServerSettings {
 pub(crate) struct AppState {
     pub(crate) cms: Cms,
     pub(crate) settings: Arc<ServerSettings>,
+    /// The origin of `public_url`, for the CSRF check.
+    pub(crate) public_origin: Option<csrf::Origin>,
 }
 
 impl AppState {
@@ -65,9 +75,17 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// The whole HTTP API.
 pub fn router(cms: Cms, settings: ServerSettings) -> Router {
     let body_limit = settings.max_json_bytes;
+    let public_origin = settings.public_url.as_deref().and_then(|url| {
+        let origin = csrf::Origin::of_url(url);
+        if origin.is_none() {
+            tracing::warn!(%url, "server.publicUrl is not an http(s) URL: the CSRF check uses each request's Host");
+        }
+        origin
+    });
     let state = AppState {
         cms,
         settings: Arc::new(settings),
+        public_origin,
     };
     Router::new()
         .merge(routes::health::routes())
@@ -76,6 +94,7 @@ pub fn router(cms: Cms, settings: ServerSettings) -> Router {
         .merge(routes::documents::routes())
         .merge(routes::schemas::routes())
         .merge(routes::jobs::routes())
+        .merge(routes::instance_settings::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum_middleware::from_fn_with_state(state.clone(), middleware::resolve_actor))

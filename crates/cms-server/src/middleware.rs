@@ -1,16 +1,17 @@
 //! Middleware: turning the request's credentials into an actor (SPEC.md Authentication point
-//! 1), and sending a refreshed session cookie when the session slid forward.
+//! 1), the CSRF check of cookie-authenticated writes, and sending a refreshed session cookie
+//! when the session slid forward.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use cms_service::Credentials;
 
 use crate::error::ApiError;
-use crate::{AppState, session_cookie};
+use crate::{AppState, client_address, csrf, session_cookie};
 
 pub async fn resolve_actor(
     State(state): State<AppState>,
@@ -28,6 +29,14 @@ pub async fn resolve_actor(
     let Some(resolved) = resolved else {
         return next.run(req).await;
     };
+    // Only a cookie is sent by the browser on its own, so only a cookie needs proof that the
+    // page asking is ours. A request whose cookie proves nothing is simply not signed in.
+    if from_cookie
+        && csrf::applies_to(req.method())
+        && !csrf::same_origin(req.headers(), req.uri(), state.public_origin.as_ref())
+    {
+        return crate::error::access_refusal(StatusCode::FORBIDDEN);
+    }
     let refresh = (resolved.session_extended && from_cookie)
         .then(|| credentials.cookie.clone())
         .flatten();
@@ -69,11 +78,15 @@ fn credentials(headers: &HeaderMap) -> Credentials {
     }
 }
 
-/// The client's address as the socket saw it, when the server knows it.
-pub fn client_ip(req_extensions: &axum::http::Extensions) -> Option<String> {
-    req_extensions
+/// The client's address: the socket peer, or what trusted proxies forwarded
+/// (`server.trustedProxies`). `None` when the server does not know the peer (a router driven
+/// without connection info).
+pub fn client_ip(state: &AppState, parts: &axum::http::request::Parts) -> Option<IpAddr> {
+    let peer = parts
+        .extensions
         .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(addr)| addr.ip().to_string())
+        .map(|ConnectInfo(addr)| *addr);
+    client_address::resolve(peer, &parts.headers, &state.settings.trusted_proxies)
 }
 
 /// Refuses a NUL character anywhere in the path or query: no identifier or parameter can hold

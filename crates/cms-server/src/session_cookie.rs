@@ -6,13 +6,18 @@ pub const NAME: &str = "cms_session";
 
 /// The value of `cms_session` in the request's `Cookie` headers.
 pub fn read(headers: &HeaderMap) -> Option<String> {
+    read_named(headers, NAME)
+}
+
+/// The value of the cookie `name` in the request's `Cookie` headers.
+pub fn read_named(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == NAME)
+        .find(|(found, _)| *found == name)
         .map(|(_, value)| value.trim_matches('"').to_string())
         .filter(|v| !v.is_empty())
 }

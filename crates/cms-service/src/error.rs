@@ -33,6 +33,9 @@ pub enum Error {
     RevisionConflict { expected: i64, current: i64 },
     #[error("{0}")]
     Unprocessable(String),
+    /// A rate limit was reached; the same request may succeed after `retry_after_secs`.
+    #[error("too many attempts: try again in {retry_after_secs} seconds")]
+    TooManyRequests { retry_after_secs: u64 },
     /// Anything the caller cannot fix. Logged with detail, answered without it.
     #[error("internal error: {0}")]
     Internal(String),

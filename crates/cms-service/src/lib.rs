@@ -15,11 +15,14 @@ mod clock;
 pub mod documents;
 mod error;
 mod health;
+mod instance_settings;
 pub mod jobs;
 mod organizations;
+mod rate_limit;
 pub mod storage;
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicI64;
 use std::time::Duration;
 
 use cms_core::schema::Schemas;
@@ -29,22 +32,27 @@ pub use actor::{Actor, Credential};
 pub use api_keys::{ApiKey, ApiKeyService, CreatedApiKey, NewApiKey};
 pub use auth::secret::{AuthSecret, random_token};
 pub use auth::{
-    AuthService, Authenticated, ClientInfo, Credentials, Resolved, SessionView, SignIn, SignUp,
-    User,
+    AuthService, Authenticated, ClaimCode, ClientInfo, Credentials, NewUser, Resolved, SessionView,
+    SignIn, SignUp, User,
 };
 pub use capabilities::CapabilityRegistry;
 pub use clock::{Clock, OffsetClock, SystemClock};
 pub use documents::DocumentService;
 pub use error::{Error, Result};
 pub use health::{CheckReport, HealthReport, HealthService, Status};
+pub use instance_settings::{InstanceSettingsService, SignUpPolicy};
 pub use jobs::{JobService, Registry, TickReport, Worker};
+pub use rate_limit::{Limited, RateLimitService, RateLimitSettings};
 pub use storage::{BlobStore, LocalStorage};
 
 /// Settings the service layer acts on. The `cms` crate fills them from configuration.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// Refuse sign-ups without a pending invitation (the first sign-up is always allowed).
-    pub invite_only: bool,
+    /// The sign-up policy configuration gives, until an instance super admin saves instance
+    /// settings. Rules read the effective policy through `Inner::sign_up_policy`, never this.
+    pub sign_up: SignUpPolicy,
+    /// Limits on sign-in, sign-up and password-reset requests.
+    pub rate_limit: RateLimitSettings,
     /// Lifetime of a session, extended while it is used.
     pub session_lifetime_days: i64,
     /// The bound on each health check.
@@ -83,7 +91,8 @@ impl Default for JobSettings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            invite_only: true,
+            sign_up: SignUpPolicy::default(),
+            rate_limit: RateLimitSettings::default(),
             session_lifetime_days: 7,
             health_timeout: Duration::from_millis(5000),
             storage_health_check: false,
@@ -120,6 +129,8 @@ pub(crate) struct Inner {
     pub(crate) capabilities: CapabilityRegistry,
     pub(crate) schemas: Arc<Schemas>,
     pub(crate) registry: Registry,
+    /// When this process last removed expired rate-limit counters (Unix milliseconds).
+    pub(crate) rate_limit_purged_at: AtomicI64,
 }
 
 impl Cms {
@@ -135,6 +146,7 @@ impl Cms {
             capabilities: parts.capabilities,
             schemas: parts.schemas,
             registry: parts.registry,
+            rate_limit_purged_at: AtomicI64::new(0),
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
         cms.index_declared_fields().await?;
@@ -159,6 +171,16 @@ impl Cms {
 
     pub fn auth(&self) -> AuthService<'_> {
         AuthService::new(&self.0)
+    }
+
+    /// The sign-up policy as instance super admins read and change it.
+    pub fn instance_settings(&self) -> InstanceSettingsService<'_> {
+        InstanceSettingsService::new(&self.0)
+    }
+
+    /// The rate limiter, for doors that limit a route of their own.
+    pub fn rate_limits(&self) -> RateLimitService<'_> {
+        RateLimitService::new(&self.0)
     }
 
     pub fn api_keys(&self) -> ApiKeyService<'_> {

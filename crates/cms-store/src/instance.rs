@@ -10,6 +10,10 @@ pub trait Instance {
     /// the primary key decides races between concurrent callers on every engine.
     async fn claim_instance_flag(&mut self, key: &str, value: &str, now: i64) -> Result<bool>;
     async fn instance_flag(&mut self, key: &str) -> Result<Option<String>>;
+    /// Sets `key` to `value`, whether or not it was set before.
+    async fn put_instance_value(&mut self, key: &str, value: &str, now: i64) -> Result<()>;
+    /// Removes `key`; `true` when it was there.
+    async fn delete_instance_value(&mut self, key: &str) -> Result<bool>;
 }
 
 macro_rules! impl_instance {
@@ -41,6 +45,32 @@ macro_rules! impl_instance {
                         .fetch_optional(self.conn().await?)
                         .await?,
                 )
+            }
+
+            async fn put_instance_value(
+                &mut self,
+                key: &str,
+                value: &str,
+                now: i64,
+            ) -> $crate::Result<()> {
+                sqlx::query(
+                    "INSERT INTO instance_state (key, value, updated_at) VALUES ($1, $2, $3) \
+                     ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                )
+                .bind(key)
+                .bind(value)
+                .bind(now)
+                .execute(self.conn().await?)
+                .await?;
+                Ok(())
+            }
+
+            async fn delete_instance_value(&mut self, key: &str) -> $crate::Result<bool> {
+                let done = sqlx::query("DELETE FROM instance_state WHERE key = $1")
+                    .bind(key)
+                    .execute(self.conn().await?)
+                    .await?;
+                Ok(done.rows_affected() == 1)
             }
         }
     };

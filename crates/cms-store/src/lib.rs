@@ -21,6 +21,7 @@ pub mod filter_sql;
 pub mod instance;
 pub mod jobs;
 pub mod organizations;
+pub mod rate_limits;
 pub mod references;
 pub mod roles;
 pub mod schedules;
@@ -106,6 +107,7 @@ pub trait Tx:
     + jobs::Jobs
     + schedules::Schedules
     + instance::Instance
+    + rate_limits::RateLimits
     + Send
 {
     /// Makes the writes of this unit durable. A read unit commits trivially.
@@ -144,6 +146,7 @@ macro_rules! impl_repositories {
         $crate::roles::impl_roles!($tx);
         $crate::api_keys::impl_api_keys!($tx);
         $crate::instance::impl_instance!($tx);
+        $crate::rate_limits::impl_rate_limits!($tx);
         $crate::documents::impl_documents!($tx);
         $crate::versions::impl_versions!($tx);
         $crate::references::impl_references!($tx);

@@ -2,18 +2,17 @@
 //! (CONTRACT.md section 3). Success
 //! bodies follow the better-auth shapes (`{ token, user }`), errors the handler envelope.
 
-use axum::extract::{FromRequestParts, State};
-use axum::http::request::Parts;
+use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router, routing};
-use cms_service::{Authenticated, ClientInfo, Credential, SignIn, SignUp};
+use cms_service::{Authenticated, ClaimCode, Credential, SignIn, SignUp};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::ApiResult;
-use crate::extract::{ApiJson, Authed, MaybeAuthed};
-use crate::{AppState, middleware, session_cookie};
+use crate::extract::{ApiJson, Authed, Client, MaybeAuthed};
+use crate::{AppState, session_cookie};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -40,6 +39,7 @@ struct SignInBody {
 async fn sign_up(
     State(state): State<AppState>,
     Client(client): Client,
+    uri: axum::http::Uri,
     headers: HeaderMap,
     ApiJson(body): ApiJson<SignUpBody>,
 ) -> ApiResult<Response> {
@@ -51,6 +51,7 @@ async fn sign_up(
             email: body.email,
             password: body.password,
             client,
+            claim_code: claim_code(&uri, &headers),
         })
         .await?;
     Ok(with_session(&state, &headers, signed_up))
@@ -135,20 +136,59 @@ fn with_session(state: &AppState, headers: &HeaderMap, auth: Authenticated) -> R
     response
 }
 
-/// The client's address and user agent, recorded on new sessions.
-struct Client(ClientInfo);
+/// The first-admin claim code of a sign-up: header `x-cms-bootstrap-code`, else cookie
+/// `cms_bootstrap_code` (SPEC.md Authentication point 12). A query parameter that looks like a
+/// code is reported as such, so the service refuses it even when it is right.
+fn claim_code(uri: &axum::http::Uri, headers: &HeaderMap) -> ClaimCode {
+    if uri.query().is_some_and(names_a_code) {
+        return ClaimCode::InUrl;
+    }
+    let header = headers
+        .get("x-cms-bootstrap-code")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty());
+    let cookie = || session_cookie::read_named(headers, "cms_bootstrap_code");
+    match header.map(String::from).or_else(cookie) {
+        Some(code) => ClaimCode::Presented(code),
+        None => ClaimCode::Absent,
+    }
+}
 
-impl<S: Send + Sync> FromRequestParts<S> for Client {
-    type Rejection = std::convert::Infallible;
+/// Whether a query string carries a parameter named like a claim code (`code`, `claimCode`,
+/// `bootstrapCode`, `cms_bootstrap_code`, `x-cms-bootstrap-code`, in any case).
+fn names_a_code(query: &str) -> bool {
+    query.split('&').any(|pair| {
+        let name = pair.split('=').next().unwrap_or_default();
+        let name: String = name
+            .chars()
+            .filter(|c| *c != '-' && *c != '_')
+            .flat_map(char::to_lowercase)
+            .collect();
+        matches!(
+            name.as_str(),
+            "code" | "claimcode" | "bootstrapcode" | "cmsbootstrapcode" | "xcmsbootstrapcode"
+        )
+    })
+}
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(Client(ClientInfo {
-            ip_address: middleware::client_ip(&parts.extensions),
-            user_agent: parts
-                .headers
-                .get(header::USER_AGENT)
-                .and_then(|v| v.to_str().ok())
-                .map(String::from),
-        }))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_parameters_are_recognised_in_any_spelling() {
+        for query in [
+            "code=x",
+            "a=1&claimCode=x",
+            "bootstrap_code=x",
+            "CMS_BOOTSTRAP_CODE=x",
+            "x-cms-bootstrap-code",
+        ] {
+            assert!(names_a_code(query), "{query}");
+        }
+        for query in ["", "callbackURL=/admin", "codes=1", "a=code"] {
+            assert!(!names_a_code(query), "{query}");
+        }
     }
 }

@@ -5,6 +5,7 @@ pub mod api_keys;
 pub mod auth;
 pub mod documents;
 pub mod health;
+pub mod instance_settings;
 pub mod jobs;
 pub mod schemas;
 

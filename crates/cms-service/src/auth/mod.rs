@@ -6,7 +6,9 @@ pub mod secret;
 
 use cms_core::Issues;
 use cms_core::access::{self, Membership};
-use cms_core::{Email, Grant, InstanceRole, KeyPermission, KeyScope, Password, Timestamp, new_id};
+use cms_core::{
+    Email, FirstAdmin, Grant, InstanceRole, KeyPermission, KeyScope, Password, Timestamp, new_id,
+};
 use cms_store::sessions::SessionRecord;
 use cms_store::users::UserRecord;
 use cms_store::{StoreError, Tx};
@@ -15,10 +17,14 @@ use serde::Serialize;
 use self::secret::{Purpose, random_token};
 use crate::actor::{Actor, Credential};
 use crate::error::{Error, Result};
+use crate::instance_settings::SignUpPolicy;
+use crate::rate_limit::{Limited, RateLimitService};
 use crate::{Inner, organizations};
 
 /// The instance flag that records who claimed the first administrator account.
 const FIRST_ADMIN_FLAG: &str = "firstAdmin";
+/// The instance value holding the hash of the current first-admin claim code.
+const CLAIM_CODE_KEY: &str = "claimCodeHash";
 const DAY_MS: i64 = 86_400_000;
 
 /// A user as every door shows it. Never carries the password hash.
@@ -89,6 +95,60 @@ pub struct SignUp {
     pub email: Option<String>,
     pub password: Option<String>,
     pub client: ClientInfo,
+    /// The first-admin claim code, when the request carried one.
+    pub claim_code: ClaimCode,
+}
+
+/// How a sign-up presented the first-admin claim code. The door reads it from the header
+/// `x-cms-bootstrap-code`, else the cookie `cms_bootstrap_code`; a code in the URL leaks into
+/// logs and histories, so it is refused even when right.
+#[derive(Default)]
+pub enum ClaimCode {
+    #[default]
+    Absent,
+    Presented(String),
+    InUrl,
+}
+
+impl std::fmt::Debug for ClaimCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ClaimCode::Absent => "Absent",
+            ClaimCode::Presented(_) => "Presented(..)",
+            ClaimCode::InUrl => "InUrl",
+        })
+    }
+}
+
+/// A user created by the operator (`cms user create`).
+pub struct NewUser {
+    pub name: Option<String>,
+    pub email: Option<String>,
+    pub password: Option<String>,
+    /// `None`: only as the instance's first administrator. `Some(role)`: a further user with
+    /// that instance role when the instance already has its administrator.
+    pub additional: Option<InstanceRole>,
+}
+
+/// Which door creates an account.
+#[derive(Clone, Copy)]
+enum Door<'a> {
+    SignUp(&'a ClaimCode),
+    Operator(Option<InstanceRole>),
+}
+
+/// A validated new account, its password already hashed.
+struct Account {
+    name: String,
+    email: Email,
+    password_hash: String,
+    email_verified: bool,
+}
+
+struct Created {
+    user: UserRecord,
+    first: bool,
+    active_org: Option<String>,
 }
 
 /// A sign-in request as received.
@@ -140,16 +200,31 @@ impl<'a> AuthService<'a> {
         AuthService { inner }
     }
 
-    /// Sign-up, checked in the order of CONTRACT.md section 12: body (400), policy (403),
-    /// existing e-mail (422). The first sign-up becomes instance `super_admin` and owner of the
-    /// organization "Default"; later ones are refused while sign-up is invite-only.
+    /// Sign-up, checked in the order of CONTRACT.md section 12 after the rate limit (429): body
+    /// (400), policy (403), existing e-mail (422). While the instance has no first administrator
+    /// the first-admin policy decides who may claim it; that account becomes instance
+    /// `super_admin` and owner of the organization "Default". Later sign-ups are refused while
+    /// sign-up is invite-only.
     pub async fn sign_up(&self, input: SignUp) -> Result<Authenticated> {
-        let (name, email, password) = validate_sign_up(&input)?;
+        RateLimitService::new(self.inner)
+            .hit(
+                Limited::SignUp,
+                input.client.ip_address.as_deref(),
+                input.email.as_deref(),
+            )
+            .await?;
+        let (name, email, password) =
+            validate_new_user(&input.name, &input.email, &input.password)?;
         {
             let mut tx = self.inner.store.read().await?;
-            let claimed = tx.instance_flag(FIRST_ADMIN_FLAG).await?.is_some();
-            if claimed && self.inner.settings.invite_only {
-                return Err(sign_up_closed());
+            let policy = self.inner.sign_up_policy(&mut *tx).await?;
+            if tx.instance_flag(FIRST_ADMIN_FLAG).await?.is_some() {
+                if policy.invite_only {
+                    return Err(sign_up_closed());
+                }
+            } else {
+                self.first_admin_gate(&mut *tx, &policy, &email, &input.claim_code)
+                    .await?;
             }
             if tx.user_by_email(email.as_str()).await?.is_some() {
                 return Err(email_taken());
@@ -158,29 +233,124 @@ impl<'a> AuthService<'a> {
         // Hash before taking the writer: the slow part must not hold the database.
         let password_hash = password::hash(password.expose().to_string()).await?;
         let now = self.inner.clock.now();
-        let user_id = new_id();
-
         let mut tx = self.inner.store.write().await?;
+        let account = Account {
+            name,
+            email,
+            password_hash,
+            email_verified: false,
+        };
+        let created = self
+            .create_account(&mut *tx, account, Door::SignUp(&input.claim_code), now)
+            .await?;
+        let session = self
+            .open_session(
+                &mut *tx,
+                &created.user.id,
+                created.active_org,
+                &input.client,
+                now,
+            )
+            .await?;
+        tx.commit().await?;
+        if created.first {
+            tracing::info!(user = %created.user.email, "first user signed up: instance super_admin and owner of Default");
+        }
+        self.authenticated(session, created.user)
+    }
+
+    /// Creates a user out of band (`cms user create`): the operator vouches for the person, so
+    /// no sign-up policy applies and the address counts as verified. On an instance without a
+    /// first administrator the user becomes it exactly as the first sign-up would; otherwise
+    /// this is refused unless `additional` names the instance role of a further user.
+    pub async fn create_user(&self, input: NewUser) -> Result<User> {
+        let (name, email, password) =
+            validate_new_user(&input.name, &input.email, &input.password)?;
+        {
+            let mut tx = self.inner.store.read().await?;
+            if tx.instance_flag(FIRST_ADMIN_FLAG).await?.is_some() && input.additional.is_none() {
+                return Err(already_provisioned());
+            }
+            if tx.user_by_email(email.as_str()).await?.is_some() {
+                return Err(email_taken());
+            }
+        }
+        let password_hash = password::hash(password.expose().to_string()).await?;
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.write().await?;
+        let account = Account {
+            name,
+            email,
+            password_hash,
+            email_verified: true,
+        };
+        let created = self
+            .create_account(&mut *tx, account, Door::Operator(input.additional), now)
+            .await?;
+        tx.commit().await?;
+        User::from_record(created.user)
+    }
+
+    /// Under the `claimCode` policy, while the instance has no first administrator: a fresh
+    /// claim code, whose hash replaces any earlier one (so only the newest printed code
+    /// works). The caller prints it, once. `None` under any other policy or once claimed.
+    pub async fn issue_claim_code(&self) -> Result<Option<String>> {
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.write().await?;
+        let claimed = tx.instance_flag(FIRST_ADMIN_FLAG).await?.is_some();
+        let policy = self.inner.sign_up_policy(&mut *tx).await?;
+        if claimed || policy.first_admin != FirstAdmin::ClaimCode {
+            return Ok(None);
+        }
+        let code = random_token(15);
+        let hash = self.inner.secret.hash_hex(Purpose::ClaimCode, &code);
+        tx.put_instance_value(CLAIM_CODE_KEY, &hash, now.millis())
+            .await?;
+        tx.commit().await?;
+        Ok(Some(code))
+    }
+
+    /// The one path that makes a user, for sign-up and the operator alike. The first-admin
+    /// flag decides, atomically, whether this is the instance's first administrator; that
+    /// closes the claim window (the claim code is deleted) whichever door was used.
+    async fn create_account(
+        &self,
+        tx: &mut dyn Tx,
+        account: Account,
+        door: Door<'_>,
+        now: Timestamp,
+    ) -> Result<Created> {
+        let user_id = new_id();
         let first = tx
             .claim_instance_flag(FIRST_ADMIN_FLAG, &user_id, now.millis())
             .await?;
-        if !first && self.inner.settings.invite_only {
-            // Another sign-up claimed the instance between our check and our write.
-            return Err(sign_up_closed());
+        let role = match door {
+            _ if first => InstanceRole::SuperAdmin,
+            Door::SignUp(_) => InstanceRole::Editor,
+            Door::Operator(Some(role)) => role,
+            Door::Operator(None) => return Err(already_provisioned()),
+        };
+        if let Door::SignUp(claim_code) = door {
+            let policy = self.inner.sign_up_policy(tx).await?;
+            if first {
+                // Checked again inside the claim: a restart may have replaced the code since.
+                self.first_admin_gate(tx, &policy, &account.email, claim_code)
+                    .await?;
+            } else if policy.invite_only {
+                // Another sign-up claimed the instance between our check and our write.
+                return Err(sign_up_closed());
+            }
+        }
+        if first {
+            tx.delete_instance_value(CLAIM_CODE_KEY).await?;
         }
         let record = UserRecord {
             id: user_id.clone(),
-            email: email.as_str().to_string(),
-            name,
-            password_hash: Some(password_hash),
-            email_verified: false,
-            role: if first {
-                InstanceRole::SuperAdmin
-            } else {
-                InstanceRole::Editor
-            }
-            .as_str()
-            .into(),
+            email: account.email.as_str().to_string(),
+            name: account.name,
+            password_hash: Some(account.password_hash),
+            email_verified: account.email_verified,
+            role: role.as_str().into(),
             image: None,
             created_at: now.millis(),
             updated_at: now.millis(),
@@ -191,27 +361,76 @@ impl<'a> AuthService<'a> {
         }
         let active_org = if first {
             let every = self.inner.capabilities.every();
-            let org = organizations::create_with_owner(
-                &mut *tx, "Default", "default", &user_id, every, now,
-            )
-            .await?;
+            let org =
+                organizations::create_with_owner(tx, "Default", "default", &user_id, every, now)
+                    .await?;
             Some(org.id)
         } else {
             None
         };
-        let session = self
-            .open_session(&mut *tx, &user_id, active_org, &input.client, now)
-            .await?;
-        tx.commit().await?;
-        if first {
-            tracing::info!(user = %record.email, "first user signed up: instance super_admin and owner of Default");
+        Ok(Created {
+            user: record,
+            first,
+            active_org,
+        })
+    }
+
+    /// Whether a sign-up may claim an instance that has no first administrator yet (SPEC.md
+    /// Authentication point 12). Refusals are business-rule 403s.
+    async fn first_admin_gate(
+        &self,
+        tx: &mut dyn Tx,
+        policy: &SignUpPolicy,
+        email: &Email,
+        claim_code: &ClaimCode,
+    ) -> Result<()> {
+        match policy.first_admin {
+            FirstAdmin::Open => Ok(()),
+            FirstAdmin::Allowlist if policy.first_admin_emails.contains(email) => Ok(()),
+            FirstAdmin::Allowlist => Err(Error::NotPermitted(
+                "this instance has no administrator yet, and this address may not become it"
+                    .into(),
+            )),
+            FirstAdmin::None => Err(Error::NotPermitted(
+                "this instance has no administrator yet: the operator creates the first one (cms user create)"
+                    .into(),
+            )),
+            FirstAdmin::ClaimCode => match claim_code {
+                ClaimCode::InUrl => Err(Error::NotPermitted(
+                    "a claim code is never accepted in the URL: send it in the x-cms-bootstrap-code header"
+                        .into(),
+                )),
+                ClaimCode::Absent => Err(Error::NotPermitted(
+                    "this instance has no administrator yet: the first sign-up needs the claim code from the server log (header x-cms-bootstrap-code)"
+                        .into(),
+                )),
+                ClaimCode::Presented(code) => {
+                    let stored = tx.instance_flag(CLAIM_CODE_KEY).await?;
+                    let valid = stored.is_some_and(|hash| {
+                        self.inner
+                            .secret
+                            .matches_hash_hex(Purpose::ClaimCode, code, &hash)
+                    });
+                    if valid {
+                        Ok(())
+                    } else {
+                        Err(Error::NotPermitted("the claim code is not valid".into()))
+                    }
+                }
+            },
         }
-        self.authenticated(session, record)
     }
 
     /// Sign-in with e-mail and password. The session's active organization is the user's
     /// oldest membership.
     pub async fn sign_in(&self, input: SignIn) -> Result<Authenticated> {
+        RateLimitService::new(self.inner)
+            .hit(
+                Limited::SignIn,
+                input.client.ip_address.as_deref(),
+                input.email.as_deref(),
+            )
+            .await?;
         let mut issues = Issues::new();
         let email = input.email.as_deref().unwrap_or_default();
         let password = input.password.clone().unwrap_or_default();
@@ -523,9 +742,14 @@ impl<'a> AuthService<'a> {
     }
 }
 
-fn validate_sign_up(input: &SignUp) -> Result<(String, Email, Password)> {
+/// The name, e-mail and password of a new user, each checked, every problem reported at once.
+fn validate_new_user(
+    name: &Option<String>,
+    email: &Option<String>,
+    password: &Option<String>,
+) -> Result<(String, Email, Password)> {
     let mut issues = Issues::new();
-    let name = input.name.as_deref().map(str::trim).unwrap_or_default();
+    let name = name.as_deref().map(str::trim).unwrap_or_default();
     if name.is_empty() {
         issues.add("name", "required", "name is required");
     } else if name.chars().count() > 100 {
@@ -533,7 +757,7 @@ fn validate_sign_up(input: &SignUp) -> Result<(String, Email, Password)> {
     } else if name.chars().any(char::is_control) {
         issues.add("name", "invalid", "name may not contain control characters");
     }
-    let email = match input.email.as_deref() {
+    let email = match email.as_deref() {
         None | Some("") => {
             issues.add("email", "required", "email is required");
             None
@@ -546,7 +770,7 @@ fn validate_sign_up(input: &SignUp) -> Result<(String, Email, Password)> {
             parsed
         }
     };
-    let password = match input.password.as_deref() {
+    let password = match password.as_deref() {
         None | Some("") => {
             issues.add("password", "required", "password is required");
             None
@@ -567,6 +791,13 @@ fn validate_sign_up(input: &SignUp) -> Result<(String, Email, Password)> {
 
 fn sign_up_closed() -> Error {
     Error::NotPermitted("sign-up is by invitation only".into())
+}
+
+fn already_provisioned() -> Error {
+    Error::Conflict(
+        "the instance already has its first administrator: pass --additional to add another user"
+            .into(),
+    )
 }
 
 fn email_taken() -> Error {

@@ -15,6 +15,10 @@ pub(crate) enum Purpose {
     SessionToken,
     CookieSignature,
     ApiKey,
+    /// The first-admin claim code (SPEC.md Authentication point 12).
+    ClaimCode,
+    /// The client identifiers rate limits are keyed on (an e-mail, an address).
+    RateLimit,
 }
 
 impl Purpose {
@@ -23,6 +27,8 @@ impl Purpose {
             Purpose::SessionToken => b"cms/session-token\0",
             Purpose::CookieSignature => b"cms/cookie-signature\0",
             Purpose::ApiKey => b"cms/api-key\0",
+            Purpose::ClaimCode => b"cms/claim-code\0",
+            Purpose::RateLimit => b"cms/rate-limit\0",
         }
     }
 }
@@ -50,6 +56,12 @@ impl AuthSecret {
     /// Lowercase hex of the HMAC, for lookups by hash (the input is never stored).
     pub(crate) fn hash_hex(&self, purpose: Purpose, value: &str) -> String {
         hex(&self.mac(purpose, value).finalize().into_bytes())
+    }
+
+    /// Whether `stored_hex` is [`AuthSecret::hash_hex`] of `value`, compared in constant time.
+    pub(crate) fn matches_hash_hex(&self, purpose: Purpose, value: &str, stored_hex: &str) -> bool {
+        unhex(stored_hex)
+            .is_some_and(|stored| self.mac(purpose, value).verify_slice(&stored).is_ok())
     }
 
     /// `value.signature`, with a base64url signature.
@@ -93,6 +105,16 @@ fn hex(bytes: &[u8]) -> String {
         })
 }
 
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || !text.is_ascii() {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +129,18 @@ mod tests {
         assert_eq!(a.verify(Purpose::SessionToken, &signed), None);
         assert_eq!(a.verify(Purpose::CookieSignature, "tok.AAAA"), None);
         assert_eq!(a.verify(Purpose::CookieSignature, "no-signature"), None);
+    }
+
+    #[test]
+    fn stored_hashes_match_only_their_value() {
+        let a = AuthSecret::new("a".repeat(32));
+        let stored = a.hash_hex(Purpose::ClaimCode, "code");
+        assert!(a.matches_hash_hex(Purpose::ClaimCode, "code", &stored));
+        assert!(!a.matches_hash_hex(Purpose::ClaimCode, "cod", &stored));
+        assert!(!a.matches_hash_hex(Purpose::RateLimit, "code", &stored));
+        assert!(!a.matches_hash_hex(Purpose::ClaimCode, "code", "zz"));
+        assert!(!a.matches_hash_hex(Purpose::ClaimCode, "code", &stored[1..]));
+        assert!(!a.matches_hash_hex(Purpose::ClaimCode, "code", "é"));
     }
 
     #[test]
