@@ -19,6 +19,7 @@ pub mod documents;
 pub mod events;
 pub mod filter_sql;
 pub mod instance;
+pub mod invitations;
 pub mod jobs;
 pub mod organizations;
 pub mod references;
@@ -92,6 +93,7 @@ pub trait Tx:
     + jobs::Jobs
     + schedules::Schedules
     + instance::Instance
+    + invitations::Invitations
     + Send
 {
     /// Makes the writes of this unit durable. A read unit commits trivially.
@@ -123,6 +125,7 @@ macro_rules! impl_repositories {
         $crate::roles::impl_roles!($tx);
         $crate::api_keys::impl_api_keys!($tx);
         $crate::instance::impl_instance!($tx);
+        $crate::invitations::impl_invitations!($tx);
         $crate::documents::impl_documents!($tx);
         $crate::versions::impl_versions!($tx);
         $crate::references::impl_references!($tx);
