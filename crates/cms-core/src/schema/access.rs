@@ -176,10 +176,10 @@ fn rules_json<'a>(rules: impl Iterator<Item = (&'a str, &'a RoleList)>) -> Optio
 }
 
 /// The entries of an `access` object, each key one of `allowed`.
-fn entries<'v>(
-    value: &'v Value,
+fn entries(
+    value: &Value,
     allowed: impl Iterator<Item = &'static str> + Clone,
-) -> Result<Vec<(&'v str, &'v Value)>, String> {
+) -> Result<Vec<(&str, &Value)>, String> {
     let map = value.as_object().ok_or("access must be an object")?;
     map.iter()
         .map(|(key, list)| {
