@@ -17,6 +17,7 @@ mod error;
 mod health;
 pub mod jobs;
 mod organizations;
+mod roles;
 pub mod storage;
 
 use std::sync::Arc;
@@ -34,10 +35,11 @@ pub use auth::{
 };
 pub use capabilities::CapabilityRegistry;
 pub use clock::{Clock, OffsetClock, SystemClock};
-pub use documents::DocumentService;
+pub use documents::{AccessPolicies, DocumentService, Policy, PolicyAuth, PolicyDocument};
 pub use error::{Error, Result};
 pub use health::{CheckReport, HealthReport, HealthService, Status};
 pub use jobs::{JobService, Registry, TickReport, Worker};
+pub use roles::{NewRole, Role, RoleEdit, RoleService};
 pub use storage::{BlobStore, LocalStorage};
 
 /// Settings the service layer acts on. The `cms` crate fills them from configuration.
@@ -105,6 +107,8 @@ pub struct Parts {
     pub schemas: Arc<Schemas>,
     /// Event consumers and job handlers.
     pub registry: Registry,
+    /// Access policy functions of a Rust host application, beside the schemas' role lists.
+    pub policies: AccessPolicies,
 }
 
 /// The content service. Cheap to clone; every clone is the same service.
@@ -120,12 +124,16 @@ pub(crate) struct Inner {
     pub(crate) capabilities: CapabilityRegistry,
     pub(crate) schemas: Arc<Schemas>,
     pub(crate) registry: Registry,
+    pub(crate) access: documents::AccessRules,
 }
 
 impl Cms {
     /// Starts the service on a migrated store: reconciles what must hold at every boot (the
     /// `owner` role of every organization holds every declared capability).
+    /// A policy for an undeclared type, or for an operation the schema already rules, is
+    /// refused here (400 in the service's terms: the host's input is wrong).
     pub async fn start(parts: Parts) -> Result<Cms> {
+        let access = documents::AccessRules::new(&parts.schemas, &parts.policies)?;
         let cms = Cms(Arc::new(Inner {
             store: parts.store,
             storage: parts.storage,
@@ -135,6 +143,7 @@ impl Cms {
             capabilities: parts.capabilities,
             schemas: parts.schemas,
             registry: parts.registry,
+            access,
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
         cms.index_declared_fields().await?;
@@ -167,6 +176,10 @@ impl Cms {
 
     pub fn documents(&self) -> DocumentService<'_> {
         DocumentService::new(&self.0)
+    }
+
+    pub fn roles(&self) -> RoleService<'_> {
+        RoleService::new(&self.0)
     }
 
     pub fn jobs(&self) -> JobService<'_> {

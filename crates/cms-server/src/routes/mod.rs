@@ -6,6 +6,7 @@ pub mod auth;
 pub mod documents;
 pub mod health;
 pub mod jobs;
+pub mod roles;
 pub mod schemas;
 
 use axum::Json;
