@@ -10,3 +10,4 @@ mod documents;
 mod health;
 mod http_core;
 mod jobs;
+mod roles;

@@ -70,11 +70,19 @@ impl<'a> RoleService<'a> {
         RoleService { inner }
     }
 
-    /// The roles of the active organization, built-in first; any member may list them.
+    /// The roles of the active organization: the built-in ones from `owner` down, then the
+    /// custom ones oldest first. Any member may list them.
     pub async fn list(&self, actor: &Actor) -> Result<Vec<Role>> {
         let org = member_org(actor)?;
         let mut tx = self.inner.store.read().await?;
-        let roles = tx.roles(org).await?;
+        let mut roles = tx.roles(org).await?;
+        // A stable sort keeps the store's order (creation, then name) among custom roles.
+        roles.sort_by_key(|r| {
+            BuiltInRole::ALL
+                .iter()
+                .position(|b| r.is_built_in && b.name() == r.name)
+                .unwrap_or(BuiltInRole::ALL.len())
+        });
         Ok(roles.into_iter().map(Role::from).collect())
     }
 
