@@ -3,6 +3,7 @@
 
 mod support;
 
+mod access_rules;
 mod api_keys;
 mod auth;
 mod binary;

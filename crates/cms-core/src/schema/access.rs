@@ -345,6 +345,8 @@ impl FieldRules {
                     Some(value) => map.insert(node.name.clone(), value.clone()),
                     None => map.remove(&node.name),
                 };
+            } else if let Nested::Object(rules) = &node.nested {
+                keep_inside_object(rules, map, &node.name, before, caller);
             } else if let Some(value) = map.get_mut(&node.name) {
                 node.nested.keep_unwritable(value, before, caller);
             }
@@ -397,6 +399,28 @@ impl Nested {
                         rules.keep_unwritable(item, before, caller);
                     }
                 }
+            }
+        }
+    }
+}
+
+/// A writable object holding unwritable fields may be rewritten, left out or nulled, but the
+/// unwritable values inside it survive: leaving out `seo` must not erase `seo.internal` for
+/// someone who may not update it. Array items, by contrast, may be removed with their content.
+fn keep_inside_object(
+    rules: &FieldRules,
+    map: &mut Map<String, Value>,
+    name: &str,
+    before: Option<&Value>,
+    caller: &dyn RoleMatch,
+) {
+    match map.get_mut(name) {
+        Some(value) if value.is_object() => rules.keep_unwritable(value, before, caller),
+        _ => {
+            let mut kept = Value::Object(Map::new());
+            rules.keep_unwritable(&mut kept, before, caller);
+            if kept.as_object().is_some_and(|m| !m.is_empty()) {
+                map.insert(name.to_string(), kept);
             }
         }
     }
@@ -582,6 +606,29 @@ mod tests {
         let mut created = json!({ "title": "T", "price": 5, "meta": { "score": 2 } });
         rules(&schemas).keep_unwritable(&mut created, None, &role("viewer"));
         assert_eq!(created, json!({ "title": "T", "meta": {} }));
+        // Leaving out (or nulling) a writable object keeps the unwritable values inside it.
+        for left_out in [
+            json!({ "title": "T" }),
+            json!({ "title": "T", "meta": null }),
+        ] {
+            let mut incoming = left_out;
+            rules(&schemas).keep_unwritable(&mut incoming, Some(&stored), &role("editor"));
+            assert_eq!(
+                incoming,
+                json!({ "title": "T", "price": 10, "meta": { "score": 1 } })
+            );
+        }
+        let mut nulled = json!({ "meta": null });
+        rules(&schemas).keep_unwritable(
+            &mut nulled,
+            Some(&json!({ "meta": { "note": "n" } })),
+            &role("editor"),
+        );
+        assert_eq!(
+            nulled,
+            json!({ "meta": null }),
+            "nothing to keep: the write stands"
+        );
         let mut admin = json!({ "price": 5 });
         rules(&schemas).keep_unwritable(&mut admin, Some(&stored), &role("admin"));
         assert_eq!(admin, json!({ "price": 5 }));
