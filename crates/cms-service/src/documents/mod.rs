@@ -372,6 +372,10 @@ impl<'a> DocumentService<'a> {
             )));
         }
         let gate = self.gate(actor);
+        let list_read = gate.list_read(&request.doc_type);
+        if list_read == ListRead::Refused {
+            return Err(Error::Forbidden);
+        }
         if singleton {
             let row = self.singleton_row(actor, &request.doc_type).await?;
             gate.check(Operation::Read, &row)?;
@@ -388,10 +392,6 @@ impl<'a> DocumentService<'a> {
         let offset = (request.page - 1)
             .checked_mul(request.page_size)
             .ok_or_else(|| Error::bad_request("page is too large"))?;
-        let list_read = gate.list_read(&request.doc_type);
-        if list_read == ListRead::Refused {
-            return Err(Error::Forbidden);
-        }
         let fields = self
             .schemas()
             .fields(&request.doc_type)
