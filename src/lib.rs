@@ -82,6 +82,8 @@ pub struct Builder {
     clock: Option<Arc<dyn Clock>>,
     schemas: Option<Vec<cms_core::schema::Schema>>,
     registry: cms_service::Registry,
+    plugin_capabilities: Vec<cms_core::Capability>,
+    policies: cms_service::AccessPolicies,
 }
 
 impl Builder {
@@ -92,7 +94,43 @@ impl Builder {
             clock: None,
             schemas: None,
             registry: cms_service::Registry::default(),
+            plugin_capabilities: Vec::new(),
+            policies: cms_service::AccessPolicies::default(),
         }
+    }
+
+    /// Declares capabilities beyond the core ones (namespaced, `forms.export`): they can be
+    /// granted to roles and keys, and the `owner` role holds them from the next start on.
+    pub fn capabilities(mut self, plugin: impl IntoIterator<Item = cms_core::Capability>) -> Self {
+        self.plugin_capabilities.extend(plugin);
+        self
+    }
+
+    /// Rules a schema operation by a Rust function of the caller and the document (on create,
+    /// the incoming data), instead of a role list: `true` allows. The capability check still
+    /// runs first; instance administrators bypass it. A policy for an undeclared document
+    /// type, or for an operation the schema already rules with a role list, stops the start.
+    ///
+    /// ```no_run
+    /// use cms::core::schema::Operation;
+    /// # fn f(config: cms::Config) -> cms::Builder {
+    /// cms::Builder::new(config).access_policy("post", Operation::Publish, |auth, doc| {
+    ///     // Authors publish their own posts; editors publish any.
+    ///     doc.created_by == Some(auth.user.id.as_str()) || auth.role.name() == Some("editor")
+    /// })
+    /// # }
+    /// ```
+    pub fn access_policy(
+        mut self,
+        doc_type: &str,
+        operation: cms_core::schema::Operation,
+        policy: impl Fn(&cms_service::PolicyAuth<'_>, &cms_service::PolicyDocument<'_>) -> bool
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.policies = self.policies.policy(doc_type, operation, policy);
+        self
     }
 
     /// Event consumers and job handlers (see [`cms_service::jobs::Registry`]).
@@ -127,6 +165,9 @@ impl Builder {
         };
         let schemas =
             cms_core::schema::Schemas::new(schemas).map_err(|e| ConfigError(e.to_string()))?;
+        self.policies
+            .validate(&schemas)
+            .map_err(|e| ConfigError(e.to_string()))?;
         let store = cms_store::connect(&config.database_url()).await?;
         store.migrate().await?;
         let storage = match self.storage {
@@ -155,9 +196,12 @@ impl Builder {
             clock: self
                 .clock
                 .unwrap_or_else(|| Arc::new(cms_service::SystemClock)),
-            capabilities: cms_service::CapabilityRegistry::default(),
+            capabilities: cms_service::CapabilityRegistry::with_plugin_capabilities(
+                self.plugin_capabilities,
+            ),
             schemas: Arc::new(schemas),
             registry: self.registry,
+            policies: self.policies,
         })
         .await?;
         let router = cms_server::router(

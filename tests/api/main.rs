@@ -3,6 +3,7 @@
 
 mod support;
 
+mod access_rules;
 mod api_keys;
 mod auth;
 mod binary;
@@ -14,3 +15,4 @@ mod http_core;
 mod instance_settings;
 mod jobs;
 mod rate_limit;
+mod roles;

@@ -45,23 +45,11 @@ impl TestApp {
         TestApp::build(config, storage, Registry::default()).await
     }
 
-    /// An app with event consumers and job handlers.
-    pub async fn with_registry(config: Config, registry: Registry) -> TestApp {
-        TestApp::build(config, None, registry).await
-    }
-
-    async fn build(
-        config: Config,
-        storage: Option<Arc<dyn BlobStore>>,
-        registry: Registry,
-    ) -> TestApp {
+    /// An app assembled by `customise` from the builder of `config` (schemas, capabilities,
+    /// access policies, ...).
+    pub async fn custom(config: Config, customise: impl FnOnce(Builder) -> Builder) -> TestApp {
         let clock = Arc::new(OffsetClock::default());
-        let mut builder = Builder::new(config.clone())
-            .clock(clock.clone())
-            .registry(registry);
-        if let Some(storage) = storage {
-            builder = builder.storage(storage);
-        }
+        let builder = customise(Builder::new(config.clone()).clock(clock.clone()));
         let app = builder.build().await.expect("the app starts");
         let dir = config.data_dir.clone();
         let origin = config
@@ -75,6 +63,76 @@ impl TestApp {
             dir,
             origin,
         }
+    }
+
+    /// The active organization of a session.
+    pub async fn active_organization(&self, session: &Session) -> String {
+        let res = self
+            .get("/api/auth/get-session")
+            .cookie(session)
+            .send()
+            .await;
+        res.body["session"]["activeOrganizationId"]
+            .as_str()
+            .expect("an active organization")
+            .to_string()
+    }
+
+    /// Makes the user of `session` a member of `organization` with `role` (or changes their
+    /// role there) and makes it the session's active organization, straight through the store
+    /// (the member endpoints are built elsewhere).
+    pub async fn join(&self, session: &Session, organization: &str, role: &str) {
+        let res = self
+            .get("/api/auth/get-session")
+            .cookie(session)
+            .send()
+            .await;
+        let session_id = res.body["session"]["id"]
+            .as_str()
+            .expect("a session")
+            .to_string();
+        let user_id = session.user["id"].as_str().unwrap().to_string();
+        let mut tx = self.app.cms.store().write().await.unwrap();
+        if tx.member(organization, &user_id).await.unwrap().is_some() {
+            assert!(
+                tx.update_member_role(organization, &user_id, role)
+                    .await
+                    .unwrap()
+            );
+        } else {
+            tx.insert_member(&cms_store::organizations::MemberRecord {
+                organization_id: organization.to_string(),
+                user_id,
+                role: role.to_string(),
+                created_at: 0,
+            })
+            .await
+            .expect("the role exists in the organization");
+        }
+        tx.set_active_organization(&session_id, Some(organization), 0)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+    }
+
+    /// An app with event consumers and job handlers.
+    pub async fn with_registry(config: Config, registry: Registry) -> TestApp {
+        TestApp::build(config, None, registry).await
+    }
+
+    async fn build(
+        config: Config,
+        storage: Option<Arc<dyn BlobStore>>,
+        registry: Registry,
+    ) -> TestApp {
+        TestApp::custom(config, |builder| {
+            let builder = builder.registry(registry);
+            match storage {
+                Some(storage) => builder.storage(storage),
+                None => builder,
+            }
+        })
+        .await
     }
 
     /// Stops the app: closes the database and removes its files.

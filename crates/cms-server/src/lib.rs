@@ -95,6 +95,7 @@ pub fn router(cms: Cms, settings: ServerSettings) -> Router {
         .merge(routes::schemas::routes())
         .merge(routes::jobs::routes())
         .merge(routes::instance_settings::routes())
+        .merge(routes::roles::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum_middleware::from_fn_with_state(state.clone(), middleware::resolve_actor))

@@ -19,6 +19,7 @@ mod instance_settings;
 pub mod jobs;
 mod organizations;
 mod rate_limit;
+mod roles;
 pub mod storage;
 
 use std::sync::Arc;
@@ -37,12 +38,13 @@ pub use auth::{
 };
 pub use capabilities::CapabilityRegistry;
 pub use clock::{Clock, OffsetClock, SystemClock};
-pub use documents::DocumentService;
+pub use documents::{AccessPolicies, DocumentService, Policy, PolicyAuth, PolicyDocument};
 pub use error::{Error, Result};
 pub use health::{CheckReport, HealthReport, HealthService, Status};
 pub use instance_settings::{InstanceSettingsService, SignUpPolicy};
 pub use jobs::{JobService, Registry, TickReport, Worker};
 pub use rate_limit::{Limited, RateLimitService, RateLimitSettings};
+pub use roles::{NewRole, Role, RoleEdit, RoleService};
 pub use storage::{BlobStore, LocalStorage};
 
 /// Settings the service layer acts on. The `cms` crate fills them from configuration.
@@ -114,6 +116,8 @@ pub struct Parts {
     pub schemas: Arc<Schemas>,
     /// Event consumers and job handlers.
     pub registry: Registry,
+    /// Access policy functions of a Rust host application, beside the schemas' role lists.
+    pub policies: AccessPolicies,
 }
 
 /// The content service. Cheap to clone; every clone is the same service.
@@ -131,12 +135,16 @@ pub(crate) struct Inner {
     pub(crate) registry: Registry,
     /// When this process last removed expired rate-limit counters (Unix milliseconds).
     pub(crate) rate_limit_purged_at: AtomicI64,
+    pub(crate) access: documents::AccessRules,
 }
 
 impl Cms {
     /// Starts the service on a migrated store: reconciles what must hold at every boot (the
     /// `owner` role of every organization holds every declared capability).
+    /// A policy for an undeclared type, or for an operation the schema already rules, is
+    /// refused here (400 in the service's terms: the host's input is wrong).
     pub async fn start(parts: Parts) -> Result<Cms> {
+        let access = documents::AccessRules::new(&parts.schemas, &parts.policies)?;
         let cms = Cms(Arc::new(Inner {
             store: parts.store,
             storage: parts.storage,
@@ -147,6 +155,7 @@ impl Cms {
             schemas: parts.schemas,
             registry: parts.registry,
             rate_limit_purged_at: AtomicI64::new(0),
+            access,
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
         cms.index_declared_fields().await?;
@@ -189,6 +198,10 @@ impl Cms {
 
     pub fn documents(&self) -> DocumentService<'_> {
         DocumentService::new(&self.0)
+    }
+
+    pub fn roles(&self) -> RoleService<'_> {
+        RoleService::new(&self.0)
     }
 
     pub fn jobs(&self) -> JobService<'_> {

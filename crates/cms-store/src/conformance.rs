@@ -5,6 +5,7 @@ use serde_json::json;
 use crate::api_keys::ApiKeyRecord;
 use crate::documents::DocumentRecord;
 use crate::events::{EventQuery, EventRecord};
+use crate::invitations::InvitationRecord;
 use crate::jobs::{JobOutcome, JobQuery, JobRecord};
 use crate::organizations::{MemberRecord, OrganizationRecord};
 use crate::references::ReferenceRecord;
@@ -1271,7 +1272,100 @@ async fn one_pending_schedule_per_document(url: String) {
     store.close().await;
 }
 
+async fn roles_are_edited_and_deleted_unless_still_assigned(url: String) {
+    let store = open(&url).await;
+    let mut tx = store.write().await.unwrap();
+    tx.insert_user(&user("u1", "ada@example.com"))
+        .await
+        .unwrap();
+    tx.insert_organization(&org("o1", "acme")).await.unwrap();
+    for name in ["lead", "reviewer", "spare"] {
+        tx.insert_role(&role("o1", name, &["document.read"]))
+            .await
+            .unwrap();
+    }
+    tx.insert_member(&MemberRecord {
+        organization_id: "o1".into(),
+        user_id: "u1".into(),
+        role: "lead".into(),
+        created_at: 1,
+    })
+    .await
+    .unwrap();
+    let invitation = |id: &str, status: &str, expires_at: i64| InvitationRecord {
+        id: id.into(),
+        organization_id: "o1".into(),
+        email: format!("{id}@example.com"),
+        role: "reviewer".into(),
+        status: status.into(),
+        invited_by: Some("u1".into()),
+        expires_at,
+        created_at: 1,
+        updated_at: 1,
+    };
+    tx.insert_invitation(&invitation("pending", "pending", 100))
+        .await
+        .unwrap();
+    tx.insert_invitation(&invitation("accepted", "accepted", 1000))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    let mut tx = store.write().await.unwrap();
+    let caps = vec!["document.read".to_string(), "document.update".to_string()];
+    let updated = tx
+        .update_role("o1", "spare", "Spare role", &caps, 5)
+        .await
+        .unwrap()
+        .expect("the role exists");
+    assert_eq!(
+        (
+            updated.description.as_str(),
+            updated.capabilities.0.clone(),
+            updated.updated_at
+        ),
+        ("Spare role", caps.clone(), 5)
+    );
+    assert!(
+        tx.update_role("o1", "ghost", "", &caps, 5)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // Only pending invitations that have not expired count.
+    assert_eq!(
+        tx.count_pending_invitations_with_role("o1", "reviewer", 99)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        tx.count_pending_invitations_with_role("o1", "reviewer", 100)
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        tx.count_pending_invitations_with_role("o1", "spare", 0)
+            .await
+            .unwrap(),
+        0
+    );
+    assert!(tx.delete_role("o1", "spare").await.unwrap());
+    assert!(!tx.delete_role("o1", "spare").await.unwrap());
+    tx.commit().await.unwrap();
+    // A role a member holds cannot go.
+    let mut tx = store.write().await.unwrap();
+    assert!(matches!(
+        tx.delete_role("o1", "lead").await,
+        Err(StoreError::ForeignKey(_))
+    ));
+    drop(tx);
+    store.close().await;
+}
+
 crate::both_engines!(
+    roles_are_edited_and_deleted_unless_still_assigned,
     events_carry_their_outbox_row_atomically,
     jobs_are_claimed_leased_finished_and_deduplicated,
     concurrent_workers_complete_every_job_exactly_once,

@@ -19,6 +19,7 @@ pub mod documents;
 pub mod events;
 pub mod filter_sql;
 pub mod instance;
+pub mod invitations;
 pub mod jobs;
 pub mod organizations;
 pub mod rate_limits;
@@ -108,6 +109,7 @@ pub trait Tx:
     + schedules::Schedules
     + instance::Instance
     + rate_limits::RateLimits
+    + invitations::Invitations
     + Send
 {
     /// Makes the writes of this unit durable. A read unit commits trivially.
@@ -147,6 +149,7 @@ macro_rules! impl_repositories {
         $crate::api_keys::impl_api_keys!($tx);
         $crate::instance::impl_instance!($tx);
         $crate::rate_limits::impl_rate_limits!($tx);
+        $crate::invitations::impl_invitations!($tx);
         $crate::documents::impl_documents!($tx);
         $crate::versions::impl_versions!($tx);
         $crate::references::impl_references!($tx);

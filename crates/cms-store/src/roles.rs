@@ -27,6 +27,26 @@ pub trait Roles {
     async fn roles(&mut self, organization_id: &str) -> Result<Vec<RoleRecord>>;
     /// Gives every organization's built-in `owner` role exactly these capabilities.
     async fn reconcile_owner_roles(&mut self, capabilities: &[String], now: i64) -> Result<u64>;
+    /// Sets a role's description and capabilities; `None` when there is no such role.
+    async fn update_role(
+        &mut self,
+        organization_id: &str,
+        name: &str,
+        description: &str,
+        capabilities: &[String],
+        now: i64,
+    ) -> Result<Option<RoleRecord>>;
+    /// `true` when the role existed. Fails with [`crate::StoreError::ForeignKey`] while a
+    /// member holds it.
+    async fn delete_role(&mut self, organization_id: &str, name: &str) -> Result<bool>;
+    /// How many invitations of the organization name `role` and are still pending and
+    /// unexpired at `now`: those keep the role from being deleted.
+    async fn count_pending_invitations_with_role(
+        &mut self,
+        organization_id: &str,
+        role: &str,
+        now: i64,
+    ) -> Result<i64>;
 }
 
 macro_rules! impl_roles {
@@ -81,6 +101,53 @@ macro_rules! impl_roles {
                 .execute(self.conn().await?)
                 .await?;
                 Ok(done.rows_affected())
+            }
+
+            async fn update_role(
+                &mut self,
+                organization_id: &str,
+                name: &str,
+                description: &str,
+                capabilities: &[String],
+                now: i64,
+            ) -> $crate::Result<Option<$crate::roles::RoleRecord>> {
+                Ok(sqlx::query_as(
+                    "UPDATE roles SET description = $3, capabilities = $4, updated_at = $5 \
+                     WHERE organization_id = $1 AND name = $2 RETURNING *",
+                )
+                .bind(organization_id)
+                .bind(name)
+                .bind(description)
+                .bind(sqlx::types::Json(capabilities))
+                .bind(now)
+                .fetch_optional(self.conn().await?)
+                .await?)
+            }
+
+            async fn delete_role(&mut self, organization_id: &str, name: &str) -> $crate::Result<bool> {
+                let done = sqlx::query("DELETE FROM roles WHERE organization_id = $1 AND name = $2")
+                    .bind(organization_id)
+                    .bind(name)
+                    .execute(self.conn().await?)
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn count_pending_invitations_with_role(
+                &mut self,
+                organization_id: &str,
+                role: &str,
+                now: i64,
+            ) -> $crate::Result<i64> {
+                Ok(sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM invitations WHERE organization_id = $1 AND role = $2 \
+                     AND status = 'pending' AND expires_at > $3",
+                )
+                .bind(organization_id)
+                .bind(role)
+                .bind(now)
+                .fetch_one(self.conn().await?)
+                .await?)
             }
         }
     };

@@ -14,7 +14,7 @@ impl Schema {
         out.insert("name".into(), json!(self.name));
         put_opt(&mut out, "title", self.title.as_ref().map(|t| json!(t)));
         put_flag(&mut out, "singleton", self.singleton);
-        put_opt(&mut out, "access", self.access.clone());
+        put_opt(&mut out, "access", self.access.to_json());
         out.insert("fields".into(), fields_json(&self.fields));
         Value::Object(out)
     }
@@ -37,7 +37,7 @@ fn field_json(field: &Field) -> Value {
     put_opt(&mut out, "title", field.title.as_ref().map(|t| json!(t)));
     put_flag(&mut out, "required", field.required);
     put_flag(&mut out, "indexed", field.indexed);
-    put_opt(&mut out, "access", field.access.clone());
+    put_opt(&mut out, "access", field.access.to_json());
     options_json(&field.ty, &mut out);
     Value::Object(out)
 }

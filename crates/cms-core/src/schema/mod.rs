@@ -23,6 +23,7 @@
 //!
 //! No I/O: the caller reads schema files and passes JSON values.
 
+mod access;
 mod demo;
 mod emit;
 mod model;
@@ -31,6 +32,9 @@ mod references;
 mod registry;
 mod validate;
 
+pub use access::{
+    FieldAccess, FieldOperation, FieldRules, Operation, RoleList, RoleMatch, SchemaAccess,
+};
 pub use demo::demo_schemas;
 pub use model::{Field, FieldType, Pattern, Schema, SchemaKind, is_valid_name};
 pub use parse::parse_schemas;

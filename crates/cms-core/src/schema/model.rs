@@ -1,8 +1,8 @@
 //! The schema model: what a parsed, shape-checked schema holds.
 
 use regex::Regex;
-use serde_json::Value;
 
+use super::access::{FieldAccess, SchemaAccess};
 use crate::field_kind::FieldKind;
 
 /// Whether `name` may name a schema or a field: `^[A-Za-z_][A-Za-z0-9_]*$`.
@@ -69,8 +69,8 @@ pub struct Schema {
     pub title: Option<String>,
     /// At most one document of this type per organization. Only on document schemas.
     pub singleton: bool,
-    /// The access rules, kept raw: they are interpreted by the access layer, not here.
-    pub access: Option<Value>,
+    /// Role lists per operation (SPEC.md "Schema access rules"); only on document schemas.
+    pub access: SchemaAccess,
     pub fields: Vec<Field>,
 }
 
@@ -92,8 +92,9 @@ pub struct Field {
     pub required: bool,
     /// Asks the store to index this scalar field for `where` and `sort`.
     pub indexed: bool,
-    /// Field access rules, kept raw: interpreted by the access layer, not here.
-    pub access: Option<Value>,
+    /// Who may read and update this field; never on an array member (a member is not a key
+    /// of the data), but on the fields of objects inside arrays.
+    pub access: FieldAccess,
     pub ty: FieldType,
 }
 
@@ -274,7 +275,7 @@ mod tests {
             title: None,
             required: false,
             indexed: false,
-            access: None,
+            access: FieldAccess::default(),
             ty,
         };
         let array = |of| FieldType::Array {

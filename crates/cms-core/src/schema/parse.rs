@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use super::access::{FieldAccess, SchemaAccess};
 use super::model::{Field, FieldType, Pattern, Schema, SchemaKind, is_valid_name};
 use super::{Level, SchemaError};
 
@@ -43,11 +44,12 @@ impl Schema {
             field: None,
         };
         reject_unknown(obj, SCHEMA_KEYS, &ctx, "a schema")?;
+        let kind = schema_kind(obj, &ctx)?;
         Ok(Schema {
-            kind: schema_kind(obj, &ctx)?,
+            kind,
             title: opt_string(obj, "title", &ctx)?,
             singleton: opt_bool(obj, "singleton", &ctx)?,
-            access: opt_access(obj, &ctx)?,
+            access: schema_access(obj, kind, &ctx)?,
             fields: field_list(obj.get("fields"), &ctx, "")?,
             name,
         })
@@ -161,7 +163,7 @@ fn field(item: &Value, schema: &str, level: Level, i: usize) -> Result<Field, Sc
         title: opt_string(obj, "title", &ctx)?,
         required: opt_bool(obj, "required", &ctx)?,
         indexed: opt_bool(obj, "indexed", &ctx)?,
-        access: opt_access(obj, &ctx)?,
+        access: field_access(obj, &ctx)?,
         name,
     })
 }
@@ -425,13 +427,27 @@ fn opt_number(obj: &Map<String, Value>, key: &str, ctx: &Ctx) -> Result<Option<f
     }
 }
 
-/// `access` stays raw for the access layer, but it must at least be an object (operation ->
-/// rule), so an obviously wrong value is caught when the schema is loaded.
-fn opt_access(obj: &Map<String, Value>, ctx: &Ctx) -> Result<Option<Value>, SchemaError> {
+/// A document schema's `access`: operation -> role list. An object type is only ever a part of
+/// a document, so its rules go on its fields, which apply wherever the type is used.
+fn schema_access(
+    obj: &Map<String, Value>,
+    kind: SchemaKind,
+    ctx: &Ctx,
+) -> Result<SchemaAccess, SchemaError> {
     match obj.get("access") {
-        None | Some(Value::Null) => Ok(None),
-        Some(v @ Value::Object(_)) => Ok(Some(v.clone())),
-        Some(_) => Err(ctx.err("access must be an object")),
+        None | Some(Value::Null) => Ok(SchemaAccess::default()),
+        Some(_) if kind == SchemaKind::Object => Err(ctx.err(
+            "access applies to document schemas; put the rules of an object type on its fields",
+        )),
+        Some(v) => SchemaAccess::from_json(v).map_err(|m| ctx.err(m)),
+    }
+}
+
+/// A field's `access`: `read` and/or `update` role lists.
+fn field_access(obj: &Map<String, Value>, ctx: &Ctx) -> Result<FieldAccess, SchemaError> {
+    match obj.get("access") {
+        None | Some(Value::Null) => Ok(FieldAccess::default()),
+        Some(v) => FieldAccess::from_json(v).map_err(|m| ctx.err(m)),
     }
 }
 
@@ -497,7 +513,7 @@ mod tests {
             "an unnamed member is named after its type"
         );
         assert_eq!(s.fields[16].ty, FieldType::Named("seoMeta".into()));
-        assert!(s.fields[15].access.is_some());
+        assert!(s.fields[15].access.read.is_some());
     }
 
     #[test]
@@ -538,6 +554,59 @@ mod tests {
         assert_eq!(
             err(json!({ "type": "document", "name": "p", "access": [], "fields": [] })),
             "schema \"p\": access must be an object"
+        );
+    }
+
+    #[test]
+    fn access_rules_are_typed_and_bad_shapes_name_schema_and_field() {
+        let s = Schema::from_json(&json!({ "type": "document", "name": "p",
+            "access": { "publish": ["admin"] },
+            "fields": [{ "name": "t", "type": "string", "access": { "read": ["editor"] } }] }))
+        .unwrap();
+        assert!(s.access.rule(super::super::Operation::Publish).is_some());
+        assert!(
+            s.fields[0]
+                .access
+                .read
+                .as_ref()
+                .unwrap()
+                .allows(Some("editor"))
+        );
+        assert_eq!(
+            err(
+                json!({ "type": "document", "name": "p", "access": { "archive": [] },
+                "fields": [{ "name": "t", "type": "string" }] })
+            ),
+            "schema \"p\": access: unknown operation \"archive\" (expected read, create, update, delete, publish, unpublish)"
+        );
+        let nested = |access: Value| {
+            doc(json!([{ "name": "seo", "type": "object", "fields": [
+                { "name": "t", "type": "string", "access": access }
+            ] }]))
+        };
+        assert_eq!(
+            err(nested(json!({ "publish": ["admin"] }))),
+            "schema \"post\", field \"seo.t\": access: unknown operation \"publish\" (expected read, update)"
+        );
+        assert_eq!(
+            err(nested(json!({ "read": "admin" }))),
+            "schema \"post\", field \"seo.t\": access.read must be an array of role names (policy functions are registered in Rust)"
+        );
+        assert_eq!(
+            err(nested(json!({ "update": [1] }))),
+            "schema \"post\", field \"seo.t\": access.update[0] must be a string (a role name)"
+        );
+        assert!(
+            err(
+                json!({ "type": "object", "name": "o", "access": { "read": [] },
+                "fields": [{ "name": "t", "type": "string" }] })
+            )
+            .starts_with("schema \"o\": access applies to document schemas")
+        );
+        assert_eq!(
+            err(doc(json!([{ "name": "tags", "type": "array",
+                "of": [{ "type": "string", "access": { "read": [] } }] }]))),
+            "schema \"post\", field \"tags[]\": access has no meaning on an array member"
         );
     }
 

@@ -7,6 +7,7 @@ pub mod documents;
 pub mod health;
 pub mod instance_settings;
 pub mod jobs;
+pub mod roles;
 pub mod schemas;
 
 use axum::Json;

@@ -6,13 +6,14 @@
 //! work: the document row, its version, its references and, on publish, its
 //! `document.published` event commit together or not at all.
 
+mod access;
 mod schedules;
 mod view;
 
 use std::collections::HashMap;
 
-use cms_core::filter::{self, Filter, SortKey};
-use cms_core::schema::{FieldType, RefTarget, Schemas};
+use cms_core::filter;
+use cms_core::schema::{FieldType, Operation, RefTarget, Schemas};
 use cms_core::{CoreCapability, Issue, Timestamp, canonical, new_id};
 use cms_store::documents::{DocumentRecord, ListSpec};
 use cms_store::events::EventRecord;
@@ -22,6 +23,9 @@ use cms_store::versions::VersionRecord;
 use cms_store::{Json, Tx};
 use serde_json::{Map, Value, json};
 
+pub(crate) use access::AccessRules;
+pub use access::{AccessPolicies, Policy, PolicyAuth, PolicyDocument};
+use access::{Gate, ListRead};
 pub use schedules::{ScheduleAction, ScheduleView};
 pub use view::{DocumentView, Meta, Pagination, Perspective, Validation, VersionView};
 
@@ -113,10 +117,18 @@ impl<'a> DocumentService<'a> {
         }
         let singleton = self.document_type(&input.doc_type)?;
         self.check_structure(&input.doc_type, &input.data)?;
+        let gate = self.gate(actor);
+        let mut data = input.data;
+        // Unwritable fields go first, so a policy judges the data that would be stored.
+        gate.keep_unwritable(&input.doc_type, &mut data, None);
+        gate.check_new(Operation::Create, &input.doc_type, &data)?;
+        if input.publish {
+            gate.check_new(Operation::Publish, &input.doc_type, &data)?;
+        }
         let now = self.inner.clock.now();
         let by = Some(actor.user.id.as_str());
         // Built before taking the (on SQLite, single) writer, which then only waits on I/O.
-        let mut record = new_record(&org, &input.doc_type, singleton, input.data, by, now);
+        let mut record = new_record(&org, &input.doc_type, singleton, data, by, now);
         if input.publish {
             // Published in the same row write: a new document needs no separate publish step.
             record.published_hash = Some(canonical::published_hash(&record.draft_data.0));
@@ -140,7 +152,7 @@ impl<'a> DocumentService<'a> {
         }
         self.insert_new(&mut *tx, &record, by, now).await?;
         tx.commit().await?;
-        Ok((record.into(), validation))
+        Ok((gate.stripped(record), validation))
     }
 
     /// One document, in the actor's organization (and its children when asked).
@@ -154,12 +166,14 @@ impl<'a> DocumentService<'a> {
             .document(&orgs, id)
             .await?
             .ok_or_else(|| Error::not_found("document"))?;
-        let view = DocumentView::from(record);
-        if view.data(read.perspective).is_none() {
+        if record.published_data.is_none() && read.perspective == Perspective::Published {
             return Err(Error::not_found("document"));
         }
-        let mut views = vec![view];
-        self.resolve(&mut *tx, &orgs, &mut views, read).await?;
+        let gate = self.gate(actor);
+        gate.check(Operation::Read, &record)?;
+        let mut views = vec![gate.stripped(record)];
+        self.resolve(&mut *tx, &orgs, &mut views, read, &gate)
+            .await?;
         Ok(views.remove(0))
     }
 
@@ -177,26 +191,31 @@ impl<'a> DocumentService<'a> {
         let now = self.inner.clock.now();
         let mut tx = self.inner.store.write_for(&org).await?;
         let current = self.owned(&mut *tx, &org, id).await?;
+        let gate = self.gate(actor);
+        gate.check(Operation::Update, &current)?;
+        if input.publish {
+            gate.check(Operation::Publish, &current)?;
+        }
         self.check_structure(&current.doc_type, &input.data)?;
         check_revision(input.expected_revision, current.revision)?;
+        let mut data = input.data;
+        gate.keep_unwritable(&current.doc_type, &mut data, Some(&current.draft_data.0));
         if input.publish {
             let validation = self
-                .validation(&mut *tx, &org, &current.doc_type, &input.data, Some(id))
+                .validation(&mut *tx, &org, &current.doc_type, &data, Some(id))
                 .await?;
             if !validation.is_valid {
                 return Err(Error::invalid(validation.errors));
             }
         }
         let by = Some(actor.user.id.as_str());
-        let updated = self
-            .write_draft(&mut *tx, &current, input.data, by, now)
-            .await?;
+        let updated = self.write_draft(&mut *tx, &current, data, by, now).await?;
         if input.publish {
             self.record_publish(&mut *tx, &updated, by, now).await?;
         }
         let stored = self.owned(&mut *tx, &org, id).await?;
         tx.commit().await?;
-        Ok(stored.into())
+        Ok(gate.stripped(stored))
     }
 
     /// Deletes a document of the actor's organization. The canonical singleton row stays.
@@ -204,6 +223,7 @@ impl<'a> DocumentService<'a> {
         let org = actor.require(CoreCapability::DocumentDelete)?.to_string();
         let mut tx = self.inner.store.write_for(&org).await?;
         let current = self.owned(&mut *tx, &org, id).await?;
+        self.gate(actor).check(Operation::Delete, &current)?;
         if current.singleton {
             return Err(Error::bad_request(
                 "the canonical row of a singleton cannot be deleted",
@@ -225,6 +245,8 @@ impl<'a> DocumentService<'a> {
         let now = self.inner.clock.now();
         let mut tx = self.inner.store.write_for(&org).await?;
         let current = self.owned(&mut *tx, &org, id).await?;
+        let gate = self.gate(actor);
+        gate.check(Operation::Publish, &current)?;
         check_revision(expected_revision, current.revision)?;
         let validation = self
             .publish_if_valid(&mut *tx, &current, Some(&actor.user.id), now)
@@ -234,7 +256,7 @@ impl<'a> DocumentService<'a> {
         }
         let stored = self.owned(&mut *tx, &org, id).await?;
         tx.commit().await?;
-        Ok(stored.into())
+        Ok(gate.stripped(stored))
     }
 
     /// Drops the published copy. Unpublishing a draft-only document changes nothing.
@@ -250,12 +272,14 @@ impl<'a> DocumentService<'a> {
         let now = self.inner.clock.now();
         let mut tx = self.inner.store.write_for(&org).await?;
         let current = self.owned(&mut *tx, &org, id).await?;
+        let gate = self.gate(actor);
+        gate.check(Operation::Unpublish, &current)?;
         check_revision(expected_revision, current.revision)?;
         self.clear_published(&mut *tx, &current, Some(&actor.user.id), now)
             .await?;
         let stored = self.owned(&mut *tx, &org, id).await?;
         tx.commit().await?;
-        Ok(stored.into())
+        Ok(gate.stripped(stored))
     }
 
     /// Versions of a document, newest first, with the total.
@@ -273,25 +297,35 @@ impl<'a> DocumentService<'a> {
             )));
         }
         let mut tx = self.inner.store.read_for(&orgs[0]).await?;
-        tx.document(&orgs, id)
+        let document = tx
+            .document(&orgs, id)
             .await?
             .ok_or_else(|| Error::not_found("document"))?;
+        let gate = self.gate(actor);
+        gate.check(Operation::Read, &document)?;
         let versions = tx.versions(id, limit, offset).await?;
         let total = tx.count_versions(id).await?;
-        Ok((versions.into_iter().map(Into::into).collect(), total))
+        let views = versions
+            .into_iter()
+            .map(|v| gate.stripped_version(&document.doc_type, v))
+            .collect();
+        Ok((views, total))
     }
 
     pub async fn version(&self, actor: &Actor, id: &str, number: i64) -> Result<VersionView> {
         let orgs = self.readable_organizations(actor, false).await?;
         let mut tx = self.inner.store.read_for(&orgs[0]).await?;
-        tx.document(&orgs, id)
+        let document = tx
+            .document(&orgs, id)
             .await?
             .ok_or_else(|| Error::not_found("document"))?;
+        let gate = self.gate(actor);
+        gate.check(Operation::Read, &document)?;
         let version = tx
             .version(id, number)
             .await?
             .ok_or_else(|| Error::not_found("version"))?;
-        Ok(version.into())
+        Ok(gate.stripped_version(&document.doc_type, version))
     }
 
     /// Writes a version's snapshot into the draft as a new draft version; the published copy
@@ -307,22 +341,22 @@ impl<'a> DocumentService<'a> {
         let now = self.inner.clock.now();
         let mut tx = self.inner.store.write_for(&org).await?;
         let current = self.owned(&mut *tx, &org, id).await?;
+        let gate = self.gate(actor);
+        gate.check(Operation::Update, &current)?;
         check_revision(expected_revision, current.revision)?;
         let version = tx
             .version(id, number)
             .await?
             .ok_or_else(|| Error::not_found("version"))?;
-        self.write_draft(
-            &mut *tx,
-            &current,
-            version.data.0,
-            Some(&actor.user.id),
-            now,
-        )
-        .await?;
+        // A restore is a write of the version's data: fields the caller may not update keep
+        // their current value rather than the version's.
+        let mut data = version.data.0;
+        gate.keep_unwritable(&current.doc_type, &mut data, Some(&current.draft_data.0));
+        self.write_draft(&mut *tx, &current, data, Some(&actor.user.id), now)
+            .await?;
         let stored = self.owned(&mut *tx, &org, id).await?;
         tx.commit().await?;
-        Ok(stored.into())
+        Ok(gate.stripped(stored))
     }
 
     /// A page of documents of one type: GET /api/documents and POST /api/documents/query.
@@ -337,11 +371,17 @@ impl<'a> DocumentService<'a> {
                 "page is 1 or more and pageSize is 1 to {MAX_PAGE_SIZE}"
             )));
         }
+        let gate = self.gate(actor);
+        let list_read = gate.list_read(&request.doc_type);
+        if list_read == ListRead::Refused {
+            return Err(Error::Forbidden);
+        }
         if singleton {
             let row = self.singleton_row(actor, &request.doc_type).await?;
-            let mut views = vec![DocumentView::from(row)];
+            gate.check(Operation::Read, &row)?;
+            let mut views = vec![gate.stripped(row)];
             let mut tx = self.inner.store.read_for(&orgs[0]).await?;
-            self.resolve(&mut *tx, &orgs, &mut views, request.read)
+            self.resolve(&mut *tx, &orgs, &mut views, request.read, &gate)
                 .await?;
             return Ok(Page {
                 pagination: Pagination::new(1, 1, request.page_size),
@@ -356,12 +396,8 @@ impl<'a> DocumentService<'a> {
             .schemas()
             .fields(&request.doc_type)
             .expect("a declared document type");
-        let filter = match &request.where_ {
-            Value::Null => Filter::All,
-            clause => filter::parse(clause, &fields),
-        };
-        let sort_specs: Vec<&str> = request.sort.iter().map(String::as_str).collect();
-        let sort: Vec<SortKey> = filter::parse_sort(&sort_specs, &fields);
+        let readable = gate.where_fields(&request.doc_type, fields);
+        let (filter, sort) = access::parse_filter(&readable, &request.where_, &request.sort);
         let (column, published) = match (request.read.perspective, request.published) {
             // Draft-only documents have no published copy to show.
             (Perspective::Published, Some(false)) => {
@@ -384,9 +420,15 @@ impl<'a> DocumentService<'a> {
             offset,
         };
         let mut tx = self.inner.store.read_for(&orgs[0]).await?;
-        let (records, total) = tx.list_documents(&spec).await?;
-        let mut views: Vec<DocumentView> = records.into_iter().map(Into::into).collect();
-        self.resolve(&mut *tx, &orgs, &mut views, request.read)
+        let (mut views, total) = match list_read {
+            ListRead::PerDocument => self.list_policy_ruled(&mut *tx, &spec, &gate).await?,
+            _ => {
+                let (records, total) = tx.list_documents(&spec).await?;
+                (records.into_iter().map(DocumentView::from).collect(), total)
+            }
+        };
+        views.iter_mut().for_each(|v| gate.strip(v));
+        self.resolve(&mut *tx, &orgs, &mut views, request.read, &gate)
             .await?;
         Ok(Page {
             data: views,
@@ -417,13 +459,16 @@ impl<'a> DocumentService<'a> {
             .into_iter()
             .map(|d| (d.id.clone(), d))
             .collect();
+        let gate = self.gate(actor);
         let mut views: Vec<DocumentView> = ids
             .iter()
             .filter_map(|id| found.get(id).cloned())
             .map(DocumentView::from)
-            .filter(|v| v.data(read.perspective).is_some())
+            .filter(|v| v.data(read.perspective).is_some() && gate.may_read(v))
             .collect();
-        self.resolve(&mut *tx, &orgs, &mut views, read).await?;
+        views.iter_mut().for_each(|v| gate.strip(v));
+        self.resolve(&mut *tx, &orgs, &mut views, read, &gate)
+            .await?;
         Ok(views)
     }
 
@@ -436,11 +481,22 @@ impl<'a> DocumentService<'a> {
     ) -> Result<Vec<DocumentView>> {
         let orgs = self.readable_organizations(actor, include_children).await?;
         let mut tx = self.inner.store.read_for(&orgs[0]).await?;
-        tx.document(&orgs, id)
+        let target = tx
+            .document(&orgs, id)
             .await?
             .ok_or_else(|| Error::not_found("document"))?;
+        let gate = self.gate(actor);
+        gate.check(Operation::Read, &target)?;
         let records = tx.referencing_documents(&orgs, id).await?;
-        Ok(records.into_iter().map(Into::into).collect())
+        Ok(records
+            .into_iter()
+            .map(DocumentView::from)
+            .filter(|v| gate.may_read(v))
+            .map(|mut v| {
+                gate.strip(&mut v);
+                v
+            })
+            .collect())
     }
 
     /// The canonical row of a singleton type, created on first read so reads never 404.
@@ -823,6 +879,7 @@ impl<'a> DocumentService<'a> {
         orgs: &[String],
         views: &mut [DocumentView],
         read: ReadOptions,
+        gate: &Gate<'_>,
     ) -> Result<()> {
         if read.depth == 0 {
             return Ok(());
@@ -830,22 +887,32 @@ impl<'a> DocumentService<'a> {
         for view in views.iter_mut() {
             let doc_type = view.doc_type.clone();
             if let Some(data) = view.data_mut(read.perspective) {
-                self.resolve_value(tx, orgs, &doc_type, data, read.perspective, read.depth)
-                    .await?;
+                let at = Resolution {
+                    perspective: read.perspective,
+                    depth: read.depth,
+                    gate,
+                };
+                self.resolve_value(tx, orgs, &doc_type, data, at).await?;
             }
         }
         Ok(())
     }
 
+    /// Resolves the references in `data`; targets are shown as the caller may read them (a
+    /// target they may not read stays a reference, its hidden fields are stripped).
     async fn resolve_value(
         &self,
         tx: &mut dyn Tx,
         orgs: &[String],
         doc_type: &str,
         data: &mut Value,
-        perspective: Perspective,
-        depth: u8,
+        at: Resolution<'_, '_>,
     ) -> Result<()> {
+        let Resolution {
+            perspective,
+            depth,
+            gate,
+        } = at;
         let ids: Vec<String> = self
             .schemas()
             .references(doc_type, data)
@@ -859,20 +926,20 @@ impl<'a> DocumentService<'a> {
         let mut resolved = HashMap::new();
         for record in tx.documents_by_ids(orgs, &ids).await? {
             let view = DocumentView::from(record);
+            if !gate.may_read(&view) {
+                continue;
+            }
             let Some(target) = view.data(perspective) else {
                 continue;
             };
             let mut target = target.clone();
+            gate.strip_data(&view.doc_type, &mut target);
             if depth > 1 {
-                Box::pin(self.resolve_value(
-                    tx,
-                    orgs,
-                    &view.doc_type,
-                    &mut target,
-                    perspective,
-                    depth - 1,
-                ))
-                .await?;
+                let deeper = Resolution {
+                    depth: depth - 1,
+                    ..at
+                };
+                Box::pin(self.resolve_value(tx, orgs, &view.doc_type, &mut target, deeper)).await?;
             }
             if let Value::Object(map) = &mut target {
                 map.insert("_id".into(), Value::String(view.id.clone()));
@@ -883,6 +950,14 @@ impl<'a> DocumentService<'a> {
         replace_references(data, &resolved);
         Ok(())
     }
+}
+
+/// Where a reference resolution stands: the copy it reads, the levels left, the caller's rules.
+#[derive(Clone, Copy)]
+struct Resolution<'g, 'a> {
+    perspective: Perspective,
+    depth: u8,
+    gate: &'g Gate<'a>,
 }
 
 /// Replaces every object `{ "_ref": id, ... }` whose id was resolved.

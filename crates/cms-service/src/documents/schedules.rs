@@ -1,6 +1,7 @@
 //! Scheduled publish and unpublish (SPEC.md Endpoints: Documents; CONTRACT.md section 5): one
 //! pending schedule per document, carried out by a job when it is due.
 
+use cms_core::schema::Operation;
 use cms_core::{CoreCapability, Timestamp, new_id};
 use cms_store::schedules::ScheduleRecord;
 use serde::Serialize;
@@ -30,6 +31,14 @@ impl ScheduleAction {
         match self {
             ScheduleAction::Publish => "publish",
             ScheduleAction::Unpublish => "unpublish",
+        }
+    }
+
+    /// The schema operation a schedule of this action carries out.
+    fn operation(self) -> Operation {
+        match self {
+            ScheduleAction::Publish => Operation::Publish,
+            ScheduleAction::Unpublish => Operation::Unpublish,
         }
     }
 
@@ -82,7 +91,9 @@ impl DocumentService<'_> {
             return Err(Error::bad_request("runAt must be in the future"));
         }
         let mut tx = self.inner.store.write_for(&org).await?;
-        self.owned(&mut *tx, &org, id).await?;
+        let document = self.owned(&mut *tx, &org, id).await?;
+        // The schema rule is checked when the schedule is made; the run acts for its author.
+        self.gate(actor).check(action.operation(), &document)?;
         if let Some(earlier) = tx.pending_schedule(id).await? {
             tx.settle_schedule(&earlier.id, "cancelled", now.millis())
                 .await?;
@@ -120,7 +131,8 @@ impl DocumentService<'_> {
     pub async fn pending_schedule(&self, actor: &Actor, id: &str) -> Result<Option<ScheduleView>> {
         let org = actor.require(CoreCapability::DocumentRead)?.to_string();
         let mut tx = self.inner.store.read_for(&org).await?;
-        self.owned(&mut *tx, &org, id).await?;
+        let document = self.owned(&mut *tx, &org, id).await?;
+        self.gate(actor).check(Operation::Read, &document)?;
         Ok(tx.pending_schedule(id).await?.map(Into::into))
     }
 
@@ -129,11 +141,14 @@ impl DocumentService<'_> {
         let org = actor.require(CoreCapability::DocumentPublish)?.to_string();
         let now = self.inner.clock.now().millis();
         let mut tx = self.inner.store.write_for(&org).await?;
-        self.owned(&mut *tx, &org, id).await?;
+        let document = self.owned(&mut *tx, &org, id).await?;
         let pending = tx
             .pending_schedule(id)
             .await?
             .ok_or_else(|| Error::not_found("pending schedule"))?;
+        // Cancelling takes the same right as scheduling that action.
+        let action = ScheduleAction::parse(&pending.action).unwrap_or(ScheduleAction::Publish);
+        self.gate(actor).check(action.operation(), &document)?;
         tx.settle_schedule(&pending.id, "cancelled", now).await?;
         tx.cancel_job(&pending.job_id, now).await?;
         let cancelled = tx
