@@ -111,6 +111,7 @@ impl IntoResponse for ApiError {
                 (StatusCode::CONFLICT, Json(body)).into_response()
             }
             Error::Unprocessable(m) => handler_error(StatusCode::UNPROCESSABLE_ENTITY, m, &[]),
+            Error::Unavailable(m) => handler_error(StatusCode::SERVICE_UNAVAILABLE, m, &[]),
             Error::Internal(detail) => {
                 tracing::error!(error = %detail, "internal error");
                 handler_error(

@@ -33,6 +33,10 @@ pub enum Error {
     RevisionConflict { expected: i64, current: i64 },
     #[error("{0}")]
     Unprocessable(String),
+    /// Something the request needs outside the service is down (the mail server); retrying
+    /// later may work. Nothing was changed.
+    #[error("{0}")]
+    Unavailable(String),
     /// Anything the caller cannot fix. Logged with detail, answered without it.
     #[error("internal error: {0}")]
     Internal(String),

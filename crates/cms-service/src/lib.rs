@@ -7,6 +7,7 @@
 //! Architecture invariant: no SQL here (that is `cms-store`), and no HTTP (that is
 //! `cms-server`). Values returned to doors are plain serialisable structs.
 
+mod account;
 mod actor;
 mod api_keys;
 mod auth;
@@ -16,6 +17,7 @@ pub mod documents;
 mod error;
 mod health;
 pub mod jobs;
+pub mod mail;
 mod organizations;
 pub mod storage;
 
@@ -25,12 +27,13 @@ use std::time::Duration;
 use cms_core::schema::Schemas;
 use cms_store::Store;
 
+pub use account::{AccountService, EmailVerified, ProfileUpdate};
 pub use actor::{Actor, Credential};
 pub use api_keys::{ApiKey, ApiKeyService, CreatedApiKey, NewApiKey};
 pub use auth::secret::{AuthSecret, random_token};
 pub use auth::{
     AuthService, Authenticated, ClientInfo, Credentials, Resolved, SessionView, SignIn, SignUp,
-    User,
+    SignedUp, User,
 };
 pub use capabilities::CapabilityRegistry;
 pub use clock::{Clock, OffsetClock, SystemClock};
@@ -38,13 +41,25 @@ pub use documents::DocumentService;
 pub use error::{Error, Result};
 pub use health::{CheckReport, HealthReport, HealthService, Status};
 pub use jobs::{JobService, Registry, TickReport, Worker};
+pub use mail::{LogMailer, MailError, MailKind, MailMessage, Mailer};
+pub use organizations::{
+    Invitation, InvitationService, Member, MemberService, NewOrganization, Organization,
+    OrganizationService, OrganizationUpdate,
+};
 pub use storage::{BlobStore, LocalStorage};
 
 /// Settings the service layer acts on. The `cms` crate fills them from configuration.
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// Refuse sign-ups without a pending invitation (the first sign-up is always allowed).
+    /// Read only through `Inner::sign_up_policy`.
     pub invite_only: bool,
+    /// Send a verification e-mail at sign-up and refuse sign-in until the link is followed.
+    /// Read only through `Inner::sign_up_policy`.
+    pub require_email_verification: bool,
+    /// The address people reach the instance at, without a trailing slash
+    /// (`https://cms.example.com`): the base of every link in e-mails.
+    pub public_url: String,
     /// Lifetime of a session, extended while it is used.
     pub session_lifetime_days: i64,
     /// The bound on each health check.
@@ -84,6 +99,8 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             invite_only: true,
+            require_email_verification: false,
+            public_url: "http://127.0.0.1:3000".into(),
             session_lifetime_days: 7,
             health_timeout: Duration::from_millis(5000),
             storage_health_check: false,
@@ -105,6 +122,8 @@ pub struct Parts {
     pub schemas: Arc<Schemas>,
     /// Event consumers and job handlers.
     pub registry: Registry,
+    /// Delivers invitations, verification and password-reset e-mails.
+    pub mailer: Arc<dyn Mailer>,
 }
 
 /// The content service. Cheap to clone; every clone is the same service.
@@ -120,6 +139,50 @@ pub(crate) struct Inner {
     pub(crate) capabilities: CapabilityRegistry,
     pub(crate) schemas: Arc<Schemas>,
     pub(crate) registry: Registry,
+    pub(crate) mailer: Arc<dyn Mailer>,
+}
+
+/// Who may sign up, and what they must prove (SPEC.md Authentication point 11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SignUpPolicy {
+    pub(crate) invite_only: bool,
+    pub(crate) require_email_verification: bool,
+}
+
+impl Inner {
+    /// The sign-up policy in force. Every rule that depends on it reads it here, and only
+    /// here, so runtime instance settings can take over from configuration in one place.
+    pub(crate) async fn sign_up_policy(&self) -> Result<SignUpPolicy> {
+        Ok(SignUpPolicy {
+            invite_only: self.settings.invite_only,
+            require_email_verification: self.settings.require_email_verification,
+        })
+    }
+
+    /// An absolute link to `path` (which starts with `/`) on this instance.
+    pub(crate) fn link(&self, path: &str) -> String {
+        format!("{}{path}", self.settings.public_url)
+    }
+
+    /// Sends a message now; a failure is logged and returned.
+    pub(crate) async fn send_mail(&self, message: &MailMessage) -> Result<(), MailError> {
+        let sent = self.mailer.send(message).await;
+        if let Err(e) = &sent {
+            tracing::error!(to = %message.to, kind = %message.kind, error = %e, "e-mail not sent");
+        }
+        sent
+    }
+
+    /// Sends a message on a task of its own: the request does not wait for the mail server
+    /// (and its timing does not tell whether a message was sent). Failures are logged.
+    pub(crate) fn send_mail_later(&self, message: MailMessage) {
+        let mailer = self.mailer.clone();
+        tokio::spawn(async move {
+            if let Err(e) = mailer.send(&message).await {
+                tracing::error!(to = %message.to, kind = %message.kind, error = %e, "e-mail not sent");
+            }
+        });
+    }
 }
 
 impl Cms {
@@ -135,6 +198,7 @@ impl Cms {
             capabilities: parts.capabilities,
             schemas: parts.schemas,
             registry: parts.registry,
+            mailer: parts.mailer,
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
         cms.index_declared_fields().await?;
@@ -163,6 +227,26 @@ impl Cms {
 
     pub fn api_keys(&self) -> ApiKeyService<'_> {
         ApiKeyService::new(&self.0)
+    }
+
+    /// Organizations: list, create, switch, read, update, delete.
+    pub fn organizations(&self) -> OrganizationService<'_> {
+        OrganizationService::new(&self.0)
+    }
+
+    /// The members of the active organization.
+    pub fn members(&self) -> MemberService<'_> {
+        MemberService::new(&self.0)
+    }
+
+    /// Invitations to the active organization, and accepting one.
+    pub fn invitations(&self) -> InvitationService<'_> {
+        InvitationService::new(&self.0)
+    }
+
+    /// The caller's own account: profile, preferences, e-mail verification, password reset.
+    pub fn account(&self) -> AccountService<'_> {
+        AccountService::new(&self.0)
     }
 
     pub fn documents(&self) -> DocumentService<'_> {

@@ -7,7 +7,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router, routing};
-use cms_service::{Authenticated, ClientInfo, Credential, SignIn, SignUp};
+use cms_service::{Authenticated, ClientInfo, Credential, SignIn, SignUp, SignedUp};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -53,7 +53,13 @@ async fn sign_up(
             client,
         })
         .await?;
-    Ok(with_session(&state, &headers, signed_up))
+    Ok(match signed_up {
+        SignedUp::SignedIn(auth) => with_session(&state, &headers, auth),
+        // better-auth's answer when the address must be verified first: no session yet.
+        SignedUp::VerificationRequired(user) => {
+            Json(json!({ "token": null, "user": user })).into_response()
+        }
+    })
 }
 
 async fn sign_in(

@@ -3,6 +3,7 @@
 
 pub(crate) mod password;
 pub mod secret;
+pub(crate) mod tokens;
 
 use cms_core::Issues;
 use cms_core::access::{self, Membership};
@@ -13,8 +14,10 @@ use cms_store::{StoreError, Tx};
 use serde::Serialize;
 
 use self::secret::{Purpose, random_token};
+use self::tokens::TokenKind;
 use crate::actor::{Actor, Credential};
 use crate::error::{Error, Result};
+use crate::mail::{MailKind, MailMessage};
 use crate::{Inner, organizations};
 
 /// The instance flag that records who claimed the first administrator account.
@@ -37,7 +40,7 @@ pub struct User {
 }
 
 impl User {
-    fn from_record(r: UserRecord) -> Result<User> {
+    pub(crate) fn from_record(r: UserRecord) -> Result<User> {
         let role = InstanceRole::parse(&r.role)
             .ok_or_else(|| Error::Internal(format!("user {} has unknown role {}", r.id, r.role)))?;
         Ok(User {
@@ -115,6 +118,16 @@ pub struct Authenticated {
     pub session: SessionView,
 }
 
+/// The outcome of a sign-up.
+#[derive(Debug)]
+pub enum SignedUp {
+    /// Signed in at once: the new session.
+    SignedIn(Authenticated),
+    /// The address must be verified first (`auth.requireEmailVerification`): a link was sent,
+    /// and no session exists until it is followed and the person signs in.
+    VerificationRequired(User),
+}
+
 /// The credentials a request carried. The API key wins when present (SPEC.md point 1).
 #[derive(Debug, Default)]
 pub struct Credentials {
@@ -142,13 +155,21 @@ impl<'a> AuthService<'a> {
 
     /// Sign-up, checked in the order of CONTRACT.md section 12: body (400), policy (403),
     /// existing e-mail (422). The first sign-up becomes instance `super_admin` and owner of the
-    /// organization "Default"; later ones are refused while sign-up is invite-only.
-    pub async fn sign_up(&self, input: SignUp) -> Result<Authenticated> {
+    /// organization "Default". A later one joins every organization whose open invitation the
+    /// address holds, with the invited role, the newest becoming active; while sign-up is
+    /// invite-only, an address without such an invitation is refused. When e-mail
+    /// verification is required, a link is sent and no session is opened.
+    pub async fn sign_up(&self, input: SignUp) -> Result<SignedUp> {
         let (name, email, password) = validate_sign_up(&input)?;
+        let policy = self.inner.sign_up_policy().await?;
+        let now = self.inner.clock.now();
         {
             let mut tx = self.inner.store.read().await?;
             let claimed = tx.instance_flag(FIRST_ADMIN_FLAG).await?.is_some();
-            if claimed && self.inner.settings.invite_only {
+            if claimed
+                && policy.invite_only
+                && !organizations::has_open_invitation(&mut *tx, email.as_str(), now).await?
+            {
                 return Err(sign_up_closed());
             }
             if tx.user_by_email(email.as_str()).await?.is_some() {
@@ -157,15 +178,18 @@ impl<'a> AuthService<'a> {
         }
         // Hash before taking the writer: the slow part must not hold the database.
         let password_hash = password::hash(password.expose().to_string()).await?;
-        let now = self.inner.clock.now();
         let user_id = new_id();
 
         let mut tx = self.inner.store.write().await?;
         let first = tx
             .claim_instance_flag(FIRST_ADMIN_FLAG, &user_id, now.millis())
             .await?;
-        if !first && self.inner.settings.invite_only {
-            // Another sign-up claimed the instance between our check and our write.
+        // Checked again under the writer: another sign-up may have claimed the instance, or
+        // the invitation may have been cancelled, since the check above.
+        if !first
+            && policy.invite_only
+            && !organizations::has_open_invitation(&mut *tx, email.as_str(), now).await?
+        {
             return Err(sign_up_closed());
         }
         let record = UserRecord {
@@ -197,16 +221,33 @@ impl<'a> AuthService<'a> {
             .await?;
             Some(org.id)
         } else {
-            None
+            organizations::join_open_invitations(&mut *tx, &user_id, email.as_str(), now).await?
         };
+        if first {
+            tracing::info!(user = %record.email, "first user signed up: instance super_admin and owner of Default");
+        }
+        if policy.require_email_verification {
+            let token = tokens::issue(
+                self.inner,
+                &mut *tx,
+                &user_id,
+                TokenKind::EmailVerification,
+                now,
+            )
+            .await?;
+            tx.commit().await?;
+            // A failure is logged; signing in sends a new link.
+            let _ = self
+                .inner
+                .send_mail(&verification_message(self.inner, &record.email, &token))
+                .await;
+            return Ok(SignedUp::VerificationRequired(User::from_record(record)?));
+        }
         let session = self
             .open_session(&mut *tx, &user_id, active_org, &input.client, now)
             .await?;
         tx.commit().await?;
-        if first {
-            tracing::info!(user = %record.email, "first user signed up: instance super_admin and owner of Default");
-        }
-        self.authenticated(session, record)
+        Ok(SignedUp::SignedIn(self.authenticated(session, record)?))
     }
 
     /// Sign-in with e-mail and password. The session's active organization is the user's
@@ -240,6 +281,19 @@ impl<'a> AuthService<'a> {
         }
         let user = user.ok_or(Error::InvalidCredentials)?;
         let now = self.inner.clock.now();
+        // Only after the password proved who is asking, so this reveals nothing to others.
+        if self
+            .inner
+            .sign_up_policy()
+            .await?
+            .require_email_verification
+            && !user.email_verified
+        {
+            self.resend_verification(&user, now).await?;
+            return Err(Error::NotPermitted(
+                "verify your e-mail address first: a new link is on its way".into(),
+            ));
+        }
         let mut tx = self.inner.store.write().await?;
         let active_org = tx
             .memberships_of(&user.id)
@@ -252,6 +306,25 @@ impl<'a> AuthService<'a> {
             .await?;
         tx.commit().await?;
         self.authenticated(session, user)
+    }
+
+    /// A fresh verification link for an unverified user who tried to sign in.
+    async fn resend_verification(&self, user: &UserRecord, now: Timestamp) -> Result<()> {
+        let mut tx = self.inner.store.write().await?;
+        let token = tokens::issue(
+            self.inner,
+            &mut *tx,
+            &user.id,
+            TokenKind::EmailVerification,
+            now,
+        )
+        .await?;
+        tx.commit().await?;
+        let _ = self
+            .inner
+            .send_mail(&verification_message(self.inner, &user.email, &token))
+            .await;
+        Ok(())
     }
 
     /// Deletes the caller's own account after checking their password (CONTRACT.md section 3):
@@ -523,16 +596,42 @@ impl<'a> AuthService<'a> {
     }
 }
 
-fn validate_sign_up(input: &SignUp) -> Result<(String, Email, Password)> {
-    let mut issues = Issues::new();
-    let name = input.name.as_deref().map(str::trim).unwrap_or_default();
+/// The e-mail that carries a verification link. The link opens the verify endpoint itself,
+/// which then sends the browser on to the admin.
+pub(crate) fn verification_message(inner: &Inner, to: &str, token: &str) -> MailMessage {
+    let link = inner.link(&format!(
+        "/api/auth/verify-email?token={token}&callbackURL=%2Fadmin"
+    ));
+    MailMessage {
+        kind: MailKind::EmailVerification,
+        to: to.to_string(),
+        subject: "Verify your e-mail address".into(),
+        text: format!(
+            "Confirm that this address is yours: {link}\n\n\
+             The link works once, within 24 hours. If you did not sign up, ignore this message.\n"
+        ),
+        link,
+    }
+}
+
+/// A person's name: trimmed, 1 to 100 characters, no control characters.
+pub(crate) fn check_user_name(issues: &mut Issues, raw: &str) -> Option<String> {
+    let name = raw.trim();
     if name.is_empty() {
         issues.add("name", "required", "name is required");
     } else if name.chars().count() > 100 {
         issues.add("name", "maxLength", "name is at most 100 characters");
     } else if name.chars().any(char::is_control) {
         issues.add("name", "invalid", "name may not contain control characters");
+    } else {
+        return Some(name.to_string());
     }
+    None
+}
+
+fn validate_sign_up(input: &SignUp) -> Result<(String, Email, Password)> {
+    let mut issues = Issues::new();
+    let name = check_user_name(&mut issues, input.name.as_deref().unwrap_or_default());
     let email = match input.email.as_deref() {
         None | Some("") => {
             issues.add("email", "required", "email is required");
@@ -559,8 +658,10 @@ fn validate_sign_up(input: &SignUp) -> Result<(String, Email, Password)> {
             parsed
         }
     };
-    match (issues.is_empty(), email, password) {
-        (true, Some(email), Some(password)) => Ok((name.to_string(), email, password)),
+    match (name, email, password) {
+        (Some(name), Some(email), Some(password)) if issues.is_empty() => {
+            Ok((name, email, password))
+        }
         _ => Err(Error::invalid(issues.into_vec())),
     }
 }
@@ -569,6 +670,6 @@ fn sign_up_closed() -> Error {
     Error::NotPermitted("sign-up is by invitation only".into())
 }
 
-fn email_taken() -> Error {
+pub(crate) fn email_taken() -> Error {
     Error::Unprocessable("an account with this e-mail already exists".into())
 }

@@ -15,6 +15,10 @@ pub(crate) enum Purpose {
     SessionToken,
     CookieSignature,
     ApiKey,
+    /// The single-use tokens sent by e-mail, one domain per use, so a verification link can
+    /// never reset a password.
+    EmailVerification,
+    PasswordReset,
 }
 
 impl Purpose {
@@ -23,6 +27,8 @@ impl Purpose {
             Purpose::SessionToken => b"cms/session-token\0",
             Purpose::CookieSignature => b"cms/cookie-signature\0",
             Purpose::ApiKey => b"cms/api-key\0",
+            Purpose::EmailVerification => b"cms/email-verification\0",
+            Purpose::PasswordReset => b"cms/password-reset\0",
         }
     }
 }

@@ -909,7 +909,7 @@ fn replace_references(value: &mut Value, resolved: &HashMap<String, Value>) {
 
 /// The first string (or key) holding U+0000: PostgreSQL cannot store it in JSONB, so both
 /// engines refuse it alike rather than one of them failing with a 500.
-fn find_nul(path: &str, value: &Value) -> Option<Issue> {
+pub(crate) fn find_nul(path: &str, value: &Value) -> Option<Issue> {
     let nul = |path: &str| {
         Some(Issue::new(
             path,
