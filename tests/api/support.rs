@@ -6,6 +6,8 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use cms::service::{BlobStore, OffsetClock, Registry};
+
+use crate::people_support::RecordingMailer;
 use cms::{Builder, Config};
 use http_body_util::BodyExt;
 use serde_json::Value;
@@ -16,6 +18,8 @@ pub const PASSWORD: &str = "correct horse battery";
 pub struct TestApp {
     pub app: cms::App,
     pub clock: Arc<OffsetClock>,
+    /// Every e-mail the app sent (unless it was built with its configured transport).
+    pub mail: Arc<RecordingMailer>,
     dir: PathBuf,
 }
 
@@ -44,21 +48,45 @@ impl TestApp {
         TestApp::build(config, None, registry).await
     }
 
+    /// An app that sends e-mail through the transport its configuration names (`email.*`)
+    /// rather than recording it.
+    pub async fn with_configured_mailer(config: Config) -> TestApp {
+        TestApp::assemble(config, None, Registry::default(), false).await
+    }
+
     async fn build(
         config: Config,
         storage: Option<Arc<dyn BlobStore>>,
         registry: Registry,
     ) -> TestApp {
+        TestApp::assemble(config, storage, registry, true).await
+    }
+
+    async fn assemble(
+        config: Config,
+        storage: Option<Arc<dyn BlobStore>>,
+        registry: Registry,
+        record_mail: bool,
+    ) -> TestApp {
         let clock = Arc::new(OffsetClock::default());
+        let mail = Arc::new(RecordingMailer::default());
         let mut builder = Builder::new(config.clone())
             .clock(clock.clone())
             .registry(registry);
         if let Some(storage) = storage {
             builder = builder.storage(storage);
         }
+        if record_mail {
+            builder = builder.mailer(mail.clone());
+        }
         let app = builder.build().await.expect("the app starts");
         let dir = config.data_dir.clone();
-        TestApp { app, clock, dir }
+        TestApp {
+            app,
+            clock,
+            mail,
+            dir,
+        }
     }
 
     /// Stops the app: closes the database and removes its files.

@@ -128,6 +128,16 @@ pub enum SignedUp {
     VerificationRequired(User),
 }
 
+impl SignedUp {
+    /// The new session, when the sign-up opened one.
+    pub fn signed_in(self) -> Option<Authenticated> {
+        match self {
+            SignedUp::SignedIn(auth) => Some(auth),
+            SignedUp::VerificationRequired(_) => None,
+        }
+    }
+}
+
 /// The credentials a request carried. The API key wins when present (SPEC.md point 1).
 #[derive(Debug, Default)]
 pub struct Credentials {
