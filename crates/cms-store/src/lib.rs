@@ -191,3 +191,5 @@ fn fnv1a(text: &str) -> u64 {
 
 #[cfg(test)]
 mod conformance;
+#[cfg(test)]
+mod conformance_people;

@@ -371,6 +371,9 @@ impl<'a> AuthService<'a> {
         let memberships = tx.memberships_of(&user.id).await?;
         let owner = cms_core::BuiltInRole::Owner.name();
         for m in memberships.iter().filter(|m| m.role == owner) {
+            // Under the organization's lock, like member demotion and removal, so two owners
+            // leaving at once cannot leave it without one.
+            tx.lock_organization(&m.organization_id).await?;
             if tx
                 .count_members_with_role(&m.organization_id, owner)
                 .await?
