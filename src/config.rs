@@ -615,4 +615,50 @@ mod tests {
         assert!(err.to_string().contains("auth.firstAdmin"), "{err}");
         assert!(Config::load(Some(Path::new("/nonexistent/cms.toml")), env(&[])).is_err());
     }
+
+    #[test]
+    fn email_settings_are_checked_and_links_have_a_base() {
+        let loaded = Config::load(
+            None,
+            env(&[
+                ("CMS_AUTH_REQUIRE_EMAIL_VERIFICATION", "true"),
+                ("CMS_EMAIL_TRANSPORT", "smtp"),
+                ("CMS_EMAIL_SMTP_HOST", "mail.example.com"),
+                ("CMS_EMAIL_SMTP_PORT", "2525"),
+            ]),
+        )
+        .unwrap();
+        let c = loaded.config;
+        assert!(c.auth.require_email_verification);
+        assert_eq!(c.email.smtp.host.as_deref(), Some("mail.example.com"));
+        assert_eq!(
+            (c.email.smtp.port, c.email.smtp.security.as_str()),
+            (Some(2525), "starttls")
+        );
+        assert_eq!(c.public_base_url(), "http://127.0.0.1:3000");
+
+        for (bad, key) in [
+            (vec![("CMS_EMAIL_TRANSPORT", "smtp")], "email.smtp.host"),
+            (vec![("CMS_EMAIL_TRANSPORT", "pigeon")], "email.transport"),
+            (
+                vec![
+                    ("CMS_EMAIL_TRANSPORT", "smtp"),
+                    ("CMS_EMAIL_SMTP_HOST", "h"),
+                    ("CMS_EMAIL_SMTP_SECURITY", "ssl"),
+                ],
+                "email.smtp.security",
+            ),
+        ] {
+            let err = Config::load(None, env(&bad)).err().unwrap();
+            assert!(err.to_string().contains(key), "{err}");
+        }
+
+        let c = Config::load(
+            None,
+            env(&[("CMS_SERVER_PUBLIC_URL", "https://cms.example.com/")]),
+        )
+        .unwrap()
+        .config;
+        assert_eq!(c.public_base_url(), "https://cms.example.com");
+    }
 }

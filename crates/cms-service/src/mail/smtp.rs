@@ -63,7 +63,8 @@ pub struct SmtpMailer {
 }
 
 impl SmtpMailer {
-    /// Checks the settings; connects only when the first message is sent.
+    /// Checks the settings; connects only when the first message is sent. Call it inside a
+    /// Tokio runtime: the connection pool runs a task of its own.
     pub fn new(settings: &SmtpSettings) -> Result<SmtpMailer, MailError> {
         let from: Mailbox = settings
             .from
@@ -141,8 +142,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn settings_are_checked_before_any_connection() {
+    #[tokio::test]
+    async fn settings_are_checked_before_any_connection() {
         assert!(SmtpMailer::new(&settings()).is_ok());
         let bad_from = SmtpSettings {
             from: "not an address".into(),
