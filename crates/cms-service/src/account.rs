@@ -245,9 +245,9 @@ impl<'a> AccountService<'a> {
                 parsed
             }
         };
-        issues.finish(()).map_err(Error::invalid)?;
-        let (Some(token), Some(password)) = (token, password) else {
-            unreachable!("no issue means both are present")
+        let (token, password) = match (token, password) {
+            (Some(token), Some(password)) if issues.is_empty() => (token, password),
+            _ => return Err(Error::invalid(issues.into_vec())),
         };
         let now = self.inner.clock.now();
         // A plainly bad token is refused before the slow hash.

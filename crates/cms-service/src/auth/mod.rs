@@ -233,9 +233,6 @@ impl<'a> AuthService<'a> {
         } else {
             organizations::join_open_invitations(&mut *tx, &user_id, email.as_str(), now).await?
         };
-        if first {
-            tracing::info!(user = %record.email, "first user signed up: instance super_admin and owner of Default");
-        }
         if policy.require_email_verification {
             let token = tokens::issue(
                 self.inner,
@@ -246,6 +243,7 @@ impl<'a> AuthService<'a> {
             )
             .await?;
             tx.commit().await?;
+            log_first_admin(first, &record);
             // A failure is logged; signing in sends a new link.
             let _ = self
                 .inner
@@ -257,6 +255,7 @@ impl<'a> AuthService<'a> {
             .open_session(&mut *tx, &user_id, active_org, &input.client, now)
             .await?;
         tx.commit().await?;
+        log_first_admin(first, &record);
         Ok(SignedUp::SignedIn(self.authenticated(session, record)?))
     }
 
@@ -606,6 +605,12 @@ impl<'a> AuthService<'a> {
             session: SessionView::from(&session),
             user: User::from_record(user)?,
         })
+    }
+}
+
+fn log_first_admin(first: bool, user: &UserRecord) {
+    if first {
+        tracing::info!(user = %user.email, "first user signed up: instance super_admin and owner of Default");
     }
 }
 

@@ -121,9 +121,9 @@ impl<'a> OrganizationService<'a> {
         let slug = check_slug(&mut issues, input.slug.as_deref(), true);
         let metadata = check_metadata(&mut issues, input.metadata.unwrap_or(json_object()));
         let parent_id = input.parent_id.filter(|p| !p.is_empty());
-        issues.finish(()).map_err(Error::invalid)?;
-        let (Some(name), Some(slug), Some(metadata)) = (name, slug, metadata) else {
-            unreachable!("no issue means every field is present")
+        let (name, slug, metadata) = match (name, slug, metadata) {
+            (Some(name), Some(slug), Some(metadata)) if issues.is_empty() => (name, slug, metadata),
+            _ => return Err(Error::invalid(issues.into_vec())),
         };
 
         let now = self.inner.clock.now();
