@@ -41,7 +41,7 @@ impl SmtpSecurity {
 }
 
 /// Where and how to deliver.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SmtpSettings {
     pub host: String,
     /// `None`: the usual port of `security`.
@@ -54,6 +54,21 @@ pub struct SmtpSettings {
     pub from: String,
     /// Bounds each SMTP command, so a dead server cannot hold a request for long.
     pub timeout: Duration,
+}
+
+/// Never prints the password.
+impl std::fmt::Debug for SmtpSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SmtpSettings")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("security", &self.security)
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| ".."))
+            .field("from", &self.from)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
 }
 
 /// Sends through one SMTP server, reusing connections (lettre's pool).
@@ -160,5 +175,11 @@ mod tests {
             Some(SmtpSecurity::StartTls)
         );
         assert_eq!(SmtpSecurity::parse("ssl"), None);
+        let with_password = SmtpSettings {
+            username: Some("u".into()),
+            password: Some("hunter2".into()),
+            ..settings()
+        };
+        assert!(!format!("{with_password:?}").contains("hunter2"));
     }
 }
