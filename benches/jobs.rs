@@ -146,7 +146,9 @@ async fn latency(url: &str, publishes: usize) -> (Duration, Duration) {
             claim_code: Default::default(),
         })
         .await
-        .expect("sign-up");
+        .expect("sign-up")
+        .signed_in()
+        .expect("no e-mail verification here");
     let credentials = Credentials {
         api_key: None,
         bearer: Some(auth.token),

@@ -51,6 +51,14 @@ const KEYS: &[(&str, Kind)] = &[
     ("jobs.workerSecret", Kind::Str),
     ("jobs.embeddedWorker", Kind::Bool),
     ("jobs.tickMs", Kind::Int),
+    ("email.transport", Kind::Str),
+    ("email.from", Kind::Str),
+    ("email.smtp.host", Kind::Str),
+    ("email.smtp.port", Kind::Int),
+    ("email.smtp.security", Kind::Str),
+    ("email.smtp.username", Kind::Str),
+    ("email.smtp.password", Kind::Str),
+    ("email.smtp.timeoutMs", Kind::Int),
 ];
 
 /// Short environment names that SPEC.md and CONTRACT.md use beside the systematic ones.
@@ -75,6 +83,55 @@ pub struct Config {
     pub schemas: SchemasConfig,
     pub versioning: VersioningConfig,
     pub jobs: JobsConfig,
+    pub email: EmailConfig,
+}
+
+/// How e-mail (invitations, verification and reset links) leaves the service.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EmailConfig {
+    /// `log` (default: messages and their links go to the log) or `smtp`.
+    pub transport: String,
+    /// The sender of every message.
+    pub from: String,
+    pub smtp: SmtpConfig,
+}
+
+impl Default for EmailConfig {
+    fn default() -> Self {
+        EmailConfig {
+            transport: "log".into(),
+            from: "CMS <cms@localhost>".into(),
+            smtp: SmtpConfig::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SmtpConfig {
+    pub host: Option<String>,
+    /// Unset: 587 for `starttls`, 465 for `tls`, 25 for `none`.
+    pub port: Option<u16>,
+    /// `starttls` (default), `tls` or `none`.
+    pub security: String,
+    pub username: Option<String>,
+    pub password: Option<String>,
+    /// Bound on each SMTP command.
+    pub timeout_ms: u64,
+}
+
+impl Default for SmtpConfig {
+    fn default() -> Self {
+        SmtpConfig {
+            host: None,
+            port: None,
+            security: "starttls".into(),
+            username: None,
+            password: None,
+            timeout_ms: 10_000,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -214,6 +271,7 @@ impl Default for Config {
             schemas: SchemasConfig::default(),
             versioning: VersioningConfig::default(),
             jobs: JobsConfig::default(),
+            email: EmailConfig::default(),
         }
     }
 }
@@ -338,11 +396,7 @@ impl Config {
                 "server.publicUrl `{url}` must start with http:// or https://"
             )));
         }
-        if self.auth.require_email_verification {
-            return Err(ConfigError(
-                "auth.requireEmailVerification is not available in this version (no e-mail delivery yet)".into(),
-            ));
-        }
+        self.check_email()?;
         if self.storage.kind != "local" {
             return Err(ConfigError(format!(
                 "storage.kind = \"{}\" is not available in this version; only \"local\" is",
@@ -429,6 +483,54 @@ impl Config {
                     .map_err(|why| ConfigError(format!("server.trustedProxies: {why}")))
             })
             .collect()
+    }
+
+    fn check_email(&self) -> Result<(), ConfigError> {
+        match self.email.transport.as_str() {
+            "log" => Ok(()),
+            "smtp" => {
+                if self
+                    .email
+                    .smtp
+                    .host
+                    .as_deref()
+                    .is_none_or(|h| h.trim().is_empty())
+                {
+                    return Err(ConfigError(
+                        "email.transport = \"smtp\" needs email.smtp.host".into(),
+                    ));
+                }
+                if !matches!(
+                    self.email.smtp.security.as_str(),
+                    "starttls" | "tls" | "none"
+                ) {
+                    return Err(ConfigError(
+                        "email.smtp.security is \"starttls\", \"tls\" or \"none\"".into(),
+                    ));
+                }
+                if self.email.smtp.timeout_ms == 0 {
+                    return Err(ConfigError("email.smtp.timeoutMs must be positive".into()));
+                }
+                Ok(())
+            }
+            other => Err(ConfigError(format!(
+                "email.transport = \"{other}\" is not known: use \"log\" or \"smtp\""
+            ))),
+        }
+    }
+
+    /// The address people reach the instance at, without a trailing slash: `server.publicUrl`,
+    /// else the listen address. Links in e-mails start with it.
+    pub fn public_base_url(&self) -> String {
+        match self
+            .server
+            .public_url
+            .as_deref()
+            .map(|u| u.trim_end_matches('/'))
+        {
+            Some(url) if !url.is_empty() => url.to_string(),
+            _ => format!("http://{}:{}", self.server.host, self.server.port),
+        }
     }
 
     pub fn database_url(&self) -> String {
@@ -653,5 +755,51 @@ mod tests {
             "{err}"
         );
         assert!(Config::load(Some(Path::new("/nonexistent/cms.toml")), env(&[])).is_err());
+    }
+
+    #[test]
+    fn email_settings_are_checked_and_links_have_a_base() {
+        let loaded = Config::load(
+            None,
+            env(&[
+                ("CMS_AUTH_REQUIRE_EMAIL_VERIFICATION", "true"),
+                ("CMS_EMAIL_TRANSPORT", "smtp"),
+                ("CMS_EMAIL_SMTP_HOST", "mail.example.com"),
+                ("CMS_EMAIL_SMTP_PORT", "2525"),
+            ]),
+        )
+        .unwrap();
+        let c = loaded.config;
+        assert!(c.auth.require_email_verification);
+        assert_eq!(c.email.smtp.host.as_deref(), Some("mail.example.com"));
+        assert_eq!(
+            (c.email.smtp.port, c.email.smtp.security.as_str()),
+            (Some(2525), "starttls")
+        );
+        assert_eq!(c.public_base_url(), "http://127.0.0.1:3000");
+
+        for (bad, key) in [
+            (vec![("CMS_EMAIL_TRANSPORT", "smtp")], "email.smtp.host"),
+            (vec![("CMS_EMAIL_TRANSPORT", "pigeon")], "email.transport"),
+            (
+                vec![
+                    ("CMS_EMAIL_TRANSPORT", "smtp"),
+                    ("CMS_EMAIL_SMTP_HOST", "h"),
+                    ("CMS_EMAIL_SMTP_SECURITY", "ssl"),
+                ],
+                "email.smtp.security",
+            ),
+        ] {
+            let err = Config::load(None, env(&bad)).err().unwrap();
+            assert!(err.to_string().contains(key), "{err}");
+        }
+
+        let c = Config::load(
+            None,
+            env(&[("CMS_SERVER_PUBLIC_URL", "https://cms.example.com/")]),
+        )
+        .unwrap()
+        .config;
+        assert_eq!(c.public_base_url(), "https://cms.example.com");
     }
 }

@@ -52,7 +52,7 @@ use std::time::Duration;
 pub use cms_core as core;
 pub use cms_server::ServerSettings;
 pub use cms_service as service;
-pub use cms_service::{AuthSecret, BlobStore, Clock, Cms};
+pub use cms_service::{AuthSecret, BlobStore, Clock, Cms, Mailer};
 pub use config::{Config, ConfigError};
 
 /// Why the service could not start.
@@ -75,11 +75,12 @@ pub struct App {
 }
 
 /// Assembles the service from a configuration. A host application may replace the asset
-/// storage or the clock.
+/// storage, the clock or the mailer.
 pub struct Builder {
     config: Config,
     storage: Option<Arc<dyn BlobStore>>,
     clock: Option<Arc<dyn Clock>>,
+    mailer: Option<Arc<dyn Mailer>>,
     schemas: Option<Vec<cms_core::schema::Schema>>,
     registry: cms_service::Registry,
     plugin_capabilities: Vec<cms_core::Capability>,
@@ -92,6 +93,7 @@ impl Builder {
             config,
             storage: None,
             clock: None,
+            mailer: None,
             schemas: None,
             registry: cms_service::Registry::default(),
             plugin_capabilities: Vec::new(),
@@ -155,6 +157,12 @@ impl Builder {
         self
     }
 
+    /// Delivers e-mail through `mailer` instead of the configured transport (`email.*`).
+    pub fn mailer(mut self, mailer: Arc<dyn Mailer>) -> Self {
+        self.mailer = Some(mailer);
+        self
+    }
+
     /// Connects, migrates, reconciles and builds the router.
     pub async fn build(self) -> Result<App, StartError> {
         let config = self.config;
@@ -168,6 +176,10 @@ impl Builder {
         self.policies
             .validate(&schemas)
             .map_err(|e| ConfigError(e.to_string()))?;
+        let mailer = match self.mailer {
+            Some(mailer) => mailer,
+            None => mailer_from(&config)?,
+        };
         let store = cms_store::connect(&config.database_url()).await?;
         store.migrate().await?;
         let storage = match self.storage {
@@ -187,6 +199,7 @@ impl Builder {
             settings: cms_service::Settings {
                 sign_up: config.sign_up_policy()?,
                 rate_limit: config.rate_limit()?,
+                public_url: config.public_base_url(),
                 session_lifetime_days: config.auth.session_lifetime_days,
                 health_timeout: Duration::from_millis(config.health.timeout_ms),
                 storage_health_check: config.health.storage_health_check,
@@ -202,6 +215,7 @@ impl Builder {
             schemas: Arc::new(schemas),
             registry: self.registry,
             policies: self.policies,
+            mailer,
         })
         .await?;
         let router = cms_server::router(
@@ -214,6 +228,26 @@ impl Builder {
         );
         Ok(App { cms, router })
     }
+}
+
+/// The configured e-mail transport: the log (default) or SMTP.
+fn mailer_from(config: &Config) -> Result<Arc<dyn Mailer>, StartError> {
+    use cms_service::mail::{SmtpMailer, SmtpSecurity, SmtpSettings};
+    if config.email.transport != "smtp" {
+        return Ok(Arc::new(cms_service::LogMailer));
+    }
+    let smtp = &config.email.smtp;
+    let settings = SmtpSettings {
+        host: smtp.host.clone().unwrap_or_default(),
+        port: smtp.port,
+        security: SmtpSecurity::parse(&smtp.security).unwrap_or(SmtpSecurity::StartTls),
+        username: smtp.username.clone().filter(|u| !u.is_empty()),
+        password: smtp.password.clone().filter(|p| !p.is_empty()),
+        from: config.email.from.clone(),
+        timeout: Duration::from_millis(smtp.timeout_ms),
+    };
+    let mailer = SmtpMailer::new(&settings).map_err(|e| ConfigError(format!("email: {e}")))?;
+    Ok(Arc::new(mailer))
 }
 
 fn job_settings(config: &Config) -> Result<cms_service::JobSettings, StartError> {

@@ -1,18 +1,26 @@
 //! Black-box tests of the service through its HTTP API, on SQLite and PostgreSQL.
 //! One test binary for the crate; each module is one concept.
 
+mod people_support;
 mod support;
 
 mod access_rules;
+mod account;
 mod api_keys;
 mod auth;
 mod binary;
 mod csrf;
 mod documents;
+mod email;
 mod first_admin;
 mod health;
 mod http_core;
 mod instance_settings;
+mod invitations;
 mod jobs;
+mod lifecycle;
+mod members;
+mod organizations;
 mod rate_limit;
 mod roles;
+mod tenancy;

@@ -1,4 +1,4 @@
-//! Rate limits on sign-in and sign-up (CONTRACT.md section 3): 429 with `Retry-After`, per
+//! Rate limits on sign-in, sign-up and password-reset requests (CONTRACT.md section 3): 429 with `Retry-After`, per
 //! client address and per e-mail, counted in the database.
 
 use axum::http::StatusCode;
@@ -8,6 +8,7 @@ use crate::support::{PASSWORD, Reply, TestApp, config_for};
 
 const SIGN_IN: &str = "/api/auth/sign-in/email";
 const SIGN_UP: &str = "/api/auth/sign-up/email";
+const RESET: &str = "/api/user/request-password-reset";
 
 fn limited(url: &str, per_email: u32, per_address: u32) -> cms::Config {
     let mut config = config_for(url);
@@ -230,7 +231,56 @@ async fn counters_hold_no_identifier_in_clear_and_expire(url: String) {
     app.stop().await;
 }
 
+/// Reset requests answer alike for every address (no enumeration), so the limit counts them
+/// all: per e-mail and per client address, before anything is looked up or sent.
+async fn password_reset_requests_are_limited(url: String) {
+    let app = TestApp::with(limited(&url, 2, 3), None).await;
+    app.sign_up("Ada", "ada@example.com").await;
+    for _ in 0..2 {
+        let res = app
+            .post(RESET, json!({"email": "ada@example.com"}))
+            .peer("10.0.0.1")
+            .send()
+            .await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    }
+    let res = app
+        .post(RESET, json!({"email": "Ada@Example.com"}))
+        .peer("10.0.0.2")
+        .send()
+        .await;
+    assert_too_many(&res);
+    // The address limit: a third request from 10.0.0.1, for another address, still passes;
+    // the fourth does not.
+    let res = app
+        .post(RESET, json!({"email": "nobody@example.com"}))
+        .peer("10.0.0.1")
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let res = app
+        .post(RESET, json!({"email": "someone@example.com"}))
+        .peer("10.0.0.1")
+        .send()
+        .await;
+    assert_too_many(&res);
+    // The reset e-mails leave on a task of their own.
+    for _ in 0..250 {
+        if app.mail.sent().len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        app.mail.sent().len(),
+        2,
+        "only the admitted requests for an existing account sent mail"
+    );
+    app.stop().await;
+}
+
 cms_store::both_engines!(
+    password_reset_requests_are_limited,
     sign_in_is_limited_per_email_until_the_window_ends,
     sign_in_is_limited_per_client_address,
     behind_a_trusted_proxy_the_forwarded_address_counts,

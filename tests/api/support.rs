@@ -6,6 +6,8 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use cms::service::{BlobStore, OffsetClock, Registry};
+
+use crate::people_support::RecordingMailer;
 use cms::{Builder, Config};
 use http_body_util::BodyExt;
 use serde_json::Value;
@@ -16,6 +18,8 @@ pub const PASSWORD: &str = "correct horse battery";
 pub struct TestApp {
     pub app: cms::App,
     pub clock: Arc<OffsetClock>,
+    /// Every e-mail the app sent (unless it was built with its configured transport).
+    pub mail: Arc<RecordingMailer>,
     dir: PathBuf,
     /// The origin a browser on this instance's pages sends: `server.publicUrl`, else the
     /// address of the `Host` every test request carries.
@@ -46,23 +50,9 @@ impl TestApp {
     }
 
     /// An app assembled by `customise` from the builder of `config` (schemas, capabilities,
-    /// access policies, ...).
+    /// access policies, ...), recording its e-mail.
     pub async fn custom(config: Config, customise: impl FnOnce(Builder) -> Builder) -> TestApp {
-        let clock = Arc::new(OffsetClock::default());
-        let builder = customise(Builder::new(config.clone()).clock(clock.clone()));
-        let app = builder.build().await.expect("the app starts");
-        let dir = config.data_dir.clone();
-        let origin = config
-            .server
-            .public_url
-            .clone()
-            .unwrap_or_else(|| format!("http://{HOST}"));
-        TestApp {
-            app,
-            clock,
-            dir,
-            origin,
-        }
+        TestApp::assemble(config, true, customise).await
     }
 
     /// The active organization of a session.
@@ -120,6 +110,12 @@ impl TestApp {
         TestApp::build(config, None, registry).await
     }
 
+    /// An app that sends e-mail through the transport its configuration names (`email.*`)
+    /// rather than recording it.
+    pub async fn with_configured_mailer(config: Config) -> TestApp {
+        TestApp::assemble(config, false, |builder| builder).await
+    }
+
     async fn build(
         config: Config,
         storage: Option<Arc<dyn BlobStore>>,
@@ -133,6 +129,33 @@ impl TestApp {
             }
         })
         .await
+    }
+
+    async fn assemble(
+        config: Config,
+        record_mail: bool,
+        customise: impl FnOnce(Builder) -> Builder,
+    ) -> TestApp {
+        let clock = Arc::new(OffsetClock::default());
+        let mail = Arc::new(RecordingMailer::default());
+        let mut builder = Builder::new(config.clone()).clock(clock.clone());
+        if record_mail {
+            builder = builder.mailer(mail.clone());
+        }
+        let app = customise(builder).build().await.expect("the app starts");
+        let dir = config.data_dir.clone();
+        let origin = config
+            .server
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{HOST}"));
+        TestApp {
+            app,
+            clock,
+            mail,
+            dir,
+            origin,
+        }
     }
 
     /// Stops the app: closes the database and removes its files.

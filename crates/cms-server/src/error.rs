@@ -119,6 +119,7 @@ impl IntoResponse for ApiError {
                     .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
                 response
             }
+            Error::Unavailable(m) => handler_error(StatusCode::SERVICE_UNAVAILABLE, m, &[]),
             Error::Internal(detail) => {
                 tracing::error!(error = %detail, "internal error");
                 handler_error(

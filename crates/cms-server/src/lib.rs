@@ -90,6 +90,8 @@ pub fn router(cms: Cms, settings: ServerSettings) -> Router {
     Router::new()
         .merge(routes::health::routes())
         .merge(routes::auth::routes())
+        .merge(routes::account::routes())
+        .merge(routes::organizations::routes())
         .merge(routes::api_keys::routes())
         .merge(routes::documents::routes())
         .merge(routes::schemas::routes())

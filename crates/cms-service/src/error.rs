@@ -36,6 +36,10 @@ pub enum Error {
     /// A rate limit was reached; the same request may succeed after `retry_after_secs`.
     #[error("too many attempts: try again in {retry_after_secs} seconds")]
     TooManyRequests { retry_after_secs: u64 },
+    /// Something the request needs outside the service is down (the mail server); retrying
+    /// later may work. Nothing was changed.
+    #[error("{0}")]
+    Unavailable(String),
     /// Anything the caller cannot fix. Logged with detail, answered without it.
     #[error("internal error: {0}")]
     Internal(String),

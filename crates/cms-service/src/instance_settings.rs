@@ -15,11 +15,6 @@ use crate::error::{Error, Result};
 /// The `instance_state` key holding the settings a super admin saved (only the keys they set).
 const SAVED_KEY: &str = "signUpPolicy";
 
-/// `requireEmailVerification: true` needs verification e-mails, which this build does not send
-/// yet; until it does, the setting is refused rather than silently ignored (the configuration
-/// check refuses it too).
-const EMAIL_VERIFICATION_AVAILABLE: bool = false;
-
 /// The effective sign-up policy. Read it through [`Inner::sign_up_policy`], the one place that
 /// combines configuration with what was saved.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -183,11 +178,6 @@ fn parse_patch(fields: &Map<String, Value>) -> Result<Saved> {
                 None => wrong_type("a boolean"),
             },
             "requireEmailVerification" => match value.as_bool() {
-                Some(true) if !EMAIL_VERIFICATION_AVAILABLE => issues.push(Issue::new(
-                    key,
-                    "unavailable",
-                    "e-mail verification is not available in this version",
-                )),
                 Some(b) => patch.require_email_verification = Some(b),
                 None => wrong_type("a boolean"),
             },

@@ -7,6 +7,7 @@
 //! Architecture invariant: no SQL here (that is `cms-store`), and no HTTP (that is
 //! `cms-server`). Values returned to doors are plain serialisable structs.
 
+mod account;
 mod actor;
 mod api_keys;
 mod auth;
@@ -17,6 +18,7 @@ mod error;
 mod health;
 mod instance_settings;
 pub mod jobs;
+pub mod mail;
 mod organizations;
 mod rate_limit;
 mod roles;
@@ -29,12 +31,13 @@ use std::time::Duration;
 use cms_core::schema::Schemas;
 use cms_store::Store;
 
+pub use account::{AccountService, EmailVerified, ProfileUpdate};
 pub use actor::{Actor, Credential};
 pub use api_keys::{ApiKey, ApiKeyService, CreatedApiKey, NewApiKey};
 pub use auth::secret::{AuthSecret, random_token};
 pub use auth::{
     AuthService, Authenticated, ClaimCode, ClientInfo, Credentials, NewUser, Resolved, SessionView,
-    SignIn, SignUp, User,
+    SignIn, SignUp, SignedUp, User,
 };
 pub use capabilities::CapabilityRegistry;
 pub use clock::{Clock, OffsetClock, SystemClock};
@@ -43,6 +46,11 @@ pub use error::{Error, Result};
 pub use health::{CheckReport, HealthReport, HealthService, Status};
 pub use instance_settings::{InstanceSettingsService, SignUpPolicy};
 pub use jobs::{JobService, Registry, TickReport, Worker};
+pub use mail::{LogMailer, MailError, MailKind, MailMessage, Mailer};
+pub use organizations::{
+    Invitation, InvitationService, Member, MemberService, NewOrganization, Organization,
+    OrganizationService, OrganizationUpdate,
+};
 pub use rate_limit::{Limited, RateLimitService, RateLimitSettings};
 pub use roles::{NewRole, Role, RoleEdit, RoleService};
 pub use storage::{BlobStore, LocalStorage};
@@ -55,6 +63,9 @@ pub struct Settings {
     pub sign_up: SignUpPolicy,
     /// Limits on sign-in, sign-up and password-reset requests.
     pub rate_limit: RateLimitSettings,
+    /// The address people reach the instance at, without a trailing slash
+    /// (`https://cms.example.com`): the base of every link in e-mails.
+    pub public_url: String,
     /// Lifetime of a session, extended while it is used.
     pub session_lifetime_days: i64,
     /// The bound on each health check.
@@ -95,6 +106,7 @@ impl Default for Settings {
         Settings {
             sign_up: SignUpPolicy::default(),
             rate_limit: RateLimitSettings::default(),
+            public_url: "http://127.0.0.1:3000".into(),
             session_lifetime_days: 7,
             health_timeout: Duration::from_millis(5000),
             storage_health_check: false,
@@ -118,6 +130,8 @@ pub struct Parts {
     pub registry: Registry,
     /// Access policy functions of a Rust host application, beside the schemas' role lists.
     pub policies: AccessPolicies,
+    /// Delivers invitations, verification and password-reset e-mails.
+    pub mailer: Arc<dyn Mailer>,
 }
 
 /// The content service. Cheap to clone; every clone is the same service.
@@ -136,6 +150,34 @@ pub(crate) struct Inner {
     /// When this process last removed expired rate-limit counters (Unix milliseconds).
     pub(crate) rate_limit_purged_at: AtomicI64,
     pub(crate) access: documents::AccessRules,
+    pub(crate) mailer: Arc<dyn Mailer>,
+}
+
+impl Inner {
+    /// An absolute link to `path` (which starts with `/`) on this instance.
+    pub(crate) fn link(&self, path: &str) -> String {
+        format!("{}{path}", self.settings.public_url)
+    }
+
+    /// Sends a message now; a failure is logged and returned.
+    pub(crate) async fn send_mail(&self, message: &MailMessage) -> Result<(), MailError> {
+        let sent = self.mailer.send(message).await;
+        if let Err(e) = &sent {
+            tracing::error!(to = %message.to, kind = %message.kind, error = %e, "e-mail not sent");
+        }
+        sent
+    }
+
+    /// Sends a message on a task of its own: the request does not wait for the mail server
+    /// (and its timing does not tell whether a message was sent). Failures are logged.
+    pub(crate) fn send_mail_later(&self, message: MailMessage) {
+        let mailer = self.mailer.clone();
+        tokio::spawn(async move {
+            if let Err(e) = mailer.send(&message).await {
+                tracing::error!(to = %message.to, kind = %message.kind, error = %e, "e-mail not sent");
+            }
+        });
+    }
 }
 
 impl Cms {
@@ -156,6 +198,7 @@ impl Cms {
             registry: parts.registry,
             rate_limit_purged_at: AtomicI64::new(0),
             access,
+            mailer: parts.mailer,
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
         cms.index_declared_fields().await?;
@@ -194,6 +237,26 @@ impl Cms {
 
     pub fn api_keys(&self) -> ApiKeyService<'_> {
         ApiKeyService::new(&self.0)
+    }
+
+    /// Organizations: list, create, switch, read, update, delete.
+    pub fn organizations(&self) -> OrganizationService<'_> {
+        OrganizationService::new(&self.0)
+    }
+
+    /// The members of the active organization.
+    pub fn members(&self) -> MemberService<'_> {
+        MemberService::new(&self.0)
+    }
+
+    /// Invitations to the active organization, and accepting one.
+    pub fn invitations(&self) -> InvitationService<'_> {
+        InvitationService::new(&self.0)
+    }
+
+    /// The caller's own account: profile, preferences, e-mail verification, password reset.
+    pub fn account(&self) -> AccountService<'_> {
+        AccountService::new(&self.0)
     }
 
     pub fn documents(&self) -> DocumentService<'_> {

@@ -55,6 +55,12 @@ pub trait ApiKeys {
     async fn api_keys(&mut self, organization_id: &str) -> Result<Vec<ApiKeyRecord>>;
     /// `true` when the key existed in that organization and is gone.
     async fn delete_api_key(&mut self, organization_id: &str, id: &str) -> Result<bool>;
+    /// Deletes the keys a user created in an organization. How many there were.
+    async fn delete_api_keys_of_member(
+        &mut self,
+        organization_id: &str,
+        user_id: &str,
+    ) -> Result<u64>;
 }
 
 macro_rules! impl_api_keys {
@@ -114,6 +120,19 @@ macro_rules! impl_api_keys {
                     .execute(self.conn().await?)
                     .await?;
                 Ok(done.rows_affected() > 0)
+            }
+
+            async fn delete_api_keys_of_member(
+                &mut self,
+                organization_id: &str,
+                user_id: &str,
+            ) -> $crate::Result<u64> {
+                let done = sqlx::query("DELETE FROM api_keys WHERE organization_id = $1 AND created_by = $2")
+                    .bind(organization_id)
+                    .bind(user_id)
+                    .execute(self.conn().await?)
+                    .await?;
+                Ok(done.rows_affected())
             }
         }
     };

@@ -1,8 +1,4 @@
-//! Invitations to join an organization with a role (migration 0004).
-//!
-//! Only what the roles work needs today: writing an invitation. Whether a pending one keeps a
-//! role from being deleted is asked through [`crate::roles::Roles`]. The invitation endpoints
-//! add their reads and state changes here.
+//! Invitations: an address asked to join an organization with a role.
 
 use async_trait::async_trait;
 
@@ -12,10 +8,12 @@ use crate::Result;
 pub struct InvitationRecord {
     pub id: String,
     pub organization_id: String,
+    /// Lowercased, like user e-mails.
     pub email: String,
-    /// The name of a role of the organization (no foreign key: see the migration).
+    /// The name of a role of the organization (no foreign key: see migration 0004).
     pub role: String,
-    /// `pending`, `accepted`, `cancelled` or `expired`.
+    /// `pending`, `accepted`, `cancelled` or `expired`. A `pending` row past `expires_at` is
+    /// expired whatever the column says.
     pub status: String,
     pub invited_by: Option<String>,
     pub expires_at: i64,
@@ -25,9 +23,29 @@ pub struct InvitationRecord {
 
 #[async_trait]
 pub trait Invitations {
-    /// Fails with [`crate::StoreError::Unique`] when the address already holds a pending
+    /// Fails with [`crate::StoreError::Unique`] when the address already has a pending
     /// invitation to the organization.
     async fn insert_invitation(&mut self, invitation: &InvitationRecord) -> Result<()>;
+    async fn invitation(&mut self, id: &str) -> Result<Option<InvitationRecord>>;
+    /// The invitation with status `pending` (expired or not) of an address to an organization.
+    async fn pending_invitation(
+        &mut self,
+        organization_id: &str,
+        email: &str,
+    ) -> Result<Option<InvitationRecord>>;
+    /// The invitations of an organization with status `pending` (expired ones included),
+    /// newest first.
+    async fn pending_invitations(&mut self, organization_id: &str)
+    -> Result<Vec<InvitationRecord>>;
+    /// The invitations of an address that can still be accepted at `now`, oldest first.
+    async fn open_invitations_for(
+        &mut self,
+        email: &str,
+        now: i64,
+    ) -> Result<Vec<InvitationRecord>>;
+    /// Moves a `pending` invitation to `status`. `false` when it is not pending (any more):
+    /// of two concurrent acceptances or cancellations, one wins.
+    async fn finish_invitation(&mut self, id: &str, status: &str, now: i64) -> Result<bool>;
 }
 
 macro_rules! impl_invitations {
@@ -54,6 +72,75 @@ macro_rules! impl_invitations {
                 .execute(self.conn().await?)
                 .await?;
                 Ok(())
+            }
+
+            async fn invitation(
+                &mut self,
+                id: &str,
+            ) -> $crate::Result<Option<$crate::invitations::InvitationRecord>> {
+                Ok(sqlx::query_as("SELECT * FROM invitations WHERE id = $1")
+                    .bind(id)
+                    .fetch_optional(self.conn().await?)
+                    .await?)
+            }
+
+            async fn pending_invitation(
+                &mut self,
+                organization_id: &str,
+                email: &str,
+            ) -> $crate::Result<Option<$crate::invitations::InvitationRecord>> {
+                Ok(sqlx::query_as(
+                    "SELECT * FROM invitations WHERE organization_id = $1 AND email = $2 AND status = 'pending'",
+                )
+                .bind(organization_id)
+                .bind(email)
+                .fetch_optional(self.conn().await?)
+                .await?)
+            }
+
+            async fn pending_invitations(
+                &mut self,
+                organization_id: &str,
+            ) -> $crate::Result<Vec<$crate::invitations::InvitationRecord>> {
+                Ok(sqlx::query_as(
+                    "SELECT * FROM invitations WHERE organization_id = $1 AND status = 'pending' \
+                     ORDER BY created_at DESC, id DESC",
+                )
+                .bind(organization_id)
+                .fetch_all(self.conn().await?)
+                .await?)
+            }
+
+            async fn open_invitations_for(
+                &mut self,
+                email: &str,
+                now: i64,
+            ) -> $crate::Result<Vec<$crate::invitations::InvitationRecord>> {
+                Ok(sqlx::query_as(
+                    "SELECT * FROM invitations WHERE email = $1 AND status = 'pending' AND expires_at > $2 \
+                     ORDER BY created_at, id",
+                )
+                .bind(email)
+                .bind(now)
+                .fetch_all(self.conn().await?)
+                .await?)
+            }
+
+            async fn finish_invitation(
+                &mut self,
+                id: &str,
+                status: &str,
+                now: i64,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query(
+                    "UPDATE invitations SET status = $2, updated_at = $3 WHERE id = $1 AND status = 'pending'",
+                )
+                .bind(id)
+                .bind(status)
+                .bind(now)
+                .execute(self.conn().await?)
+                .await?;
+                Ok(done.rows_affected() > 0)
             }
         }
     };

@@ -1,7 +1,8 @@
 //! Storage: one boundary, two engines.
 //!
 //! The service layer talks to a [`Store`] and to the units of work ([`Tx`]) it hands out. Each
-//! concept of the domain has a module here (users, sessions, organizations, roles, API keys)
+//! concept of the domain has a module here (users, sessions, organizations, roles, API keys,
+//! invitations, e-mail tokens, preferences, ...)
 //! with its record types and a repository trait; the SQL in those modules is written once in the
 //! dialect both engines understand (`$1` placeholders, `ON CONFLICT`, `RETURNING`) and
 //! instantiated for the SQLite and the PostgreSQL unit of work. Where the dialects differ the
@@ -22,11 +23,13 @@ pub mod instance;
 pub mod invitations;
 pub mod jobs;
 pub mod organizations;
+pub mod preferences;
 pub mod rate_limits;
 pub mod references;
 pub mod roles;
 pub mod schedules;
 pub mod sessions;
+pub mod user_tokens;
 pub mod users;
 pub mod versions;
 
@@ -110,6 +113,8 @@ pub trait Tx:
     + instance::Instance
     + rate_limits::RateLimits
     + invitations::Invitations
+    + user_tokens::UserTokens
+    + preferences::Preferences
     + Send
 {
     /// Makes the writes of this unit durable. A read unit commits trivially.
@@ -156,6 +161,8 @@ macro_rules! impl_repositories {
         $crate::events::impl_events!($tx);
         $crate::jobs::impl_jobs!($tx);
         $crate::schedules::impl_schedules!($tx);
+        $crate::user_tokens::impl_user_tokens!($tx);
+        $crate::preferences::impl_preferences!($tx);
     };
 }
 pub(crate) use impl_repositories;
@@ -208,3 +215,5 @@ fn fnv1a(text: &str) -> u64 {
 
 #[cfg(test)]
 mod conformance;
+#[cfg(test)]
+mod conformance_people;

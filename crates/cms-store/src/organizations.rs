@@ -26,6 +26,26 @@ pub struct MemberRecord {
     pub created_at: i64,
 }
 
+/// An organization a user belongs to, with the user's role there.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct MembershipRecord {
+    #[sqlx(flatten)]
+    pub organization: OrganizationRecord,
+    pub member_role: String,
+    /// When the user joined.
+    pub joined_at: i64,
+}
+
+/// A member with the user's profile, as member lists show it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct MemberProfileRecord {
+    pub user_id: String,
+    pub email: String,
+    pub name: String,
+    pub role: String,
+    pub created_at: i64,
+}
+
 #[async_trait]
 pub trait Organizations {
     /// Fails with [`crate::StoreError::Unique`] when the slug is taken.
@@ -40,9 +60,9 @@ pub trait Organizations {
     ) -> Result<Option<MemberRecord>>;
     /// The organizations whose parent is `organization_id` (one level: children have none).
     async fn child_organization_ids(&mut self, organization_id: &str) -> Result<Vec<String>>;
-    /// The user's memberships, oldest first.
     /// How many members of the organization hold `role`.
     async fn count_members_with_role(&mut self, organization_id: &str, role: &str) -> Result<i64>;
+    /// The user's memberships, oldest first.
     async fn memberships_of(&mut self, user_id: &str) -> Result<Vec<MemberRecord>>;
     /// `true` when the member existed. Fails with [`crate::StoreError::ForeignKey`] when the
     /// role does not exist in the organization.
@@ -54,6 +74,20 @@ pub trait Organizations {
     ) -> Result<bool>;
     /// `true` when the member existed.
     async fn delete_member(&mut self, organization_id: &str, user_id: &str) -> Result<bool>;
+    /// Writes name, slug, metadata and `updated_at`. `true` when the organization exists.
+    /// Fails with [`crate::StoreError::Unique`] when the slug is taken.
+    async fn update_organization(&mut self, org: &OrganizationRecord) -> Result<bool>;
+    /// Deletes the organization; its roles, members, API keys, invitations and documents go
+    /// with it (foreign keys), and sessions that had it active are left without one.
+    async fn delete_organization(&mut self, id: &str) -> Result<bool>;
+    /// Takes the organization's row lock until the unit ends (a no-op on SQLite's single
+    /// writer), so checks such as "is this the last owner" cannot race on PostgreSQL. `false`
+    /// when the organization does not exist.
+    async fn lock_organization(&mut self, id: &str) -> Result<bool>;
+    /// The organizations the user belongs to with their role there, oldest membership first.
+    async fn organizations_of(&mut self, user_id: &str) -> Result<Vec<MembershipRecord>>;
+    /// The members of an organization with their profiles, oldest first.
+    async fn members_of(&mut self, organization_id: &str) -> Result<Vec<MemberProfileRecord>>;
 }
 
 macro_rules! impl_organizations {
@@ -170,6 +204,67 @@ macro_rules! impl_organizations {
                     .execute(self.conn().await?)
                     .await?;
                 Ok(done.rows_affected() > 0)
+            }
+
+            async fn update_organization(
+                &mut self,
+                o: &$crate::organizations::OrganizationRecord,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query(
+                    "UPDATE organizations SET name = $2, slug = $3, metadata = $4, updated_at = $5 WHERE id = $1",
+                )
+                .bind(&o.id)
+                .bind(&o.name)
+                .bind(&o.slug)
+                .bind(&o.metadata)
+                .bind(o.updated_at)
+                .execute(self.conn().await?)
+                .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn delete_organization(&mut self, id: &str) -> $crate::Result<bool> {
+                let done = sqlx::query("DELETE FROM organizations WHERE id = $1")
+                    .bind(id)
+                    .execute(self.conn().await?)
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn lock_organization(&mut self, id: &str) -> $crate::Result<bool> {
+                let done = sqlx::query("UPDATE organizations SET updated_at = updated_at WHERE id = $1")
+                    .bind(id)
+                    .execute(self.conn().await?)
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn organizations_of(
+                &mut self,
+                user_id: &str,
+            ) -> $crate::Result<Vec<$crate::organizations::MembershipRecord>> {
+                Ok(sqlx::query_as(
+                    "SELECT o.*, m.role AS member_role, m.created_at AS joined_at \
+                     FROM members m JOIN organizations o ON o.id = m.organization_id \
+                     WHERE m.user_id = $1 ORDER BY m.created_at, o.id",
+                )
+                .bind(user_id)
+                .fetch_all(self.conn().await?)
+                .await?)
+            }
+
+            async fn members_of(
+                &mut self,
+                organization_id: &str,
+            ) -> $crate::Result<Vec<$crate::organizations::MemberProfileRecord>> {
+                Ok(sqlx::query_as(
+                    "SELECT m.user_id, u.email, u.name, m.role, m.created_at \
+                     FROM members m JOIN users u ON u.id = m.user_id \
+                     WHERE m.organization_id = $1 ORDER BY m.created_at, u.email",
+                )
+                .bind(organization_id)
+                .fetch_all(self.conn().await?)
+                .await?)
             }
         }
     };

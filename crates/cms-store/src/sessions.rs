@@ -68,6 +68,16 @@ pub trait Sessions {
     ) -> Result<()>;
     /// `true` when a session was deleted.
     async fn delete_session(&mut self, id: &str) -> Result<bool>;
+    /// Leaves the user's sessions that had `organization_id` active without an active
+    /// organization. How many sessions changed.
+    async fn clear_active_organization(
+        &mut self,
+        user_id: &str,
+        organization_id: &str,
+        now: i64,
+    ) -> Result<u64>;
+    /// Revokes every session of the user. How many there were.
+    async fn delete_sessions_of_user(&mut self, user_id: &str) -> Result<u64>;
 }
 
 macro_rules! impl_sessions {
@@ -148,6 +158,32 @@ macro_rules! impl_sessions {
                     .execute(self.conn().await?)
                     .await?;
                 Ok(done.rows_affected() > 0)
+            }
+
+            async fn clear_active_organization(
+                &mut self,
+                user_id: &str,
+                organization_id: &str,
+                now: i64,
+            ) -> $crate::Result<u64> {
+                let done = sqlx::query(
+                    "UPDATE sessions SET active_organization_id = NULL, updated_at = $3 \
+                     WHERE user_id = $1 AND active_organization_id = $2",
+                )
+                .bind(user_id)
+                .bind(organization_id)
+                .bind(now)
+                .execute(self.conn().await?)
+                .await?;
+                Ok(done.rows_affected())
+            }
+
+            async fn delete_sessions_of_user(&mut self, user_id: &str) -> $crate::Result<u64> {
+                let done = sqlx::query("DELETE FROM sessions WHERE user_id = $1")
+                    .bind(user_id)
+                    .execute(self.conn().await?)
+                    .await?;
+                Ok(done.rows_affected())
             }
         }
     };

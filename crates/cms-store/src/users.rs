@@ -29,6 +29,20 @@ pub trait Users {
     async fn count_users(&mut self) -> Result<i64>;
     /// Deletes the user with their sessions, memberships and API keys. `false` when absent.
     async fn delete_user(&mut self, id: &str) -> Result<bool>;
+    /// Writes name, e-mail and whether the e-mail is verified. `false` when absent. Fails with
+    /// [`crate::StoreError::Unique`] when the e-mail is taken.
+    async fn update_user_profile(
+        &mut self,
+        id: &str,
+        name: &str,
+        email: &str,
+        email_verified: bool,
+        now: i64,
+    ) -> Result<bool>;
+    /// Marks the user's e-mail address verified. `false` when absent.
+    async fn set_email_verified(&mut self, id: &str, now: i64) -> Result<bool>;
+    /// Replaces the password hash. `false` when absent.
+    async fn set_password_hash(&mut self, id: &str, password_hash: &str, now: i64) -> Result<bool>;
 }
 
 macro_rules! impl_users {
@@ -81,6 +95,52 @@ macro_rules! impl_users {
 
             async fn count_users(&mut self) -> $crate::Result<i64> {
                 Ok(sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(self.conn().await?).await?)
+            }
+
+            async fn update_user_profile(
+                &mut self,
+                id: &str,
+                name: &str,
+                email: &str,
+                email_verified: bool,
+                now: i64,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query(
+                    "UPDATE users SET name = $2, email = $3, email_verified = $4, updated_at = $5 WHERE id = $1",
+                )
+                .bind(id)
+                .bind(name)
+                .bind(email)
+                .bind(email_verified)
+                .bind(now)
+                .execute(self.conn().await?)
+                .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn set_email_verified(&mut self, id: &str, now: i64) -> $crate::Result<bool> {
+                let done = sqlx::query("UPDATE users SET email_verified = $2, updated_at = $3 WHERE id = $1")
+                    .bind(id)
+                    .bind(true)
+                    .bind(now)
+                    .execute(self.conn().await?)
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn set_password_hash(
+                &mut self,
+                id: &str,
+                password_hash: &str,
+                now: i64,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query("UPDATE users SET password_hash = $2, updated_at = $3 WHERE id = $1")
+                    .bind(id)
+                    .bind(password_hash)
+                    .bind(now)
+                    .execute(self.conn().await?)
+                    .await?;
+                Ok(done.rows_affected() > 0)
             }
         }
     };

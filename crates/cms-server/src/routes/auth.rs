@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router, routing};
-use cms_service::{Authenticated, ClaimCode, Credential, SignIn, SignUp};
+use cms_service::{Authenticated, ClaimCode, Credential, SignIn, SignUp, SignedUp};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -54,7 +54,13 @@ async fn sign_up(
             claim_code: claim_code(&uri, &headers),
         })
         .await?;
-    Ok(with_session(&state, &headers, signed_up))
+    Ok(match signed_up {
+        SignedUp::SignedIn(auth) => with_session(&state, &headers, auth),
+        // better-auth's answer when the address must be verified first: no session yet.
+        SignedUp::VerificationRequired(user) => {
+            Json(json!({ "token": null, "user": user })).into_response()
+        }
+    })
 }
 
 async fn sign_in(

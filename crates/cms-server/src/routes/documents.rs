@@ -331,10 +331,11 @@ async fn versions(
 ) -> ApiResult<impl IntoResponse> {
     let limit = int_param(&params, "limit", 20)?;
     let offset = int_param(&params, "offset", 0)?;
+    let include_children = bool_param(&params, "includeChildOrganizations")?;
     let (data, total) = state
         .cms
         .documents()
-        .versions(&actor, &id, limit, offset)
+        .versions(&actor, &id, limit, offset, include_children)
         .await?;
     Ok(Json(
         json!({ "success": true, "data": data, "total": total }),
@@ -350,11 +351,13 @@ async fn version(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path((id, number)): Path<(String, String)>,
+    ApiQuery(params): Params,
 ) -> ApiResult<impl IntoResponse> {
+    let include_children = bool_param(&params, "includeChildOrganizations")?;
     Ok(ok(state
         .cms
         .documents()
-        .version(&actor, &id, version_number(&number)?)
+        .version(&actor, &id, version_number(&number)?, include_children)
         .await?))
 }
 

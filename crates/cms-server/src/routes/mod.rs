@@ -1,12 +1,14 @@
 //! The routes of the HTTP door, one module per concept. Handlers parse, call the service with
 //! the actor, and render; they decide nothing.
 
+pub mod account;
 pub mod api_keys;
 pub mod auth;
 pub mod documents;
 pub mod health;
 pub mod instance_settings;
 pub mod jobs;
+pub mod organizations;
 pub mod roles;
 pub mod schemas;
 

@@ -3,6 +3,7 @@
 
 pub(crate) mod password;
 pub mod secret;
+pub(crate) mod tokens;
 
 use cms_core::Issues;
 use cms_core::access::{self, Membership};
@@ -15,9 +16,11 @@ use cms_store::{StoreError, Tx};
 use serde::Serialize;
 
 use self::secret::{Purpose, random_token};
+use self::tokens::TokenKind;
 use crate::actor::{Actor, Credential};
 use crate::error::{Error, Result};
 use crate::instance_settings::SignUpPolicy;
+use crate::mail::{MailKind, MailMessage};
 use crate::rate_limit::{Limited, RateLimitService};
 use crate::{Inner, organizations};
 
@@ -43,7 +46,7 @@ pub struct User {
 }
 
 impl User {
-    fn from_record(r: UserRecord) -> Result<User> {
+    pub(crate) fn from_record(r: UserRecord) -> Result<User> {
         let role = InstanceRole::parse(&r.role)
             .ok_or_else(|| Error::Internal(format!("user {} has unknown role {}", r.id, r.role)))?;
         Ok(User {
@@ -175,6 +178,26 @@ pub struct Authenticated {
     pub session: SessionView,
 }
 
+/// The outcome of a sign-up.
+#[derive(Debug)]
+pub enum SignedUp {
+    /// Signed in at once: the new session.
+    SignedIn(Authenticated),
+    /// The address must be verified first (`auth.requireEmailVerification`): a link was sent,
+    /// and no session exists until it is followed and the person signs in.
+    VerificationRequired(User),
+}
+
+impl SignedUp {
+    /// The new session, when the sign-up opened one.
+    pub fn signed_in(self) -> Option<Authenticated> {
+        match self {
+            SignedUp::SignedIn(auth) => Some(auth),
+            SignedUp::VerificationRequired(_) => None,
+        }
+    }
+}
+
 /// The credentials a request carried. The API key wins when present (SPEC.md point 1).
 #[derive(Debug, Default)]
 pub struct Credentials {
@@ -203,9 +226,11 @@ impl<'a> AuthService<'a> {
     /// Sign-up, checked in the order of CONTRACT.md section 12 after the rate limit (429): body
     /// (400), policy (403), existing e-mail (422). While the instance has no first administrator
     /// the first-admin policy decides who may claim it; that account becomes instance
-    /// `super_admin` and owner of the organization "Default". Later sign-ups are refused while
-    /// sign-up is invite-only.
-    pub async fn sign_up(&self, input: SignUp) -> Result<Authenticated> {
+    /// `super_admin` and owner of the organization "Default". A later sign-up joins every
+    /// organization whose open invitation the address holds, with the invited role, the newest
+    /// becoming active; while sign-up is invite-only an address without such an invitation is
+    /// refused. When e-mail verification is required a link is sent and no session is opened.
+    pub async fn sign_up(&self, input: SignUp) -> Result<SignedUp> {
         RateLimitService::new(self.inner)
             .hit(
                 Limited::SignUp,
@@ -215,11 +240,14 @@ impl<'a> AuthService<'a> {
             .await?;
         let (name, email, password) =
             validate_new_user(&input.name, &input.email, &input.password)?;
-        {
+        let now = self.inner.clock.now();
+        let policy = {
             let mut tx = self.inner.store.read().await?;
             let policy = self.inner.sign_up_policy(&mut *tx).await?;
             if tx.instance_flag(FIRST_ADMIN_FLAG).await?.is_some() {
-                if policy.invite_only {
+                if policy.invite_only
+                    && !organizations::has_open_invitation(&mut *tx, email.as_str(), now).await?
+                {
                     return Err(sign_up_closed());
                 }
             } else {
@@ -229,10 +257,10 @@ impl<'a> AuthService<'a> {
             if tx.user_by_email(email.as_str()).await?.is_some() {
                 return Err(email_taken());
             }
-        }
+            policy
+        };
         // Hash before taking the writer: the slow part must not hold the database.
         let password_hash = password::hash(password.expose().to_string()).await?;
-        let now = self.inner.clock.now();
         let mut tx = self.inner.store.write().await?;
         let account = Account {
             name,
@@ -243,6 +271,30 @@ impl<'a> AuthService<'a> {
         let created = self
             .create_account(&mut *tx, account, Door::SignUp(&input.claim_code), now)
             .await?;
+        if policy.require_email_verification {
+            let token = tokens::issue(
+                self.inner,
+                &mut *tx,
+                &created.user.id,
+                TokenKind::EmailVerification,
+                now,
+            )
+            .await?;
+            tx.commit().await?;
+            log_first_admin(created.first, &created.user);
+            // A failure is logged; signing in sends a new link.
+            let _ = self
+                .inner
+                .send_mail(&verification_message(
+                    self.inner,
+                    &created.user.email,
+                    &token,
+                ))
+                .await;
+            return Ok(SignedUp::VerificationRequired(User::from_record(
+                created.user,
+            )?));
+        }
         let session = self
             .open_session(
                 &mut *tx,
@@ -253,10 +305,10 @@ impl<'a> AuthService<'a> {
             )
             .await?;
         tx.commit().await?;
-        if created.first {
-            tracing::info!(user = %created.user.email, "first user signed up: instance super_admin and owner of Default");
-        }
-        self.authenticated(session, created.user)
+        log_first_admin(created.first, &created.user);
+        Ok(SignedUp::SignedIn(
+            self.authenticated(session, created.user)?,
+        ))
     }
 
     /// Creates a user out of band (`cms user create`): the operator vouches for the person, so
@@ -336,8 +388,11 @@ impl<'a> AuthService<'a> {
                 // Checked again inside the claim: a restart may have replaced the code since.
                 self.first_admin_gate(tx, &policy, &account.email, claim_code)
                     .await?;
-            } else if policy.invite_only {
-                // Another sign-up claimed the instance between our check and our write.
+            } else if policy.invite_only
+                && !organizations::has_open_invitation(tx, account.email.as_str(), now).await?
+            {
+                // Another sign-up claimed the instance, or the invitation was cancelled, between
+                // the check before hashing and this write.
                 return Err(sign_up_closed());
             }
         }
@@ -365,6 +420,8 @@ impl<'a> AuthService<'a> {
                 organizations::create_with_owner(tx, "Default", "default", &user_id, every, now)
                     .await?;
             Some(org.id)
+        } else if matches!(door, Door::SignUp(_)) {
+            organizations::join_open_invitations(tx, &user_id, account.email.as_str(), now).await?
         } else {
             None
         };
@@ -459,6 +516,17 @@ impl<'a> AuthService<'a> {
         }
         let user = user.ok_or(Error::InvalidCredentials)?;
         let now = self.inner.clock.now();
+        // Only after the password proved who is asking, so this reveals nothing to others.
+        let policy = {
+            let mut tx = self.inner.store.read().await?;
+            self.inner.sign_up_policy(&mut *tx).await?
+        };
+        if policy.require_email_verification && !user.email_verified {
+            self.resend_verification(&user, now).await?;
+            return Err(Error::NotPermitted(
+                "verify your e-mail address first: a new link is on its way".into(),
+            ));
+        }
         let mut tx = self.inner.store.write().await?;
         let active_org = tx
             .memberships_of(&user.id)
@@ -471,6 +539,25 @@ impl<'a> AuthService<'a> {
             .await?;
         tx.commit().await?;
         self.authenticated(session, user)
+    }
+
+    /// A fresh verification link for an unverified user who tried to sign in.
+    async fn resend_verification(&self, user: &UserRecord, now: Timestamp) -> Result<()> {
+        let mut tx = self.inner.store.write().await?;
+        let token = tokens::issue(
+            self.inner,
+            &mut *tx,
+            &user.id,
+            TokenKind::EmailVerification,
+            now,
+        )
+        .await?;
+        tx.commit().await?;
+        let _ = self
+            .inner
+            .send_mail(&verification_message(self.inner, &user.email, &token))
+            .await;
+        Ok(())
     }
 
     /// Deletes the caller's own account after checking their password (CONTRACT.md section 3):
@@ -507,6 +594,9 @@ impl<'a> AuthService<'a> {
         let memberships = tx.memberships_of(&user.id).await?;
         let owner = cms_core::BuiltInRole::Owner.name();
         for m in memberships.iter().filter(|m| m.role == owner) {
+            // Under the organization's lock, like member demotion and removal, so two owners
+            // leaving at once cannot leave it without one.
+            tx.lock_organization(&m.organization_id).await?;
             if tx
                 .count_members_with_role(&m.organization_id, owner)
                 .await?
@@ -742,6 +832,45 @@ impl<'a> AuthService<'a> {
     }
 }
 
+fn log_first_admin(first: bool, user: &UserRecord) {
+    if first {
+        tracing::info!(user = %user.email, "first user signed up: instance super_admin and owner of Default");
+    }
+}
+
+/// The e-mail that carries a verification link. The link opens the verify endpoint itself,
+/// which then sends the browser on to the admin.
+pub(crate) fn verification_message(inner: &Inner, to: &str, token: &str) -> MailMessage {
+    let link = inner.link(&format!(
+        "/api/auth/verify-email?token={token}&callbackURL=%2Fadmin"
+    ));
+    MailMessage {
+        kind: MailKind::EmailVerification,
+        to: to.to_string(),
+        subject: "Verify your e-mail address".into(),
+        text: format!(
+            "Confirm that this address is yours: {link}\n\n\
+             The link works once, within 24 hours. If you did not sign up, ignore this message.\n"
+        ),
+        link,
+    }
+}
+
+/// A person's name: trimmed, 1 to 100 characters, no control characters.
+pub(crate) fn check_user_name(issues: &mut Issues, raw: &str) -> Option<String> {
+    let name = raw.trim();
+    if name.is_empty() {
+        issues.add("name", "required", "name is required");
+    } else if name.chars().count() > 100 {
+        issues.add("name", "maxLength", "name is at most 100 characters");
+    } else if name.chars().any(char::is_control) {
+        issues.add("name", "invalid", "name may not contain control characters");
+    } else {
+        return Some(name.to_string());
+    }
+    None
+}
+
 /// The name, e-mail and password of a new user, each checked, every problem reported at once.
 fn validate_new_user(
     name: &Option<String>,
@@ -749,14 +878,7 @@ fn validate_new_user(
     password: &Option<String>,
 ) -> Result<(String, Email, Password)> {
     let mut issues = Issues::new();
-    let name = name.as_deref().map(str::trim).unwrap_or_default();
-    if name.is_empty() {
-        issues.add("name", "required", "name is required");
-    } else if name.chars().count() > 100 {
-        issues.add("name", "maxLength", "name is at most 100 characters");
-    } else if name.chars().any(char::is_control) {
-        issues.add("name", "invalid", "name may not contain control characters");
-    }
+    let name = check_user_name(&mut issues, name.as_deref().unwrap_or_default());
     let email = match email.as_deref() {
         None | Some("") => {
             issues.add("email", "required", "email is required");
@@ -783,8 +905,10 @@ fn validate_new_user(
             parsed
         }
     };
-    match (issues.is_empty(), email, password) {
-        (true, Some(email), Some(password)) => Ok((name.to_string(), email, password)),
+    match (name, email, password) {
+        (Some(name), Some(email), Some(password)) if issues.is_empty() => {
+            Ok((name, email, password))
+        }
         _ => Err(Error::invalid(issues.into_vec())),
     }
 }
@@ -800,6 +924,6 @@ fn already_provisioned() -> Error {
     )
 }
 
-fn email_taken() -> Error {
+pub(crate) fn email_taken() -> Error {
     Error::Unprocessable("an account with this e-mail already exists".into())
 }

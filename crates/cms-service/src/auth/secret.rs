@@ -19,6 +19,10 @@ pub(crate) enum Purpose {
     ClaimCode,
     /// The client identifiers rate limits are keyed on (an e-mail, an address).
     RateLimit,
+    /// The single-use tokens sent by e-mail, one domain per use, so a verification link can
+    /// never reset a password.
+    EmailVerification,
+    PasswordReset,
 }
 
 impl Purpose {
@@ -29,6 +33,8 @@ impl Purpose {
             Purpose::ApiKey => b"cms/api-key\0",
             Purpose::ClaimCode => b"cms/claim-code\0",
             Purpose::RateLimit => b"cms/rate-limit\0",
+            Purpose::EmailVerification => b"cms/email-verification\0",
+            Purpose::PasswordReset => b"cms/password-reset\0",
         }
     }
 }

@@ -282,15 +282,17 @@ impl<'a> DocumentService<'a> {
         Ok(gate.stripped(stored))
     }
 
-    /// Versions of a document, newest first, with the total.
+    /// Versions of a document, newest first, with the total; a parent reads its children's with
+    /// `include_children`, like every other read.
     pub async fn versions(
         &self,
         actor: &Actor,
         id: &str,
         limit: i64,
         offset: i64,
+        include_children: bool,
     ) -> Result<(Vec<VersionView>, i64)> {
-        let orgs = self.readable_organizations(actor, false).await?;
+        let orgs = self.readable_organizations(actor, include_children).await?;
         if !(1..=MAX_PAGE_SIZE).contains(&limit) || offset < 0 {
             return Err(Error::bad_request(format!(
                 "limit is 1 to {MAX_PAGE_SIZE} and offset is 0 or more"
@@ -312,8 +314,14 @@ impl<'a> DocumentService<'a> {
         Ok((views, total))
     }
 
-    pub async fn version(&self, actor: &Actor, id: &str, number: i64) -> Result<VersionView> {
-        let orgs = self.readable_organizations(actor, false).await?;
+    pub async fn version(
+        &self,
+        actor: &Actor,
+        id: &str,
+        number: i64,
+        include_children: bool,
+    ) -> Result<VersionView> {
+        let orgs = self.readable_organizations(actor, include_children).await?;
         let mut tx = self.inner.store.read_for(&orgs[0]).await?;
         let document = tx
             .document(&orgs, id)
@@ -984,7 +992,7 @@ fn replace_references(value: &mut Value, resolved: &HashMap<String, Value>) {
 
 /// The first string (or key) holding U+0000: PostgreSQL cannot store it in JSONB, so both
 /// engines refuse it alike rather than one of them failing with a 500.
-fn find_nul(path: &str, value: &Value) -> Option<Issue> {
+pub(crate) fn find_nul(path: &str, value: &Value) -> Option<Issue> {
     let nul = |path: &str| {
         Some(Issue::new(
             path,

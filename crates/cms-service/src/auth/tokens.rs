@@ -1,0 +1,100 @@
+//! The single-use tokens sent by e-mail: random, stored only as a keyed hash, consumed by
+//! deleting their row, and expiring.
+
+use cms_core::Timestamp;
+use cms_store::Tx;
+use cms_store::user_tokens::UserTokenRecord;
+
+use super::secret::{Purpose, random_token};
+use crate::Inner;
+use crate::error::Result;
+
+const HOUR_MS: i64 = 3_600_000;
+
+/// What a token proves, and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TokenKind {
+    /// The recipient controls the address: 24 hours, long enough for "I'll click it tomorrow".
+    EmailVerification,
+    /// The recipient may choose a new password: 1 hour, since whoever holds it takes over the
+    /// account.
+    PasswordReset,
+}
+
+impl TokenKind {
+    /// The `purpose` column.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            TokenKind::EmailVerification => "emailVerification",
+            TokenKind::PasswordReset => "passwordReset",
+        }
+    }
+
+    fn lifetime_ms(self) -> i64 {
+        match self {
+            TokenKind::EmailVerification => 24 * HOUR_MS,
+            TokenKind::PasswordReset => HOUR_MS,
+        }
+    }
+
+    fn purpose(self) -> Purpose {
+        match self {
+            TokenKind::EmailVerification => Purpose::EmailVerification,
+            TokenKind::PasswordReset => Purpose::PasswordReset,
+        }
+    }
+}
+
+/// A new token for `user_id`, stored (as its hash) in `tx`. Expired tokens of everyone are
+/// swept on the way, so the table never grows with forgotten links.
+pub(crate) async fn issue(
+    inner: &Inner,
+    tx: &mut dyn Tx,
+    user_id: &str,
+    kind: TokenKind,
+    now: Timestamp,
+) -> Result<String> {
+    tx.delete_expired_user_tokens(now.millis()).await?;
+    let token = random_token(32);
+    tx.insert_user_token(&UserTokenRecord {
+        token_hash: inner.secret.hash_hex(kind.purpose(), &token),
+        user_id: user_id.to_string(),
+        purpose: kind.name().to_string(),
+        expires_at: now.plus_millis(kind.lifetime_ms()).millis(),
+        created_at: now.millis(),
+    })
+    .await?;
+    Ok(token)
+}
+
+/// Consumes a token: the user it was issued to, or `None` when it is unknown, used already or
+/// expired. An expired token is consumed too.
+pub(crate) async fn redeem(
+    inner: &Inner,
+    tx: &mut dyn Tx,
+    token: &str,
+    kind: TokenKind,
+    now: Timestamp,
+) -> Result<Option<String>> {
+    let hash = inner.secret.hash_hex(kind.purpose(), token);
+    let taken = tx.take_user_token(&hash, kind.name()).await?;
+    Ok(taken
+        .filter(|t| t.expires_at > now.millis())
+        .map(|t| t.user_id))
+}
+
+/// Whether a token would redeem now, without consuming it: lets slow work (hashing a new
+/// password) be skipped for tokens that are plainly bad.
+pub(crate) async fn is_live(
+    inner: &Inner,
+    tx: &mut dyn Tx,
+    token: &str,
+    kind: TokenKind,
+    now: Timestamp,
+) -> Result<bool> {
+    let hash = inner.secret.hash_hex(kind.purpose(), token);
+    Ok(tx
+        .user_token(&hash, kind.name())
+        .await?
+        .is_some_and(|t| t.expires_at > now.millis()))
+}

@@ -1,0 +1,162 @@
+//! The members of the active organization: list, change a role, remove.
+//!
+//! Rules beyond the capabilities: only an owner may make someone owner or change or remove an
+//! owner (so an admin cannot unseat the people above them), and the last owner can be neither
+//! demoted nor removed (409). The owner count is taken under the organization's row lock, so
+//! two concurrent demotions cannot leave an organization without an owner.
+
+use cms_core::access::EffectiveRole;
+use cms_core::{BuiltInRole, CoreCapability, Issue, RoleName, Timestamp};
+use cms_store::Tx;
+use cms_store::organizations::MemberRecord;
+use serde::Serialize;
+
+use super::{acts_as_owner, required};
+use crate::Inner;
+use crate::actor::Actor;
+use crate::error::{Error, Result};
+
+/// A member as every door shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Member {
+    pub user_id: String,
+    pub email: String,
+    pub name: String,
+    pub role: String,
+    /// When they joined.
+    pub created_at: Timestamp,
+}
+
+pub struct MemberService<'a> {
+    inner: &'a Inner,
+}
+
+impl<'a> MemberService<'a> {
+    pub(crate) fn new(inner: &'a Inner) -> Self {
+        MemberService { inner }
+    }
+
+    /// The members of the active organization, oldest first. Any member may list them
+    /// (CONTRACT.md section 12), as may an instance administrator who entered it.
+    pub async fn list(&self, actor: &Actor) -> Result<Vec<Member>> {
+        let org = match (&actor.organization_id, &actor.grant.role) {
+            (Some(org), role) if *role != EffectiveRole::None => org,
+            _ => return Err(Error::Forbidden),
+        };
+        let mut tx = self.inner.store.read().await?;
+        let members = tx.members_of(org).await?;
+        Ok(members
+            .into_iter()
+            .map(|m| Member {
+                user_id: m.user_id,
+                email: m.email,
+                name: m.name,
+                role: m.role,
+                created_at: m.created_at.into(),
+            })
+            .collect())
+    }
+
+    /// Gives a member another role of the organization (`member.changeRole`). Takes effect on
+    /// the member's next request, for their sessions and their API keys alike.
+    pub async fn change_role(
+        &self,
+        actor: &Actor,
+        user_id: Option<&str>,
+        role: Option<&str>,
+    ) -> Result<Member> {
+        let org = actor.require(CoreCapability::MemberChangeRole)?;
+        let user_id = required(user_id, "userId")?;
+        let role = role_name(role)?;
+        let mut tx = self.inner.store.write().await?;
+        tx.lock_organization(org).await?;
+        if tx.role(org, role.as_str()).await?.is_none() {
+            return Err(no_such_role(&role));
+        }
+        let target = member_of(&mut *tx, org, user_id).await?;
+        let owner = BuiltInRole::Owner.name();
+        if (role.as_str() == owner || target.role == owner) && !acts_as_owner(&actor.grant) {
+            return Err(Error::NotPermitted(
+                "only an owner may make someone owner or change an owner's role".into(),
+            ));
+        }
+        if target.role == owner && role.as_str() != owner {
+            ensure_another_owner(&mut *tx, org).await?;
+        }
+        tx.update_member_role(org, user_id, role.as_str()).await?;
+        let user = tx
+            .user_by_id(user_id)
+            .await?
+            .ok_or_else(|| Error::not_found("member"))?;
+        tx.commit().await?;
+        Ok(Member {
+            user_id: user.id,
+            email: user.email,
+            name: user.name,
+            role: role.as_str().to_string(),
+            created_at: target.created_at.into(),
+        })
+    }
+
+    /// Removes a member (`member.remove`). Their API keys in the organization are deleted and
+    /// their sessions that had it active are left without an active organization, so their
+    /// access ends on their very next request.
+    pub async fn remove(&self, actor: &Actor, user_id: Option<&str>) -> Result<()> {
+        let org = actor.require(CoreCapability::MemberRemove)?;
+        let user_id = required(user_id, "userId")?;
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.write().await?;
+        tx.lock_organization(org).await?;
+        let target = member_of(&mut *tx, org, user_id).await?;
+        if target.role == BuiltInRole::Owner.name() {
+            if !acts_as_owner(&actor.grant) {
+                return Err(Error::NotPermitted(
+                    "only an owner may remove an owner".into(),
+                ));
+            }
+            ensure_another_owner(&mut *tx, org).await?;
+        }
+        tx.delete_member(org, user_id).await?;
+        tx.delete_api_keys_of_member(org, user_id).await?;
+        tx.clear_active_organization(user_id, org, now.millis())
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+pub(super) fn role_name(raw: Option<&str>) -> Result<RoleName> {
+    required(raw, "role")?
+        .parse::<RoleName>()
+        .map_err(|e| Error::invalid(vec![Issue::new("role", "pattern", e.to_string())]))
+}
+
+pub(super) fn no_such_role(role: &RoleName) -> Error {
+    Error::invalid(vec![Issue::new(
+        "role",
+        "unknown",
+        format!("the organization has no role `{role}`"),
+    )])
+}
+
+async fn member_of(tx: &mut dyn Tx, org: &str, user_id: &str) -> Result<MemberRecord> {
+    tx.member(org, user_id)
+        .await?
+        .ok_or_else(|| Error::not_found("member"))
+}
+
+/// 409 unless the organization has an owner besides the one about to go. Call under
+/// [`Tx::lock_organization`].
+async fn ensure_another_owner(tx: &mut dyn Tx, org: &str) -> Result<()> {
+    if tx
+        .count_members_with_role(org, BuiltInRole::Owner.name())
+        .await?
+        <= 1
+    {
+        return Err(Error::Conflict(
+            "the organization's last owner cannot be demoted or removed: make someone else owner first".into(),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,489 @@
+//! Tenancy, table-driven (SPEC.md "Tenancy" and Authentication point 3, CONTRACT.md section
+//! 12): every document endpoint is tried by a caller of a parent organization, of its child and
+//! of an unrelated organization, against a document of each, with and without
+//! `includeChildOrganizations`. Reads see their own organization, plus its children only when
+//! asked; writes reach only their own; anything else is 404, never 403 (no existence oracle).
+//! A document endpoint added to the service belongs in `ENDPOINTS`, and the test fails until
+//! its row holds.
+
+use axum::http::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::support::{Session, TestApp};
+
+/// The organizations of the scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Org {
+    Parent,
+    Child,
+    Stranger,
+}
+
+const ORGS: [Org; 3] = [Org::Parent, Org::Child, Org::Stranger];
+
+/// What an endpoint does with the target document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Reads it: own organization always, children when asked.
+    Read,
+    /// Changes it: own organization only.
+    Write,
+}
+
+/// One endpoint of SPEC.md "Endpoints: Documents" that names a document: method, path (with
+/// `{id}`), body, and the status it answers when the document is reachable.
+struct Endpoint {
+    method: Method,
+    path: &'static str,
+    body: fn() -> Option<Value>,
+    kind: Kind,
+    reachable: StatusCode,
+}
+
+fn none() -> Option<Value> {
+    None
+}
+
+const ENDPOINTS: &[Endpoint] = &[
+    Endpoint {
+        method: Method::GET,
+        path: "/api/documents/{id}",
+        body: none,
+        kind: Kind::Read,
+        reachable: StatusCode::OK,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/api/documents/{id}/versions",
+        body: none,
+        kind: Kind::Read,
+        reachable: StatusCode::OK,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/api/documents/{id}/versions/1",
+        body: none,
+        kind: Kind::Read,
+        reachable: StatusCode::OK,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/api/documents/{id}/back-references",
+        body: none,
+        kind: Kind::Read,
+        reachable: StatusCode::OK,
+    },
+    Endpoint {
+        method: Method::PUT,
+        path: "/api/documents/{id}",
+        body: || Some(json!({"data": {"title": "Overwritten"}})),
+        kind: Kind::Write,
+        reachable: StatusCode::OK,
+    },
+    Endpoint {
+        method: Method::POST,
+        path: "/api/documents/{id}/publish",
+        body: || Some(json!({})),
+        kind: Kind::Write,
+        reachable: StatusCode::OK,
+    },
+    Endpoint {
+        method: Method::DELETE,
+        path: "/api/documents/{id}/publish",
+        body: none,
+        kind: Kind::Write,
+        reachable: StatusCode::OK,
+    },
+    Endpoint {
+        method: Method::POST,
+        path: "/api/documents/{id}/versions/1/restore",
+        body: || Some(json!({})),
+        kind: Kind::Write,
+        reachable: StatusCode::OK,
+    },
+    Endpoint {
+        method: Method::POST,
+        path: "/api/documents/{id}/schedule",
+        body: || Some(json!({"action": "publish", "runAt": "2999-01-01T00:00:00Z"})),
+        kind: Kind::Write,
+        reachable: StatusCode::CREATED,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/api/documents/{id}/schedule",
+        body: none,
+        kind: Kind::Write,
+        reachable: StatusCode::OK,
+    },
+    Endpoint {
+        method: Method::DELETE,
+        path: "/api/documents/{id}/schedule",
+        body: none,
+        kind: Kind::Write,
+        reachable: StatusCode::OK,
+    },
+    Endpoint {
+        method: Method::DELETE,
+        path: "/api/documents/{id}",
+        body: none,
+        kind: Kind::Write,
+        reachable: StatusCode::OK,
+    },
+];
+
+/// Three organizations, each with a write key and an author and a post that references it.
+struct World {
+    keys: Vec<(Org, String)>,
+    /// (organization, post id, author id)
+    docs: Vec<(Org, String, String)>,
+    org_ids: Vec<(Org, String)>,
+}
+
+impl World {
+    fn key(&self, org: Org) -> &str {
+        &self.keys.iter().find(|(o, _)| *o == org).unwrap().1
+    }
+
+    fn post(&self, org: Org) -> &str {
+        &self.docs.iter().find(|(o, ..)| *o == org).unwrap().1
+    }
+
+    fn author(&self, org: Org) -> &str {
+        &self.docs.iter().find(|(o, ..)| *o == org).unwrap().2
+    }
+
+    fn org_id(&self, org: Org) -> &str {
+        &self.org_ids.iter().find(|(o, _)| *o == org).unwrap().1
+    }
+
+    fn title(org: Org) -> String {
+        format!("{org:?} post")
+    }
+}
+
+async fn create_org(app: &TestApp, ada: &Session, slug: &str, parent: Option<&str>) -> String {
+    let mut body = json!({"name": slug, "slug": slug});
+    if let Some(parent) = parent {
+        body["parentId"] = json!(parent);
+    }
+    let res = app
+        .post("/api/organizations", body)
+        .cookie(ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    res.body["data"]["id"].as_str().unwrap().to_string()
+}
+
+async fn switch(app: &TestApp, ada: &Session, org_id: &str) {
+    let res = app
+        .post(
+            "/api/organizations/switch",
+            json!({ "organizationId": org_id }),
+        )
+        .cookie(ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+}
+
+async fn create_doc(app: &TestApp, key: &str, doc_type: &str, data: Value) -> String {
+    let res = app
+        .post(
+            "/api/documents",
+            json!({"type": doc_type, "data": data, "publish": true}),
+        )
+        .key(key)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    res.body["data"]["id"].as_str().unwrap().to_string()
+}
+
+async fn world(app: &TestApp) -> World {
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let session = app.get("/api/auth/get-session").cookie(&ada).send().await;
+    let parent = session.body["session"]["activeOrganizationId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let child = create_org(app, &ada, "child", Some(&parent)).await;
+    let stranger = create_org(app, &ada, "stranger", None).await;
+    let org_ids = vec![
+        (Org::Parent, parent),
+        (Org::Child, child),
+        (Org::Stranger, stranger),
+    ];
+    let mut keys = Vec::new();
+    let mut docs = Vec::new();
+    for (org, org_id) in &org_ids {
+        switch(app, &ada, org_id).await;
+        let key = app
+            .create_key(
+                &ada,
+                json!({"name": format!("{org:?}"), "permissions": ["write"]}),
+            )
+            .await;
+        let author = create_doc(app, &key, "author", json!({"name": format!("{org:?}")})).await;
+        let post = create_doc(
+            app,
+            &key,
+            "post",
+            json!({"title": World::title(*org), "author": {"_ref": author}}),
+        )
+        .await;
+        keys.push((*org, key));
+        docs.push((*org, post, author));
+    }
+    World {
+        keys,
+        docs,
+        org_ids,
+    }
+}
+
+/// Whether `caller` may reach a document of `owner` with this kind of access.
+fn reachable(kind: Kind, caller: Org, owner: Org, include_children: bool) -> bool {
+    caller == owner
+        || (kind == Kind::Read && include_children && caller == Org::Parent && owner == Org::Child)
+}
+
+async fn every_document_endpoint_honours_tenancy(url: String) {
+    let app = TestApp::start(&url).await;
+    let w = world(&app).await;
+    for endpoint in ENDPOINTS {
+        for caller in ORGS {
+            for owner in ORGS {
+                for include_children in [false, true] {
+                    // Own documents are exercised once, last, so writes do not disturb the
+                    // other cases: see below.
+                    if caller == owner {
+                        continue;
+                    }
+                    let path = endpoint.path.replace("{id}", w.post(owner));
+                    let path = match include_children {
+                        true => format!("{path}?includeChildOrganizations=true"),
+                        false => path,
+                    };
+                    let mut call = app.req(endpoint.method.clone(), &path).key(w.key(caller));
+                    if let Some(body) = (endpoint.body)() {
+                        call = call.json(body);
+                    }
+                    let res = call.send().await;
+                    let expected = match reachable(endpoint.kind, caller, owner, include_children) {
+                        true => endpoint.reachable,
+                        false => StatusCode::NOT_FOUND,
+                    };
+                    assert_eq!(
+                        res.status, expected,
+                        "{} {path} by {caller:?} on {owner:?}'s post: {}",
+                        endpoint.method, res.body
+                    );
+                }
+            }
+        }
+    }
+    // Nothing above reached another organization's data: every post is as it was.
+    for org in ORGS {
+        let res = app
+            .get(&format!("/api/documents/{}", w.post(org)))
+            .key(w.key(org))
+            .send()
+            .await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+        assert_eq!(res.body["data"]["draftData"]["title"], World::title(org));
+        assert_eq!(res.body["data"]["_meta"]["revision"], 1);
+        assert!(res.body["data"]["publishedData"].is_object());
+    }
+    // And each endpoint works on the caller's own post (so the 404s above are tenancy, not a
+    // malformed request), in table order: the schedule exists when it is read and cancelled, and
+    // the post is deleted last.
+    for endpoint in ENDPOINTS {
+        let path = endpoint.path.replace("{id}", w.post(Org::Stranger));
+        let mut call = app
+            .req(endpoint.method.clone(), &path)
+            .key(w.key(Org::Stranger));
+        if let Some(body) = (endpoint.body)() {
+            call = call.json(body);
+        }
+        let res = call.send().await;
+        assert_eq!(
+            res.status, endpoint.reachable,
+            "{} {path} on its own post: {}",
+            endpoint.method, res.body
+        );
+    }
+    app.stop().await;
+}
+
+/// Lists, queries, by-ids and back-references: what each caller sees, per organization.
+async fn collections_show_own_and_asked_for_children_only(url: String) {
+    let app = TestApp::start(&url).await;
+    let w = world(&app).await;
+    let all_posts: Vec<String> = ORGS.iter().map(|o| w.post(*o).to_string()).collect();
+    for caller in ORGS {
+        for include_children in [false, true] {
+            let mut expected: Vec<String> = ORGS
+                .iter()
+                .filter(|owner| reachable(Kind::Read, caller, **owner, include_children))
+                .map(|o| World::title(*o))
+                .collect();
+            expected.sort();
+            let flag = format!("includeChildOrganizations={include_children}");
+            let key = w.key(caller);
+            let context = format!("{caller:?}, {flag}");
+
+            let list = app
+                .get(&format!("/api/documents?type=post&sort=title&{flag}"))
+                .key(key)
+                .send()
+                .await;
+            assert_eq!(sorted_titles(&list.body), expected, "list: {context}");
+
+            let query = app
+                .post(
+                    "/api/documents/query",
+                    json!({"type": "post", "includeChildOrganizations": include_children}),
+                )
+                .key(key)
+                .send()
+                .await;
+            assert_eq!(sorted_titles(&query.body), expected, "query: {context}");
+
+            let by_ids = app
+                .get(&format!(
+                    "/api/documents/by-ids?ids={}&{flag}",
+                    all_posts.join(",")
+                ))
+                .key(key)
+                .send()
+                .await;
+            assert_eq!(sorted_titles(&by_ids.body), expected, "by-ids: {context}");
+
+            // A where clause naming another organization's data finds nothing either.
+            for owner in ORGS {
+                let probe = app
+                    .post(
+                        "/api/documents/query",
+                        json!({"type": "post", "includeChildOrganizations": include_children,
+                               "where": {"title": {"equals": World::title(owner)}}}),
+                    )
+                    .key(key)
+                    .send()
+                    .await;
+                let seen = reachable(Kind::Read, caller, owner, include_children);
+                assert_eq!(
+                    probe.body["pagination"]["total"],
+                    u64::from(seen),
+                    "where on {owner:?}'s title: {context}"
+                );
+            }
+
+            // Back-references of the caller's own author: only its own organization's post
+            // refers to it; back-references of another organization's author are 404 unless
+            // readable.
+            for owner in ORGS {
+                let res = app
+                    .get(&format!(
+                        "/api/documents/{}/back-references?{flag}",
+                        w.author(owner)
+                    ))
+                    .key(key)
+                    .send()
+                    .await;
+                if reachable(Kind::Read, caller, owner, include_children) {
+                    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+                    assert_eq!(sorted_titles(&res.body), vec![World::title(owner)]);
+                } else {
+                    assert_eq!(res.status, StatusCode::NOT_FOUND, "{context}: {}", res.body);
+                }
+            }
+        }
+    }
+    // Depth resolution never crosses the wall: the child's draft points at the parent's
+    // author, which the child cannot read, so the reference stays as written.
+    let res = app
+        .post(
+            "/api/documents",
+            json!({"type": "post", "data": {"title": "reaching up",
+                   "author": {"_ref": w.author(Org::Parent)}}}),
+        )
+        .key(w.key(Org::Child))
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    let id = res.body["data"]["id"].as_str().unwrap().to_string();
+    for flag in ["false", "true"] {
+        let res = app
+            .get(&format!(
+                "/api/documents/{id}?depth=2&includeChildOrganizations={flag}"
+            ))
+            .key(w.key(Org::Child))
+            .send()
+            .await;
+        assert_eq!(
+            res.body["data"]["draftData"]["author"],
+            json!({"_ref": w.author(Org::Parent)}),
+            "{}",
+            res.body
+        );
+    }
+    app.stop().await;
+}
+
+/// Creates land in the caller's own organization, whatever the body or query says.
+async fn writes_land_in_the_callers_own_organization(url: String) {
+    let app = TestApp::start(&url).await;
+    let w = world(&app).await;
+    for caller in ORGS {
+        let res = app
+            .post(
+                "/api/documents?includeChildOrganizations=true",
+                json!({"type": "post", "data": {"title": "new"},
+                       "organizationId": w.org_id(Org::Stranger)}),
+            )
+            .key(w.key(caller))
+            .send()
+            .await;
+        match res.status {
+            StatusCode::CREATED => {
+                assert_eq!(res.body["data"]["organizationId"], w.org_id(caller));
+            }
+            // A body naming an organization may be refused outright; it must never be obeyed.
+            status => assert_eq!(status, StatusCode::BAD_REQUEST, "{}", res.body),
+        }
+        let res = app
+            .post(
+                "/api/documents",
+                json!({"type": "post", "data": {"title": format!("{caller:?} new")}}),
+            )
+            .key(w.key(caller))
+            .send()
+            .await;
+        assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+        assert_eq!(res.body["data"]["organizationId"], w.org_id(caller));
+    }
+    app.stop().await;
+}
+
+fn sorted_titles(body: &Value) -> Vec<String> {
+    let mut titles: Vec<String> = body["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a list: {body}"))
+        .iter()
+        .map(|d| {
+            d["draftData"]["title"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    titles.sort();
+    titles
+}
+
+cms_store::both_engines!(
+    every_document_endpoint_honours_tenancy,
+    collections_show_own_and_asked_for_children_only,
+    writes_land_in_the_callers_own_organization,
+);
