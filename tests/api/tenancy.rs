@@ -466,6 +466,32 @@ async fn writes_land_in_the_callers_own_organization(url: String) {
     app.stop().await;
 }
 
+/// The document routes the tests above call without a document id in the path.
+const COLLECTION_PATHS: &[&str] = &[
+    "/api/documents",
+    "/api/documents/query",
+    "/api/documents/by-ids",
+];
+
+/// The guard behind "a new endpoint that forgets tenancy fails a test": every path the
+/// documents router declares must be a row of `ENDPOINTS` or one of `COLLECTION_PATHS`.
+#[test]
+fn every_document_route_is_in_the_tenancy_table() {
+    let router = include_str!("../../crates/cms-server/src/routes/documents.rs");
+    let declared: Vec<&str> = router
+        .split('"')
+        .filter(|piece| piece.starts_with("/api/documents"))
+        .collect();
+    assert!(declared.len() >= 8, "the router's paths were found");
+    for path in declared {
+        let covered = COLLECTION_PATHS.contains(&path)
+            || ENDPOINTS
+                .iter()
+                .any(|e| e.path.replace("/1", "/{number}") == path);
+        assert!(covered, "{path} has no row in the tenancy tests");
+    }
+}
+
 fn sorted_titles(body: &Value) -> Vec<String> {
     let mut titles: Vec<String> = body["data"]
         .as_array()
