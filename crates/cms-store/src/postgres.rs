@@ -39,7 +39,30 @@ impl PgStore {
     async fn admin(&self) -> Result<PgConnection> {
         Ok(PgConnection::connect_with(&self.options).await?)
     }
+
+    /// A transaction that names its acting organization in the round trip of its `BEGIN`,
+    /// saving one round trip per unit of work. The id is written into the SQL text only when it
+    /// is plainly an identifier (ours are UUIDs); anything else is bound as a parameter instead.
+    async fn begin_acting(&self, organization_id: &str) -> Result<Box<dyn Tx>> {
+        let plain = !organization_id.is_empty()
+            && organization_id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !plain {
+            let mut tx = self.read().await?;
+            tx.act_for(organization_id).await?;
+            return Ok(tx);
+        }
+        let begin =
+            format!("BEGIN; SELECT set_config('{ACTING_ORGANIZATION}', '{organization_id}', true)");
+        Ok(Box::new(PgTx {
+            tx: self.pool.begin_with(sqlx::AssertSqlSafe(begin)).await?,
+        }))
+    }
 }
+
+/// The transaction-local setting row-level security reads (migration 0005).
+const ACTING_ORGANIZATION: &str = "cms.organization_id";
 
 /// Superusers and `BYPASSRLS` roles are exempt from row-level security, even with FORCE; a
 /// login that is one of them switches to the application role, so the policies hold for every
@@ -123,6 +146,14 @@ impl Store for PgStore {
     async fn close(&self) {
         self.pool.close().await;
     }
+
+    async fn read_for(&self, organization_id: &str) -> Result<Box<dyn Tx>> {
+        self.begin_acting(organization_id).await
+    }
+
+    async fn write_for(&self, organization_id: &str) -> Result<Box<dyn Tx>> {
+        self.begin_acting(organization_id).await
+    }
 }
 
 /// Reads run in a transaction too: the acting organization is a transaction-local setting
@@ -164,7 +195,8 @@ impl Tx for PgTx {
     }
 
     async fn act_for(&mut self, organization_id: &str) -> Result<()> {
-        sqlx::query("SELECT set_config('cms.organization_id', $1, true)")
+        sqlx::query("SELECT set_config($1, $2, true)")
+            .bind(ACTING_ORGANIZATION)
             .bind(organization_id)
             .execute(&mut *self.tx)
             .await?;

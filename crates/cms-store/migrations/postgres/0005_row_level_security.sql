@@ -28,59 +28,60 @@ BEGIN
     END IF;
 END $$;
 
--- The acting organization, NULL when the unit named none.
-CREATE FUNCTION cms_acting_organization() RETURNS TEXT
-    LANGUAGE sql STABLE
-    AS $$ SELECT NULLIF(current_setting('cms.organization_id', true), '') $$;
-
--- Readable: the acting organization and its children (one level: a child has none).
-CREATE FUNCTION cms_readable_organizations() RETURNS TEXT[]
-    LANGUAGE sql STABLE
-    AS $$
-        SELECT array_append(
-            ARRAY(SELECT id FROM organizations WHERE parent_id = cms_acting_organization()),
-            cms_acting_organization())
-    $$;
+-- The policies are written out in full rather than through helper functions: a SQL function
+-- that cannot be inlined is planned again at every statement. `current_setting(..., true)` is
+-- NULL or '' when the unit named no organization, which matches no row.
+--
+-- Readable: the acting organization and its children (one level: a child has none), as an
+-- array the planner computes once per statement (an InitPlan), through the primary key and
+-- `organizations_parent`.
 CREATE INDEX organizations_parent ON organizations(parent_id);
 
--- Read policies compare with an array computed once per statement (the sub-select becomes an
--- InitPlan), so the organization look-up does not run per row. Note for query plans: with a
--- policy in force, PostgreSQL uses a user condition as an index condition only when its
--- functions are leakproof, which the JSON operators are not; a `where` on a JSON field is
--- therefore filtered within the (organization, type) index range rather than bounded by the
--- field's expression index.
+-- Note for query plans: with a policy in force, PostgreSQL uses a user condition as an index
+-- condition only when its functions are leakproof, which the JSON operators are not; a `where`
+-- on a JSON field is therefore filtered within the (organization, type) index range rather
+-- than bounded by the field's expression index.
 ALTER TABLE documents ENABLE ROW LEVEL SECURITY;
 ALTER TABLE documents FORCE ROW LEVEL SECURITY;
 CREATE POLICY documents_read ON documents FOR SELECT
-    USING (organization_id = ANY (ARRAY(SELECT unnest(cms_readable_organizations()))));
+    USING (organization_id = ANY (ARRAY(
+        SELECT o.id FROM organizations o
+        WHERE o.id = current_setting('cms.organization_id', true)
+           OR o.parent_id = current_setting('cms.organization_id', true))));
 CREATE POLICY documents_insert ON documents FOR INSERT
-    WITH CHECK (organization_id = cms_acting_organization());
+    WITH CHECK (organization_id = current_setting('cms.organization_id', true));
 CREATE POLICY documents_update ON documents FOR UPDATE
-    USING (organization_id = cms_acting_organization())
-    WITH CHECK (organization_id = cms_acting_organization());
+    USING (organization_id = current_setting('cms.organization_id', true))
+    WITH CHECK (organization_id = current_setting('cms.organization_id', true));
 CREATE POLICY documents_delete ON documents FOR DELETE
-    USING (organization_id = cms_acting_organization());
+    USING (organization_id = current_setting('cms.organization_id', true));
 
 ALTER TABLE document_versions ENABLE ROW LEVEL SECURITY;
 ALTER TABLE document_versions FORCE ROW LEVEL SECURITY;
 CREATE POLICY document_versions_read ON document_versions FOR SELECT
-    USING (organization_id = ANY (ARRAY(SELECT unnest(cms_readable_organizations()))));
+    USING (organization_id = ANY (ARRAY(
+        SELECT o.id FROM organizations o
+        WHERE o.id = current_setting('cms.organization_id', true)
+           OR o.parent_id = current_setting('cms.organization_id', true))));
 CREATE POLICY document_versions_insert ON document_versions FOR INSERT
-    WITH CHECK (organization_id = cms_acting_organization());
+    WITH CHECK (organization_id = current_setting('cms.organization_id', true));
 CREATE POLICY document_versions_update ON document_versions FOR UPDATE
-    USING (organization_id = cms_acting_organization())
-    WITH CHECK (organization_id = cms_acting_organization());
+    USING (organization_id = current_setting('cms.organization_id', true))
+    WITH CHECK (organization_id = current_setting('cms.organization_id', true));
 CREATE POLICY document_versions_delete ON document_versions FOR DELETE
-    USING (organization_id = cms_acting_organization());
+    USING (organization_id = current_setting('cms.organization_id', true));
 
 ALTER TABLE document_references ENABLE ROW LEVEL SECURITY;
 ALTER TABLE document_references FORCE ROW LEVEL SECURITY;
 CREATE POLICY document_references_read ON document_references FOR SELECT
-    USING (organization_id = ANY (ARRAY(SELECT unnest(cms_readable_organizations()))));
+    USING (organization_id = ANY (ARRAY(
+        SELECT o.id FROM organizations o
+        WHERE o.id = current_setting('cms.organization_id', true)
+           OR o.parent_id = current_setting('cms.organization_id', true))));
 CREATE POLICY document_references_insert ON document_references FOR INSERT
-    WITH CHECK (organization_id = cms_acting_organization());
+    WITH CHECK (organization_id = current_setting('cms.organization_id', true));
 CREATE POLICY document_references_update ON document_references FOR UPDATE
-    USING (organization_id = cms_acting_organization())
-    WITH CHECK (organization_id = cms_acting_organization());
+    USING (organization_id = current_setting('cms.organization_id', true))
+    WITH CHECK (organization_id = current_setting('cms.organization_id', true));
 CREATE POLICY document_references_delete ON document_references FOR DELETE
-    USING (organization_id = cms_acting_organization());
+    USING (organization_id = current_setting('cms.organization_id', true));
