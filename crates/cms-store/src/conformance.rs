@@ -1520,3 +1520,108 @@ mod row_level_security_stops_cross_organization_reads_and_writes {
         .await;
     }
 }
+
+/// A deployment whose login is a plain role (no superuser, no BYPASSRLS) owns the tables and
+/// gets no `cms_app` switch: FORCE ROW LEVEL SECURITY must bind it all the same, and migrations
+/// and index creation must still work as that owner.
+mod row_level_security_binds_a_plain_owner_login {
+    use sqlx::{Connection, Executor};
+
+    use super::*;
+
+    const LOGIN: &str = "cms_plain_owner";
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        let server = crate::testing::postgres_url();
+        let schema = format!("t_{}", uuid::Uuid::now_v7().simple());
+        let mut admin = sqlx::PgConnection::connect(&server)
+            .await
+            .unwrap_or_else(|e| {
+                panic!("PostgreSQL tests need a server at {server} (CMS_TEST_POSTGRES_URL): {e}")
+            });
+        admin
+            .execute(sqlx::AssertSqlSafe(format!(
+                "DO $$ BEGIN CREATE ROLE {LOGIN} LOGIN NOSUPERUSER NOBYPASSRLS; \
+                 EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+            )))
+            .await
+            .unwrap();
+        admin
+            .execute(sqlx::AssertSqlSafe(format!(
+                "CREATE SCHEMA {schema} AUTHORIZATION {LOGIN}"
+            )))
+            .await
+            .unwrap();
+        let url = plain_login_url(&server, &schema);
+        let outcome = tokio::spawn(walled_off_as_owner(url)).await;
+        let _ = admin
+            .execute(sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
+            .await;
+        if let Err(e) = outcome {
+            std::panic::resume_unwind(e.into_panic());
+        }
+    }
+
+    /// The server URL with the plain login as user and the schema as search path.
+    fn plain_login_url(server: &str, schema: &str) -> String {
+        let (scheme, rest) = server.split_once("://").expect("a postgres:// URL");
+        let host = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+        let sep = if host.contains('?') { '&' } else { '?' };
+        format!("{scheme}://{LOGIN}@{host}{sep}options=-c%20search_path%3D{schema}")
+    }
+
+    async fn walled_off_as_owner(url: String) {
+        let store = open(&url).await;
+        // Index creation runs as the owner too.
+        store
+            .ensure_field_indexes(
+                "post",
+                &[(vec!["title".to_string()], cms_core::FieldKind::String)],
+            )
+            .await
+            .unwrap();
+        with_two_organizations(&store).await;
+        let mut tx = store.write_for("o1").await.unwrap();
+        tx.insert_document(&document("d1", "o1", "post", false))
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        let o1 = vec!["o1".to_string()];
+        let mut tx = store.read_for("o2").await.unwrap();
+        assert!(
+            tx.document(&o1, "d1").await.unwrap().is_none(),
+            "a child never reads its parent, even as the tables' owner"
+        );
+        drop(tx);
+        let mut tx = store.read_for("o1").await.unwrap();
+        assert!(tx.document(&o1, "d1").await.unwrap().is_some());
+        drop(tx);
+        // Raw SQL as the owner, without any role switch.
+        let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+        let (user, bypasses): (String, bool) = sqlx::query_as(
+            "SELECT current_user::text, rolsuper OR rolbypassrls FROM pg_roles \
+             WHERE rolname = current_user",
+        )
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+        assert_eq!((user.as_str(), bypasses), (LOGIN, false));
+        let mut raw = conn.begin().await.unwrap();
+        raw.execute("SELECT set_config('cms.organization_id', 'o2', true)")
+            .await
+            .unwrap();
+        let seen: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM documents")
+            .fetch_one(&mut *raw)
+            .await
+            .unwrap();
+        let updated = raw
+            .execute("UPDATE documents SET revision = revision + 1")
+            .await
+            .unwrap();
+        assert_eq!((seen, updated.rows_affected()), (0, 0));
+        drop(raw);
+        conn.close().await.unwrap();
+        store.close().await;
+    }
+}
