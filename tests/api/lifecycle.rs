@@ -6,9 +6,23 @@ use cms::service::MailKind;
 use serde_json::json;
 
 use crate::people_support::{create_post, first_owner, member, sign_in, token_of, user_id};
-use crate::support::TestApp;
+use crate::support::{Session, TestApp};
 
 const DOCS: &str = "/api/documents";
+
+/// Bob, an admin of Ada's organization (so that he may create API keys), signed in twice, with
+/// a read-write key.
+async fn admin_bob(app: &TestApp, ada: &Session) -> (Session, Session, String) {
+    let bob = member(app, ada, "Bob", "bob@example.com", "admin").await;
+    let bob_again = sign_in(app, "bob@example.com").await;
+    let key = app
+        .create_key(
+            &bob,
+            json!({"name": "bob's", "permissions": ["read", "write"]}),
+        )
+        .await;
+    (bob, bob_again, key)
+}
 
 async fn signing_out_ends_that_session_on_the_next_request(url: String) {
     let app = TestApp::start(&url).await;
@@ -41,15 +55,7 @@ async fn signing_out_ends_that_session_on_the_next_request(url: String) {
 async fn a_password_reset_ends_every_session_on_the_next_request(url: String) {
     let app = TestApp::start(&url).await;
     let (ada, _) = first_owner(&app).await;
-    // An admin, so that he may create API keys.
-    let bob = member(&app, &ada, "Bob", "bob@example.com", "admin").await;
-    let bob_again = sign_in(&app, "bob@example.com").await;
-    let key = app
-        .create_key(
-            &bob,
-            json!({"name": "bob's", "permissions": ["read", "write"]}),
-        )
-        .await;
+    let (bob, bob_again, key) = admin_bob(&app, &ada).await;
     app.post(
         "/api/user/request-password-reset",
         json!({"email": "bob@example.com"}),
@@ -92,15 +98,7 @@ async fn a_password_reset_ends_every_session_on_the_next_request(url: String) {
 async fn removal_ends_access_on_the_next_request(url: String) {
     let app = TestApp::start(&url).await;
     let (ada, _) = first_owner(&app).await;
-    // An admin, so that he may create API keys.
-    let bob = member(&app, &ada, "Bob", "bob@example.com", "admin").await;
-    let bob_again = sign_in(&app, "bob@example.com").await;
-    let key = app
-        .create_key(
-            &bob,
-            json!({"name": "bob's", "permissions": ["read", "write"]}),
-        )
-        .await;
+    let (bob, bob_again, key) = admin_bob(&app, &ada).await;
     assert_eq!(
         create_post(app.req(Method::POST, DOCS).cookie(&bob)).await,
         StatusCode::CREATED

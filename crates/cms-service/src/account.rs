@@ -6,7 +6,7 @@
 //! account's e-mail, then resetting its password). Verification and reset are reached from
 //! e-mailed links, without a session: the single-use token is the credential.
 
-use cms_core::{Email, Issue, Issues, Password};
+use cms_core::{Issue, Issues, Password};
 use serde_json::{Map, Value};
 
 use crate::Inner;
@@ -57,13 +57,10 @@ impl<'a> AccountService<'a> {
             .name
             .as_deref()
             .and_then(|n| auth::check_user_name(&mut issues, n));
-        let email = input.email.as_deref().and_then(|raw| {
-            let parsed = Email::parse(raw);
-            if parsed.is_none() {
-                issues.add("email", "format", "email is not a valid e-mail address");
-            }
-            parsed
-        });
+        let email = input
+            .email
+            .as_deref()
+            .and_then(|raw| auth::check_email(&mut issues, raw));
         issues.finish(()).map_err(Error::invalid)?;
 
         let now = self.inner.clock.now();
@@ -101,15 +98,10 @@ impl<'a> AccountService<'a> {
                 tx.delete_user_tokens(&user.id, kind.name()).await?;
             }
             if policy.require_email_verification {
-                let token = tokens::issue(
-                    self.inner,
-                    &mut *tx,
-                    &user.id,
-                    TokenKind::EmailVerification,
-                    now,
-                )
-                .await?;
-                verification = Some(auth::verification_message(self.inner, &user.email, &token));
+                verification = Some(
+                    auth::verification_mail(self.inner, &mut *tx, &user.id, &user.email, now)
+                        .await?,
+                );
             }
         }
         tx.commit().await?;
@@ -184,7 +176,7 @@ impl<'a> AccountService<'a> {
         RateLimitService::new(self.inner)
             .hit(Limited::PasswordReset, client.ip_address.as_deref(), email)
             .await?;
-        let email = parse_email(email)?;
+        let email = auth::required_email(email)?;
         let now = self.inner.clock.now();
         let mut tx = self.inner.store.write().await?;
         tx.delete_expired_user_tokens(now.millis()).await?;
@@ -325,16 +317,6 @@ impl<'a> AccountService<'a> {
         tx.commit().await?;
         Ok(EmailVerified { redirect })
     }
-}
-
-fn parse_email(raw: Option<&str>) -> Result<Email> {
-    Email::parse(required(raw, "email")?).ok_or_else(|| {
-        Error::invalid(vec![Issue::new(
-            "email",
-            "format",
-            "email is not a valid e-mail address",
-        )])
-    })
 }
 
 fn bad_reset_token() -> Error {

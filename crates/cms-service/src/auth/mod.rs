@@ -272,25 +272,18 @@ impl<'a> AuthService<'a> {
             .create_account(&mut *tx, account, Door::SignUp(&input.claim_code), now)
             .await?;
         if policy.require_email_verification {
-            let token = tokens::issue(
+            let mail = verification_mail(
                 self.inner,
                 &mut *tx,
                 &created.user.id,
-                TokenKind::EmailVerification,
+                &created.user.email,
                 now,
             )
             .await?;
             tx.commit().await?;
             log_first_admin(created.first, &created.user);
             // A failure is logged; signing in sends a new link.
-            let _ = self
-                .inner
-                .send_mail(&verification_message(
-                    self.inner,
-                    &created.user.email,
-                    &token,
-                ))
-                .await;
+            let _ = self.inner.send_mail(&mail).await;
             return Ok(SignedUp::VerificationRequired(User::from_record(
                 created.user,
             )?));
@@ -544,19 +537,9 @@ impl<'a> AuthService<'a> {
     /// A fresh verification link for an unverified user who tried to sign in.
     async fn resend_verification(&self, user: &UserRecord, now: Timestamp) -> Result<()> {
         let mut tx = self.inner.store.write().await?;
-        let token = tokens::issue(
-            self.inner,
-            &mut *tx,
-            &user.id,
-            TokenKind::EmailVerification,
-            now,
-        )
-        .await?;
+        let mail = verification_mail(self.inner, &mut *tx, &user.id, &user.email, now).await?;
         tx.commit().await?;
-        let _ = self
-            .inner
-            .send_mail(&verification_message(self.inner, &user.email, &token))
-            .await;
+        let _ = self.inner.send_mail(&mail).await;
         Ok(())
     }
 
@@ -838,9 +821,22 @@ fn log_first_admin(first: bool, user: &UserRecord) {
     }
 }
 
+/// Issues a verification token for `user_id` in `tx` and writes the e-mail that carries its
+/// link, to be sent once `tx` has committed.
+pub(crate) async fn verification_mail(
+    inner: &Inner,
+    tx: &mut dyn Tx,
+    user_id: &str,
+    to: &str,
+    now: Timestamp,
+) -> Result<MailMessage> {
+    let token = tokens::issue(inner, tx, user_id, TokenKind::EmailVerification, now).await?;
+    Ok(verification_message(inner, to, &token))
+}
+
 /// The e-mail that carries a verification link. The link opens the verify endpoint itself,
 /// which then sends the browser on to the admin.
-pub(crate) fn verification_message(inner: &Inner, to: &str, token: &str) -> MailMessage {
+fn verification_message(inner: &Inner, to: &str, token: &str) -> MailMessage {
     let link = inner.link(&format!(
         "/api/auth/verify-email?token={token}&callbackURL=%2Fadmin"
     ));
@@ -854,6 +850,22 @@ pub(crate) fn verification_message(inner: &Inner, to: &str, token: &str) -> Mail
         ),
         link,
     }
+}
+
+/// An e-mail address, or an issue at `email`.
+pub(crate) fn check_email(issues: &mut Issues, raw: &str) -> Option<Email> {
+    let parsed = Email::parse(raw);
+    if parsed.is_none() {
+        issues.add("email", "format", "email is not a valid e-mail address");
+    }
+    parsed
+}
+
+/// A required e-mail address, or a 400 naming what is wrong with it.
+pub(crate) fn required_email(raw: Option<&str>) -> Result<Email> {
+    let mut issues = Issues::new();
+    check_email(&mut issues, organizations::required(raw, "email")?)
+        .ok_or_else(|| Error::invalid(issues.into_vec()))
 }
 
 /// A person's name: trimmed, 1 to 100 characters, no control characters.
@@ -884,13 +896,7 @@ fn validate_new_user(
             issues.add("email", "required", "email is required");
             None
         }
-        Some(raw) => {
-            let parsed = Email::parse(raw);
-            if parsed.is_none() {
-                issues.add("email", "format", "email is not a valid e-mail address");
-            }
-            parsed
-        }
+        Some(raw) => check_email(&mut issues, raw),
     };
     let password = match password.as_deref() {
         None | Some("") => {

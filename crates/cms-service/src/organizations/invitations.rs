@@ -5,7 +5,7 @@
 //! An address has at most one pending invitation per organization: inviting it again while
 //! one is live is a 409; an expired one is retired and replaced.
 
-use cms_core::{BuiltInRole, CoreCapability, Email, Issue, Timestamp, new_id};
+use cms_core::{BuiltInRole, CoreCapability, Timestamp, new_id};
 use cms_store::Tx;
 use cms_store::invitations::InvitationRecord;
 use cms_store::organizations::MemberRecord;
@@ -93,15 +93,7 @@ impl<'a> InvitationService<'a> {
         role: Option<&str>,
     ) -> Result<Invitation> {
         let org_id = actor.require(CoreCapability::MemberInvite)?.to_string();
-        let email = required(email, "email").and_then(|raw| {
-            Email::parse(raw).ok_or_else(|| {
-                Error::invalid(vec![Issue::new(
-                    "email",
-                    "format",
-                    "email is not a valid e-mail address",
-                )])
-            })
-        })?;
+        let email = crate::auth::required_email(email)?;
         let role = role_name(role)?;
         if role.built_in() == Some(BuiltInRole::Owner) && !acts_as_owner(&actor.grant) {
             return Err(Error::NotPermitted(

@@ -28,60 +28,45 @@ BEGIN
     END IF;
 END $$;
 
--- The policies are written out in full rather than through helper functions: a SQL function
--- that cannot be inlined is planned again at every statement. `current_setting(..., true)` is
--- NULL or '' when the unit named no organization, which matches no row.
+-- The organization lookups are written into the policies rather than called through helper
+-- functions: a SQL function that cannot be inlined is planned again at every statement.
+-- `current_setting(..., true)` is NULL or '' when the unit named no organization, which
+-- matches no row. Readable: the acting organization and its children (one level: a child has
+-- none), as an array the planner computes once per statement (an InitPlan), through the
+-- primary key and `organizations_parent`.
 --
--- Readable: the acting organization and its children (one level: a child has none), as an
--- array the planner computes once per statement (an InitPlan), through the primary key and
--- `organizations_parent`.
-CREATE INDEX organizations_parent ON organizations(parent_id);
-
 -- Note for query plans: with a policy in force, PostgreSQL uses a user condition as an index
 -- condition only when its functions are leakproof, which the JSON operators are not; a `where`
 -- on a JSON field is therefore filtered within the (organization, type) index range rather
 -- than bounded by the field's expression index.
-ALTER TABLE documents ENABLE ROW LEVEL SECURITY;
-ALTER TABLE documents FORCE ROW LEVEL SECURITY;
-CREATE POLICY documents_read ON documents FOR SELECT
-    USING (organization_id = ANY (ARRAY(
-        SELECT o.id FROM organizations o
-        WHERE o.id = current_setting('cms.organization_id', true)
-           OR o.parent_id = current_setting('cms.organization_id', true))));
-CREATE POLICY documents_insert ON documents FOR INSERT
-    WITH CHECK (organization_id = current_setting('cms.organization_id', true));
-CREATE POLICY documents_update ON documents FOR UPDATE
-    USING (organization_id = current_setting('cms.organization_id', true))
-    WITH CHECK (organization_id = current_setting('cms.organization_id', true));
-CREATE POLICY documents_delete ON documents FOR DELETE
-    USING (organization_id = current_setting('cms.organization_id', true));
+CREATE INDEX organizations_parent ON organizations(parent_id);
 
-ALTER TABLE document_versions ENABLE ROW LEVEL SECURITY;
-ALTER TABLE document_versions FORCE ROW LEVEL SECURITY;
-CREATE POLICY document_versions_read ON document_versions FOR SELECT
-    USING (organization_id = ANY (ARRAY(
-        SELECT o.id FROM organizations o
-        WHERE o.id = current_setting('cms.organization_id', true)
-           OR o.parent_id = current_setting('cms.organization_id', true))));
-CREATE POLICY document_versions_insert ON document_versions FOR INSERT
-    WITH CHECK (organization_id = current_setting('cms.organization_id', true));
-CREATE POLICY document_versions_update ON document_versions FOR UPDATE
-    USING (organization_id = current_setting('cms.organization_id', true))
-    WITH CHECK (organization_id = current_setting('cms.organization_id', true));
-CREATE POLICY document_versions_delete ON document_versions FOR DELETE
-    USING (organization_id = current_setting('cms.organization_id', true));
+-- Puts a table with an `organization_id` column behind the wall. Later migrations call it for
+-- their tenant tables (assets), so every table gets exactly the same policies.
+CREATE FUNCTION cms_enable_tenant_wall(tbl TEXT) RETURNS VOID
+    LANGUAGE plpgsql
+    AS $$
+    DECLARE
+        acting CONSTANT TEXT := 'current_setting(''cms.organization_id'', true)';
+    BEGIN
+        EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', tbl);
+        EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', tbl);
+        EXECUTE format(
+            'CREATE POLICY %I ON %I FOR SELECT USING (organization_id = ANY (ARRAY('
+            'SELECT o.id FROM organizations o WHERE o.id = %s OR o.parent_id = %s)))',
+            tbl || '_read', tbl, acting, acting);
+        EXECUTE format('CREATE POLICY %I ON %I FOR INSERT WITH CHECK (organization_id = %s)',
+            tbl || '_insert', tbl, acting);
+        EXECUTE format(
+            'CREATE POLICY %I ON %I FOR UPDATE USING (organization_id = %s) '
+            'WITH CHECK (organization_id = %s)',
+            tbl || '_update', tbl, acting, acting);
+        EXECUTE format('CREATE POLICY %I ON %I FOR DELETE USING (organization_id = %s)',
+            tbl || '_delete', tbl, acting);
+    END
+    $$;
+REVOKE EXECUTE ON FUNCTION cms_enable_tenant_wall(TEXT) FROM PUBLIC;
 
-ALTER TABLE document_references ENABLE ROW LEVEL SECURITY;
-ALTER TABLE document_references FORCE ROW LEVEL SECURITY;
-CREATE POLICY document_references_read ON document_references FOR SELECT
-    USING (organization_id = ANY (ARRAY(
-        SELECT o.id FROM organizations o
-        WHERE o.id = current_setting('cms.organization_id', true)
-           OR o.parent_id = current_setting('cms.organization_id', true))));
-CREATE POLICY document_references_insert ON document_references FOR INSERT
-    WITH CHECK (organization_id = current_setting('cms.organization_id', true));
-CREATE POLICY document_references_update ON document_references FOR UPDATE
-    USING (organization_id = current_setting('cms.organization_id', true))
-    WITH CHECK (organization_id = current_setting('cms.organization_id', true));
-CREATE POLICY document_references_delete ON document_references FOR DELETE
-    USING (organization_id = current_setting('cms.organization_id', true));
+SELECT cms_enable_tenant_wall('documents');
+SELECT cms_enable_tenant_wall('document_versions');
+SELECT cms_enable_tenant_wall('document_references');
