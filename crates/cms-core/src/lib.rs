@@ -6,6 +6,7 @@
 
 pub mod access;
 pub mod api_key;
+pub mod asset;
 pub mod canonical;
 pub mod capability;
 pub mod field_kind;
