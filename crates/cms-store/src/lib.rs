@@ -2,7 +2,7 @@
 //!
 //! The service layer talks to a [`Store`] and to the units of work ([`Tx`]) it hands out. Each
 //! concept of the domain has a module here (users, sessions, organizations, roles, API keys,
-//! invitations, e-mail tokens, preferences, ...)
+//! invitations, e-mail tokens, preferences, documents, references, assets, ...)
 //! with its record types and a repository trait; the SQL in those modules is written once in the
 //! dialect both engines understand (`$1` placeholders, `ON CONFLICT`, `RETURNING`) and
 //! instantiated for the SQLite and the PostgreSQL unit of work. Where the dialects differ the
@@ -16,6 +16,7 @@ mod postgres;
 mod sqlite;
 
 pub mod api_keys;
+pub mod assets;
 pub mod documents;
 pub mod events;
 pub mod filter_sql;
@@ -94,6 +95,13 @@ pub trait Store: Send + Sync + 'static {
         tx.act_for(organization_id).await?;
         Ok(tx)
     }
+
+    /// A read unit serving public asset delivery (see [`Tx::act_for_delivery`]).
+    async fn read_for_delivery(&self) -> Result<Box<dyn Tx>> {
+        let mut tx = self.read().await?;
+        tx.act_for_delivery().await?;
+        Ok(tx)
+    }
 }
 
 /// A unit of work: every repository of the domain, on one connection.
@@ -115,6 +123,7 @@ pub trait Tx:
     + invitations::Invitations
     + user_tokens::UserTokens
     + preferences::Preferences
+    + assets::Assets
     + Send
 {
     /// Makes the writes of this unit durable. A read unit commits trivially.
@@ -126,6 +135,11 @@ pub trait Tx:
     /// written, and a unit that never names one sees and writes nothing there. SQLite has no
     /// second wall: there it changes nothing.
     async fn act_for(&mut self, organization_id: &str) -> Result<()>;
+
+    /// Marks this read unit as serving public asset delivery (/media): on PostgreSQL it may then read
+    /// any asset row by id (policy `assets_delivery`), and nothing else beyond what `act_for` allows.
+    /// SQLite has no second wall: there it changes nothing.
+    async fn act_for_delivery(&mut self) -> Result<()>;
 }
 
 /// Opens the database a URL names: `sqlite://PATH` (created when missing) or `postgres://...`.
@@ -163,6 +177,7 @@ macro_rules! impl_repositories {
         $crate::schedules::impl_schedules!($tx);
         $crate::user_tokens::impl_user_tokens!($tx);
         $crate::preferences::impl_preferences!($tx);
+        $crate::assets::impl_assets!($tx);
     };
 }
 pub(crate) use impl_repositories;
@@ -215,5 +230,7 @@ fn fnv1a(text: &str) -> u64 {
 
 #[cfg(test)]
 mod conformance;
+#[cfg(test)]
+mod conformance_assets;
 #[cfg(test)]
 mod conformance_people;

@@ -64,6 +64,10 @@ impl PgStore {
 /// The transaction-local setting row-level security reads (migration 0005).
 const ACTING_ORGANIZATION: &str = "cms.organization_id";
 
+/// The transaction-local setting that marks a unit serving public asset delivery: policy
+/// `assets_delivery` (migration 0006) lets it read any asset row.
+const DELIVERY: &str = "cms.delivery";
+
 /// Superusers and `BYPASSRLS` roles are exempt from row-level security, even with FORCE; a
 /// login that is one of them switches to the application role, so the policies hold for every
 /// query the service makes. A plain login owns the tables, and FORCE ROW LEVEL SECURITY
@@ -154,6 +158,14 @@ impl Store for PgStore {
     async fn write_for(&self, organization_id: &str) -> Result<Box<dyn Tx>> {
         self.begin_acting(organization_id).await
     }
+
+    /// The setting rides in the round trip of the `BEGIN`, as for [`PgStore::begin_acting`].
+    async fn read_for_delivery(&self) -> Result<Box<dyn Tx>> {
+        let begin = format!("BEGIN; SELECT set_config('{DELIVERY}', 'on', true)");
+        Ok(Box::new(PgTx {
+            tx: self.pool.begin_with(sqlx::AssertSqlSafe(begin)).await?,
+        }))
+    }
 }
 
 /// Reads run in a transaction too: the acting organization is a transaction-local setting
@@ -198,6 +210,14 @@ impl Tx for PgTx {
         sqlx::query("SELECT set_config($1, $2, true)")
             .bind(ACTING_ORGANIZATION)
             .bind(organization_id)
+            .execute(&mut *self.tx)
+            .await?;
+        Ok(())
+    }
+
+    async fn act_for_delivery(&mut self) -> Result<()> {
+        sqlx::query("SELECT set_config($1, 'on', true)")
+            .bind(DELIVERY)
             .execute(&mut *self.tx)
             .await?;
         Ok(())

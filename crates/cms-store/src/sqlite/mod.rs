@@ -210,6 +210,10 @@ impl Tx for SqliteTx {
     async fn act_for(&mut self, _organization_id: &str) -> Result<()> {
         Ok(())
     }
+
+    async fn act_for_delivery(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 crate::impl_repositories!(SqliteTx);
