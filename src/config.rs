@@ -31,6 +31,13 @@ const KEYS: &[(&str, Kind)] = &[
     ("database.url", Kind::Str),
     ("storage.kind", Kind::Str),
     ("storage.path", Kind::Str),
+    ("storage.bucket", Kind::Str),
+    ("storage.endpoint", Kind::Str),
+    ("storage.region", Kind::Str),
+    ("storage.accessKeyId", Kind::Str),
+    ("storage.secretAccessKey", Kind::Str),
+    ("storage.forcePathStyle", Kind::Bool),
+    ("storage.directUpload", Kind::Bool),
     ("auth.secret", Kind::Str),
     ("auth.inviteOnly", Kind::Bool),
     ("auth.requireEmailVerification", Kind::Bool),
@@ -206,9 +213,23 @@ pub struct DatabaseConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct StorageConfig {
+    /// `local` (default) or `s3`.
     pub kind: String,
     /// Local asset directory; `{dataDir}/media` when unset.
     pub path: Option<PathBuf>,
+    /// S3: the bucket (required with `kind = "s3"`).
+    pub bucket: Option<String>,
+    /// S3: an S3-compatible server (`http://127.0.0.1:9000`); unset for AWS.
+    pub endpoint: Option<String>,
+    /// S3: the region (`us-east-1` by default).
+    pub region: String,
+    /// S3: credentials; unset, the usual `AWS_*` environment variables or the instance role.
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
+    /// S3: bucket in the path rather than the host name (MinIO and most compatible servers).
+    pub force_path_style: bool,
+    /// Clients may upload straight to storage (upload-url/confirm); needs `kind = "s3"`.
+    pub direct_upload: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -293,6 +314,13 @@ impl Default for StorageConfig {
         StorageConfig {
             kind: "local".into(),
             path: None,
+            bucket: None,
+            endpoint: None,
+            region: "us-east-1".into(),
+            access_key_id: None,
+            secret_access_key: None,
+            force_path_style: false,
+            direct_upload: false,
         }
     }
 }
@@ -397,12 +425,7 @@ impl Config {
             )));
         }
         self.check_email()?;
-        if self.storage.kind != "local" {
-            return Err(ConfigError(format!(
-                "storage.kind = \"{}\" is not available in this version; only \"local\" is",
-                self.storage.kind
-            )));
-        }
+        self.check_storage()?;
         if !(1..=365).contains(&self.auth.session_lifetime_days) {
             return Err(ConfigError(
                 "auth.sessionLifetimeDays must be 1 to 365".into(),
@@ -483,6 +506,65 @@ impl Config {
                     .map_err(|why| ConfigError(format!("server.trustedProxies: {why}")))
             })
             .collect()
+    }
+
+    fn check_storage(&self) -> Result<(), ConfigError> {
+        let storage = &self.storage;
+        match storage.kind.as_str() {
+            "local" => {
+                if storage.direct_upload {
+                    return Err(ConfigError(
+                        "storage.directUpload = true needs storage.kind = \"s3\": local disk has no presigned uploads".into(),
+                    ));
+                }
+                Ok(())
+            }
+            "s3" => {
+                if storage
+                    .bucket
+                    .as_deref()
+                    .is_none_or(|b| b.trim().is_empty())
+                {
+                    return Err(ConfigError(
+                        "storage.kind = \"s3\" needs storage.bucket".into(),
+                    ));
+                }
+                if let Some(endpoint) = storage.endpoint.as_deref().filter(|e| !e.is_empty())
+                    && !(endpoint.starts_with("http://") || endpoint.starts_with("https://"))
+                {
+                    return Err(ConfigError(format!(
+                        "storage.endpoint `{endpoint}` must start with http:// or https://"
+                    )));
+                }
+                if storage.region.trim().is_empty() {
+                    return Err(ConfigError("storage.region must not be empty".into()));
+                }
+                let given = |v: &Option<String>| v.as_deref().is_some_and(|v| !v.is_empty());
+                if given(&storage.access_key_id) != given(&storage.secret_access_key) {
+                    return Err(ConfigError(
+                        "storage.accessKeyId and storage.secretAccessKey go together: set both or neither".into(),
+                    ));
+                }
+                Ok(())
+            }
+            other => Err(ConfigError(format!(
+                "storage.kind = \"{other}\" is not known: use \"local\" or \"s3\""
+            ))),
+        }
+    }
+
+    /// Where the S3 bucket is, from `storage.*` (meaningful with `storage.kind = "s3"`).
+    pub fn s3_settings(&self) -> cms_service::S3Settings {
+        let storage = &self.storage;
+        let set = |v: &Option<String>| v.clone().filter(|v| !v.is_empty());
+        cms_service::S3Settings {
+            bucket: storage.bucket.clone().unwrap_or_default(),
+            endpoint: set(&storage.endpoint),
+            region: storage.region.clone(),
+            access_key_id: set(&storage.access_key_id),
+            secret_access_key: set(&storage.secret_access_key),
+            force_path_style: storage.force_path_style,
+        }
     }
 
     fn check_email(&self) -> Result<(), ConfigError> {
@@ -755,6 +837,121 @@ mod tests {
             "{err}"
         );
         assert!(Config::load(Some(Path::new("/nonexistent/cms.toml")), env(&[])).is_err());
+    }
+
+    #[test]
+    fn storage_defaults_to_local_disk() {
+        let c = Config::load(None, env(&[])).unwrap().config;
+        assert_eq!(c.storage.kind, "local");
+        assert!(!c.storage.direct_upload);
+        assert_eq!(c.storage.region, "us-east-1");
+        assert!(!c.storage.force_path_style);
+        assert_eq!(c.storage.bucket, None);
+    }
+
+    #[test]
+    fn s3_storage_from_the_file_and_the_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("cms.toml");
+        std::fs::write(
+            &file,
+            "[storage]\nkind = \"s3\"\nbucket = \"assets\"\nendpoint = \"http://127.0.0.1:9000\"\n\
+             accessKeyId = \"AKID\"\nsecretAccessKey = \"SECRET\"\nforcePathStyle = true\n\
+             directUpload = true\n",
+        )
+        .unwrap();
+        let loaded = Config::load(Some(&file), env(&[])).unwrap();
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        let c = loaded.config;
+        assert!(c.storage.direct_upload);
+        let s3 = c.s3_settings();
+        assert_eq!(s3.bucket, "assets");
+        assert_eq!(s3.endpoint.as_deref(), Some("http://127.0.0.1:9000"));
+        assert_eq!(s3.region, "us-east-1");
+        assert_eq!(
+            (s3.access_key_id.as_deref(), s3.secret_access_key.as_deref()),
+            (Some("AKID"), Some("SECRET"))
+        );
+        assert!(s3.force_path_style);
+
+        // Every storage key can come from the environment, over the file.
+        let c = Config::load(
+            Some(&file),
+            env(&[
+                ("CMS_STORAGE_BUCKET", "other"),
+                ("CMS_STORAGE_ENDPOINT", "https://s3.example.com"),
+                ("CMS_STORAGE_REGION", "eu-west-3"),
+                ("CMS_STORAGE_ACCESS_KEY_ID", "K2"),
+                ("CMS_STORAGE_SECRET_ACCESS_KEY", "S2"),
+                ("CMS_STORAGE_FORCE_PATH_STYLE", "false"),
+                ("CMS_STORAGE_DIRECT_UPLOAD", "false"),
+            ]),
+        )
+        .unwrap()
+        .config;
+        let s3 = c.s3_settings();
+        assert_eq!(
+            (
+                s3.bucket.as_str(),
+                s3.endpoint.as_deref(),
+                s3.region.as_str()
+            ),
+            ("other", Some("https://s3.example.com"), "eu-west-3")
+        );
+        assert_eq!(
+            (s3.access_key_id.as_deref(), s3.secret_access_key.as_deref()),
+            (Some("K2"), Some("S2"))
+        );
+        assert!(!s3.force_path_style);
+        assert!(!c.storage.direct_upload);
+
+        let c = Config::load(
+            None,
+            env(&[("CMS_STORAGE_KIND", "s3"), ("CMS_STORAGE_BUCKET", "b")]),
+        )
+        .unwrap()
+        .config;
+        let s3 = c.s3_settings();
+        assert_eq!((s3.endpoint, s3.access_key_id), (None, None));
+    }
+
+    #[test]
+    fn storage_settings_that_cannot_work_are_refused() {
+        for (bad, says) in [
+            (vec![("CMS_STORAGE_KIND", "s3")], "storage.bucket"),
+            (
+                vec![("CMS_STORAGE_KIND", "s3"), ("CMS_STORAGE_BUCKET", " ")],
+                "storage.bucket",
+            ),
+            (
+                vec![("CMS_STORAGE_DIRECT_UPLOAD", "true")],
+                "storage.kind = \"s3\"",
+            ),
+            (vec![("CMS_STORAGE_KIND", "azure")], "storage.kind"),
+            (
+                vec![
+                    ("CMS_STORAGE_KIND", "s3"),
+                    ("CMS_STORAGE_BUCKET", "b"),
+                    ("CMS_STORAGE_ENDPOINT", "127.0.0.1:9000"),
+                ],
+                "storage.endpoint",
+            ),
+            (
+                vec![
+                    ("CMS_STORAGE_KIND", "s3"),
+                    ("CMS_STORAGE_BUCKET", "b"),
+                    ("CMS_STORAGE_ACCESS_KEY_ID", "k"),
+                ],
+                "storage.secretAccessKey",
+            ),
+        ] {
+            let err = Config::load(None, env(&bad)).err().unwrap();
+            assert!(err.to_string().contains(says), "{bad:?}: {err}");
+        }
+        let err = Config::load(None, env(&[("CMS_STORAGE_DIRECT_UPLOAD", "true")]))
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("storage.directUpload"), "{err}");
     }
 
     #[test]

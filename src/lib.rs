@@ -184,13 +184,7 @@ impl Builder {
         store.migrate().await?;
         let storage = match self.storage {
             Some(s) => s,
-            None => {
-                let path = config.storage_path();
-                let local = cms_service::LocalStorage::open(&path).map_err(|e| {
-                    StartError::Io(format!("asset storage {}: {e}", path.display()))
-                })?;
-                Arc::new(local)
-            }
+            None => storage_from(&config)?,
         };
         let cms = Cms::start(cms_service::Parts {
             store,
@@ -228,6 +222,19 @@ impl Builder {
         );
         Ok(App { cms, router })
     }
+}
+
+/// The configured asset storage: local disk (default) or an S3 bucket.
+fn storage_from(config: &Config) -> Result<Arc<dyn BlobStore>, StartError> {
+    if config.storage.kind == "s3" {
+        let s3 = cms_service::ObjectStorage::s3(&config.s3_settings())
+            .map_err(|e| ConfigError(format!("storage: {e}")))?;
+        return Ok(Arc::new(s3));
+    }
+    let path = config.storage_path();
+    let local = cms_service::ObjectStorage::local(&path)
+        .map_err(|e| StartError::Io(format!("asset storage {}: {e}", path.display())))?;
+    Ok(Arc::new(local))
 }
 
 /// The configured e-mail transport: the log (default) or SMTP.

@@ -1,11 +1,12 @@
 //! /healthz and /api/cms-health: bounded checks, honest status codes.
 
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use axum::http::StatusCode;
-use cms::service::BlobStore;
+use cms::service::{BlobStore, BlobWriter, ByteStream, StorageError};
 use serde_json::json;
 
 use crate::support::{TestApp, config_for};
@@ -56,6 +57,29 @@ impl BlobStore for Hanging {
     async fn health(&self) -> Result<(), String> {
         std::future::pending().await
     }
+    async fn writer(&self, _key: &str) -> Result<Box<dyn BlobWriter>, StorageError> {
+        std::future::pending().await
+    }
+    async fn size(&self, _key: &str) -> Result<Option<u64>, StorageError> {
+        std::future::pending().await
+    }
+    async fn read(
+        &self,
+        _key: &str,
+        _range: Option<Range<u64>>,
+    ) -> Result<ByteStream, StorageError> {
+        std::future::pending().await
+    }
+    async fn delete(&self, _key: &str) -> Result<(), StorageError> {
+        std::future::pending().await
+    }
+    async fn presigned_put(
+        &self,
+        _key: &str,
+        _expires_in: Duration,
+    ) -> Result<Option<String>, StorageError> {
+        std::future::pending().await
+    }
 }
 
 /// Storage whose check panics.
@@ -69,6 +93,33 @@ impl BlobStore for Throwing {
     async fn health(&self) -> Result<(), String> {
         panic!("the storage adapter blew up")
     }
+    async fn writer(&self, _key: &str) -> Result<Box<dyn BlobWriter>, StorageError> {
+        Err(blew_up())
+    }
+    async fn size(&self, _key: &str) -> Result<Option<u64>, StorageError> {
+        Err(blew_up())
+    }
+    async fn read(
+        &self,
+        _key: &str,
+        _range: Option<Range<u64>>,
+    ) -> Result<ByteStream, StorageError> {
+        Err(blew_up())
+    }
+    async fn delete(&self, _key: &str) -> Result<(), StorageError> {
+        Err(blew_up())
+    }
+    async fn presigned_put(
+        &self,
+        _key: &str,
+        _expires_in: Duration,
+    ) -> Result<Option<String>, StorageError> {
+        Err(blew_up())
+    }
+}
+
+fn blew_up() -> StorageError {
+    StorageError::Other("the storage adapter blew up".into())
 }
 
 async fn a_hanging_storage_check_is_unhealthy_within_its_timeout(url: String) {

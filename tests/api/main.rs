@@ -23,4 +23,5 @@ mod members;
 mod organizations;
 mod rate_limit;
 mod roles;
+mod s3;
 mod tenancy;

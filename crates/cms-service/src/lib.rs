@@ -53,7 +53,7 @@ pub use organizations::{
 };
 pub use rate_limit::{Limited, RateLimitService, RateLimitSettings};
 pub use roles::{NewRole, Role, RoleEdit, RoleService};
-pub use storage::{BlobStore, LocalStorage};
+pub use storage::{BlobStore, BlobWriter, ByteStream, ObjectStorage, S3Settings, StorageError};
 
 /// Settings the service layer acts on. The `cms` crate fills them from configuration.
 #[derive(Debug, Clone)]

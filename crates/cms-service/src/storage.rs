@@ -1,50 +1,541 @@
-//! Asset storage: where uploaded bytes live. Local disk by default.
+//! Asset storage: where uploaded bytes live. Local disk by default, or an S3-compatible
+//! object store, both through the `object_store` crate.
+//!
+//! The service addresses one object per key (the asset id). Writes stream in chunks and become
+//! visible only when finished; reads stream, whole or by range, and never hold the object in
+//! memory.
 
+use std::io::{Read, Seek, SeekFrom};
+use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
+use bytes::Bytes;
+use futures_util::{StreamExt, TryStreamExt};
+use object_store::aws::AmazonS3Builder;
+use object_store::buffered::BufWriter;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+use object_store::signer::{Method, Signer};
+use object_store::{
+    BackoffConfig, ClientOptions, GetOptions, GetResultPayload, ObjectStore, ObjectStoreExt,
+    RetryConfig,
+};
 
-/// A place that holds asset bytes.
-#[async_trait]
-pub trait BlobStore: Send + Sync + 'static {
-    /// A short name for logs and health reports (`local`, `s3`).
-    fn kind(&self) -> &'static str;
+/// The bytes of an object, chunk by chunk.
+pub type ByteStream = futures_util::stream::BoxStream<'static, Result<Bytes, StorageError>>;
 
-    /// Proves the storage can be reached and used; the error says why not.
-    async fn health(&self) -> Result<(), String>;
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    #[error("no such object")]
+    NotFound,
+    #[error("{0}")]
+    Other(String),
 }
 
-/// Assets as files under a directory.
-pub struct LocalStorage {
-    root: PathBuf,
-}
-
-impl LocalStorage {
-    /// Uses `root`, creating it when missing.
-    pub fn open(root: impl Into<PathBuf>) -> std::io::Result<LocalStorage> {
-        let root = root.into();
-        std::fs::create_dir_all(&root)?;
-        Ok(LocalStorage { root })
+impl From<object_store::Error> for StorageError {
+    fn from(e: object_store::Error) -> Self {
+        match e {
+            object_store::Error::NotFound { .. } => StorageError::NotFound,
+            other => StorageError::Other(other.to_string()),
+        }
     }
 }
 
+/// A place that holds asset bytes, one object per key (the service uses the asset id as key).
 #[async_trait]
-impl BlobStore for LocalStorage {
+pub trait BlobStore: Send + Sync + 'static {
+    /// `local` or `s3`, for logs and health reports.
+    fn kind(&self) -> &'static str;
+
+    /// Proves the storage can be reached and written; the error says why not.
+    async fn health(&self) -> Result<(), String>;
+
+    /// Starts writing an object. Nothing is visible under `key` until `finish`; `abort` (or
+    /// drop) leaves nothing behind.
+    async fn writer(&self, key: &str) -> Result<Box<dyn BlobWriter>, StorageError>;
+
+    /// The object's size in bytes; None when there is no such object.
+    async fn size(&self, key: &str) -> Result<Option<u64>, StorageError>;
+
+    /// Streams the object's bytes, or only `range` (start inclusive, end exclusive, already
+    /// checked by the caller to lie within the size). Never loads the whole object in memory.
+    async fn read(&self, key: &str, range: Option<Range<u64>>) -> Result<ByteStream, StorageError>;
+
+    /// Removes the object; an absent object is not an error.
+    async fn delete(&self, key: &str) -> Result<(), StorageError>;
+
+    /// A URL a client may PUT the object's bytes to directly, valid for `expires_in`; None when
+    /// this storage cannot presign (local disk).
+    async fn presigned_put(
+        &self,
+        key: &str,
+        expires_in: Duration,
+    ) -> Result<Option<String>, StorageError>;
+}
+
+/// An object being written, chunk by chunk.
+#[async_trait]
+pub trait BlobWriter: Send {
+    async fn write(&mut self, chunk: Bytes) -> Result<(), StorageError>;
+    async fn finish(self: Box<Self>) -> Result<(), StorageError>;
+    async fn abort(self: Box<Self>);
+}
+
+/// Objects smaller than this are written with one request (local: one temporary file renamed
+/// into place); from this size on the writer switches to a multipart upload in parts of this
+/// size (S3 wants at least 5 MiB per part but the last).
+const PART_SIZE: usize = 8 * 1024 * 1024;
+
+/// Parts of one upload in flight at once: with the part being filled, an upload holds at most
+/// about `(PART_UPLOADS + 1) * PART_SIZE` bytes in memory.
+const PART_UPLOADS: usize = 2;
+
+/// Chunk size when streaming a local file. `GetResult::into_stream` reads local files in 8 KiB
+/// chunks, one blocking-pool hop each; bigger chunks cost far fewer hops.
+const FILE_CHUNK: usize = 64 * 1024;
+
+/// Asset storage through `object_store`: local disk or S3-compatible.
+pub struct ObjectStorage {
+    store: Arc<dyn ObjectStore>,
+    /// Present when the store can presign requests (S3).
+    signer: Option<Arc<dyn Signer>>,
+    kind: &'static str,
+}
+
+/// Where an S3-compatible bucket is and how to reach it.
+#[derive(Debug, Clone)]
+pub struct S3Settings {
+    pub bucket: String,
+    /// e.g. http://127.0.0.1:9000 for an S3-compatible server; None for AWS.
+    pub endpoint: Option<String>,
+    pub region: String,
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
+    /// Path-style URLs (bucket in the path), as MinIO/moto want.
+    pub force_path_style: bool,
+}
+
+impl ObjectStorage {
+    /// Files under `root` (created when missing).
+    pub fn local(root: impl Into<PathBuf>) -> std::io::Result<ObjectStorage> {
+        let root = root.into();
+        std::fs::create_dir_all(&root)?;
+        // `with_fsync`: an upload is acknowledged (and its asset row committed) only once its
+        // bytes are on disk, as an S3 PUT would be.
+        let store = LocalFileSystem::new_with_prefix(&root)
+            .map_err(std::io::Error::other)?
+            .with_fsync(true);
+        Ok(ObjectStorage {
+            store: Arc::new(store),
+            signer: None,
+            kind: "local",
+        })
+    }
+
+    /// An S3 bucket, on AWS or an S3-compatible server. Settings left unset (credentials) may
+    /// come from the usual `AWS_*` environment variables or the instance's role.
+    pub fn s3(settings: &S3Settings) -> Result<ObjectStorage, String> {
+        if settings.bucket.trim().is_empty() {
+            return Err("an S3 bucket name is required".into());
+        }
+        // Network bounds. Connecting gets 3 s, so an unreachable endpoint fails fast. There is
+        // no bound on a whole request: a long download streamed to a slow client, or a part
+        // uploaded over a slow link, must not be cut off only for lasting long. Instead a
+        // server that sends nothing for 60 s has stalled. Failed requests are retried twice
+        // (100 ms, then 200 ms, backoff capped at 2 s, never retried past 30 s): enough for a
+        // dropped connection, and a dead endpoint is reported in about a second rather than
+        // after object_store's default of 10 retries over 3 minutes.
+        let client = ClientOptions::new()
+            .with_connect_timeout(Duration::from_secs(3))
+            .with_timeout_disabled()
+            .with_read_timeout(Duration::from_secs(60));
+        let retry = RetryConfig {
+            backoff: BackoffConfig {
+                init_backoff: Duration::from_millis(100),
+                max_backoff: Duration::from_secs(2),
+                base: 2.0,
+            },
+            max_retries: 2,
+            retry_timeout: Duration::from_secs(30),
+        };
+        let mut builder = AmazonS3Builder::from_env()
+            .with_bucket_name(&settings.bucket)
+            .with_region(&settings.region)
+            .with_virtual_hosted_style_request(!settings.force_path_style)
+            .with_client_options(client)
+            .with_retry(retry);
+        if let Some(endpoint) = settings.endpoint.as_deref().filter(|e| !e.is_empty()) {
+            builder = builder
+                .with_endpoint(endpoint)
+                .with_allow_http(endpoint.starts_with("http://"));
+        }
+        if let Some(key) = &settings.access_key_id {
+            builder = builder.with_access_key_id(key);
+        }
+        if let Some(secret) = &settings.secret_access_key {
+            builder = builder.with_secret_access_key(secret);
+        }
+        let s3 = Arc::new(builder.build().map_err(|e| format!("S3 storage: {e}"))?);
+        Ok(ObjectStorage {
+            store: s3.clone(),
+            signer: Some(s3),
+            kind: "s3",
+        })
+    }
+}
+
+/// The object path of a key. Keys are plain names (asset ids); `object_store`'s `Path` refuses
+/// `.`/`..` segments, so a key can never reach outside the root or the bucket.
+fn path(key: &str) -> Result<Path, StorageError> {
+    if key.is_empty() {
+        return Err(StorageError::Other("an empty storage key".into()));
+    }
+    Path::parse(key).map_err(|e| StorageError::Other(format!("storage key `{key}`: {e}")))
+}
+
+#[async_trait]
+impl BlobStore for ObjectStorage {
     fn kind(&self) -> &'static str {
-        "local"
+        self.kind
     }
 
     async fn health(&self) -> Result<(), String> {
-        // Writing a probe, not just reading metadata: a full or read-only disk must show here.
-        // Each check has its own file, so concurrent checks never remove each other's probe.
-        let probe = self
-            .root
-            .join(format!(".health-probe-{}", cms_core::new_id()));
-        tokio::fs::write(&probe, b"ok")
+        // Writing a probe, not just listing: a full or read-only disk, or credentials that may
+        // read but not write, must show here. Each check has its own key, so concurrent checks
+        // never remove each other's probe.
+        let probe = Path::from(format!(".health-probe-{}", cms_core::new_id()));
+        self.store
+            .put(&probe, Bytes::from_static(b"ok").into())
             .await
             .map_err(|e| format!("cannot write to storage: {e}"))?;
-        tokio::fs::remove_file(&probe)
+        match self.store.delete(&probe).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(format!("cannot clean up storage: {e}")),
+        }
+    }
+
+    async fn writer(&self, key: &str) -> Result<Box<dyn BlobWriter>, StorageError> {
+        let writer = BufWriter::with_capacity(self.store.clone(), path(key)?, PART_SIZE)
+            .with_max_concurrency(PART_UPLOADS);
+        Ok(Box::new(ObjectWriter {
+            inner: Some(writer),
+        }))
+    }
+
+    async fn size(&self, key: &str) -> Result<Option<u64>, StorageError> {
+        match self.store.head(&path(key)?).await {
+            Ok(meta) => Ok(Some(meta.size)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn read(&self, key: &str, range: Option<Range<u64>>) -> Result<ByteStream, StorageError> {
+        let location = path(key)?;
+        if let Some(range) = &range
+            && range.start >= range.end
+        {
+            // object_store refuses an empty range; the answer is no bytes, if the object exists.
+            self.store.head(&location).await?;
+            return Ok(futures_util::stream::empty().boxed());
+        }
+        let result = self
+            .store
+            .get_opts(&location, GetOptions::new().with_range(range))
+            .await?;
+        Ok(match result.payload {
+            GetResultPayload::File(file, _) => file_stream(file, result.range),
+            GetResultPayload::Stream(stream) => stream.map_err(StorageError::from).boxed(),
+        })
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), StorageError> {
+        match self.store.delete(&path(key)?).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn presigned_put(
+        &self,
+        key: &str,
+        expires_in: Duration,
+    ) -> Result<Option<String>, StorageError> {
+        let Some(signer) = &self.signer else {
+            return Ok(None);
+        };
+        let url = signer
+            .signed_url(Method::PUT, &path(key)?, expires_in)
+            .await?;
+        Ok(Some(url.to_string()))
+    }
+}
+
+/// Streams `range` of an open local file in `FILE_CHUNK` pieces, each read on the blocking
+/// pool. The file is already open, so the stream survives a concurrent delete (on Unix).
+fn file_stream(file: std::fs::File, range: Range<u64>) -> ByteStream {
+    futures_util::stream::try_unfold(
+        (file, range),
+        |(mut file, range): (std::fs::File, Range<u64>)| async move {
+            if range.start >= range.end {
+                return Ok(None);
+            }
+            let len = (range.end - range.start).min(FILE_CHUNK as u64) as usize;
+            let start = range.start;
+            let (file, buf) = tokio::task::spawn_blocking(move || {
+                let mut buf = vec![0; len];
+                file.seek(SeekFrom::Start(start))?;
+                file.read_exact(&mut buf)?;
+                Ok::<_, std::io::Error>((file, buf))
+            })
             .await
-            .map_err(|e| format!("cannot clean up storage: {e}"))
+            .map_err(|e| StorageError::Other(format!("reading from storage: {e}")))?
+            .map_err(|e| StorageError::Other(format!("reading from storage: {e}")))?;
+            let next = start + len as u64..range.end;
+            Ok(Some((Bytes::from(buf), (file, next))))
+        },
+    )
+    .boxed()
+}
+
+/// A write in progress: buffered up to `PART_SIZE` and then put in one request, or streamed as
+/// a multipart upload past that (`object_store`'s `BufWriter` decides).
+struct ObjectWriter {
+    /// None once finished or aborted.
+    inner: Option<BufWriter>,
+}
+
+#[async_trait]
+impl BlobWriter for ObjectWriter {
+    async fn write(&mut self, chunk: Bytes) -> Result<(), StorageError> {
+        let writer = self
+            .inner
+            .as_mut()
+            .ok_or_else(|| StorageError::Other("the write is over".into()))?;
+        Ok(writer.put(chunk).await?)
+    }
+
+    async fn finish(mut self: Box<Self>) -> Result<(), StorageError> {
+        let mut writer = self
+            .inner
+            .take()
+            .ok_or_else(|| StorageError::Other("the write is over".into()))?;
+        // `shutdown` puts a buffered object, or completes the multipart upload; on failure of
+        // the latter `object_store` aborts the upload itself.
+        std::future::poll_fn(|cx| {
+            tokio::io::AsyncWrite::poll_shutdown(std::pin::Pin::new(&mut writer), cx)
+        })
+        .await
+        .map_err(|e| StorageError::Other(format!("cannot write to storage: {e}")))
+    }
+
+    async fn abort(mut self: Box<Self>) {
+        if let Some(mut writer) = self.inner.take()
+            && let Err(e) = writer.abort().await
+        {
+            tracing::warn!(error = %e, "aborting a storage upload failed");
+        }
+    }
+}
+
+impl Drop for ObjectWriter {
+    /// A writer dropped unfinished aborts its upload in the background: the parts of an S3
+    /// multipart upload would otherwise stay stored (invisible, but billed). A local upload's
+    /// temporary file is removed by `object_store` itself.
+    fn drop(&mut self) {
+        if let Some(mut writer) = self.inner.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move {
+                if let Err(e) = writer.abort().await {
+                    tracing::warn!(error = %e, "aborting a dropped storage upload failed");
+                }
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn collect(stream: ByteStream) -> Vec<u8> {
+        stream
+            .try_fold(Vec::new(), |mut all, chunk| async move {
+                all.extend_from_slice(&chunk);
+                Ok(all)
+            })
+            .await
+            .unwrap()
+    }
+
+    fn pattern(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i % 251) as u8).collect()
+    }
+
+    /// Files in the storage root, probes and temporary files included.
+    fn files(root: &std::path::Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    async fn write_all(storage: &ObjectStorage, key: &str, data: &[u8], chunk: usize) {
+        let mut writer = storage.writer(key).await.unwrap();
+        for piece in data.chunks(chunk) {
+            writer.write(Bytes::copy_from_slice(piece)).await.unwrap();
+        }
+        writer.finish().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn local_write_in_chunks_then_read_whole_and_ranged() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = ObjectStorage::local(dir.path().join("media")).unwrap();
+        assert_eq!(storage.kind(), "local");
+        let data = pattern(300 * 1024 + 7);
+        write_all(&storage, "asset-1", &data, 10_000).await;
+
+        assert_eq!(
+            storage.size("asset-1").await.unwrap(),
+            Some(data.len() as u64)
+        );
+        let stream = storage.read("asset-1", None).await.unwrap();
+        assert_eq!(collect(stream).await, data);
+
+        for range in [0..1, 5..70_000, 100_000..data.len() as u64, 42..42] {
+            let stream = storage.read("asset-1", Some(range.clone())).await.unwrap();
+            let expected = &data[range.start as usize..range.end as usize];
+            assert_eq!(collect(stream).await, expected, "range {range:?}");
+        }
+        // Streamed in pieces, never as one buffer.
+        let chunks: Vec<Bytes> = storage
+            .read("asset-1", None)
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        assert!(chunks.len() > 1 && chunks.iter().all(|c| c.len() <= FILE_CHUNK));
+        assert_eq!(files(&dir.path().join("media")), vec!["asset-1"]);
+    }
+
+    #[tokio::test]
+    async fn local_large_object_goes_multipart_and_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = ObjectStorage::local(dir.path()).unwrap();
+        let data = pattern(PART_SIZE * 2 + 12_345);
+        write_all(&storage, "big", &data, 1024 * 1024).await;
+        assert_eq!(storage.size("big").await.unwrap(), Some(data.len() as u64));
+        let stream = storage.read("big", None).await.unwrap();
+        assert_eq!(collect(stream).await, data);
+        assert_eq!(files(dir.path()), vec!["big"]);
+    }
+
+    #[tokio::test]
+    async fn an_empty_object_can_be_written_and_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = ObjectStorage::local(dir.path()).unwrap();
+        storage
+            .writer("empty")
+            .await
+            .unwrap()
+            .finish()
+            .await
+            .unwrap();
+        assert_eq!(storage.size("empty").await.unwrap(), Some(0));
+        let stream = storage.read("empty", None).await.unwrap();
+        assert!(collect(stream).await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn delete_twice_and_missing_objects() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = ObjectStorage::local(dir.path()).unwrap();
+        write_all(&storage, "gone", b"bytes", 2).await;
+        storage.delete("gone").await.unwrap();
+        storage.delete("gone").await.unwrap();
+        assert_eq!(storage.size("gone").await.unwrap(), None);
+        assert!(matches!(
+            storage.read("gone", None).await.err(),
+            Some(StorageError::NotFound)
+        ));
+        assert!(matches!(
+            storage.read("gone", Some(0..1)).await.err(),
+            Some(StorageError::NotFound)
+        ));
+        assert!(matches!(
+            storage.read("gone", Some(0..0)).await.err(),
+            Some(StorageError::NotFound)
+        ));
+        assert!(files(dir.path()).is_empty());
+    }
+
+    #[tokio::test]
+    async fn abort_or_drop_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = ObjectStorage::local(dir.path()).unwrap();
+
+        // Small (still buffered) and large (multipart, a temporary file on disk) uploads.
+        for (key, len) in [("small", 1000), ("large", PART_SIZE + 1)] {
+            let mut writer = storage.writer(key).await.unwrap();
+            writer.write(Bytes::from(pattern(len))).await.unwrap();
+            writer.abort().await;
+            assert_eq!(storage.size(key).await.unwrap(), None);
+
+            let mut writer = storage.writer(key).await.unwrap();
+            writer.write(Bytes::from(pattern(len))).await.unwrap();
+            drop(writer);
+            assert_eq!(storage.size(key).await.unwrap(), None);
+        }
+        // The temporary files of dropped uploads are removed in the background.
+        for _ in 0..100 {
+            if files(dir.path()).is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(files(dir.path()).is_empty(), "{:?}", files(dir.path()));
+    }
+
+    #[tokio::test]
+    async fn local_health_writes_and_removes_a_probe() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = ObjectStorage::local(dir.path()).unwrap();
+        storage.health().await.unwrap();
+        storage.health().await.unwrap();
+        assert!(files(dir.path()).is_empty());
+
+        // A root that became a plain file cannot be written (permissions would not show it:
+        // tests may run as root).
+        let root = dir.path().join("broken");
+        let storage = ObjectStorage::local(&root).unwrap();
+        std::fs::remove_dir(&root).unwrap();
+        std::fs::write(&root, b"not a directory").unwrap();
+        let err = storage.health().await.unwrap_err();
+        assert!(err.contains("cannot write to storage"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn local_storage_presigns_nothing_and_keys_stay_inside() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = ObjectStorage::local(dir.path().join("root")).unwrap();
+        assert_eq!(
+            storage
+                .presigned_put("k", Duration::from_secs(60))
+                .await
+                .unwrap(),
+            None
+        );
+        for bad in ["", "../escape", "a/../../b"] {
+            assert!(storage.writer(bad).await.is_err(), "{bad}");
+            assert!(storage.size(bad).await.is_err(), "{bad}");
+        }
     }
 }
