@@ -38,6 +38,9 @@ const KEYS: &[(&str, Kind)] = &[
     ("storage.secretAccessKey", Kind::Str),
     ("storage.forcePathStyle", Kind::Bool),
     ("storage.directUpload", Kind::Bool),
+    ("assets.maxUploadBytes", Kind::Int),
+    ("assets.private", Kind::Bool),
+    ("assets.signingSecret", Kind::Str),
     ("auth.secret", Kind::Str),
     ("auth.inviteOnly", Kind::Bool),
     ("auth.requireEmailVerification", Kind::Bool),
@@ -74,6 +77,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("CMS_PORT", "server.port"),
     ("CMS_WORKER_SECRET", "jobs.workerSecret"),
     ("CMS_EMBEDDED_WORKER", "jobs.embeddedWorker"),
+    ("CMS_ASSET_SIGNING_SECRET", "assets.signingSecret"),
 ];
 
 #[derive(Debug, Clone, Deserialize)]
@@ -84,6 +88,7 @@ pub struct Config {
     pub server: ServerConfig,
     pub database: DatabaseConfig,
     pub storage: StorageConfig,
+    pub assets: AssetsConfig,
     pub auth: AuthConfig,
     pub health: HealthConfig,
     pub log: LogConfig,
@@ -177,6 +182,28 @@ pub struct SchemasConfig {
     /// JSON files, each one schema or an array of schemas; `*` matches within a file name
     /// (`schemas/*.json`). None configured: the demo schemas.
     pub paths: Vec<String>,
+}
+
+/// Uploads and delivery (CONTRACT.md section 6).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AssetsConfig {
+    /// Larger uploads are refused with 413.
+    pub max_upload_bytes: u64,
+    /// /media needs a session or a signed link.
+    pub private: bool,
+    /// Signs /media links (CMS_ASSET_SIGNING_SECRET); unset, no signature verifies.
+    pub signing_secret: Option<String>,
+}
+
+impl Default for AssetsConfig {
+    fn default() -> Self {
+        AssetsConfig {
+            max_upload_bytes: 50 * 1024 * 1024,
+            private: false,
+            signing_secret: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -286,6 +313,7 @@ impl Default for Config {
             server: ServerConfig::default(),
             database: DatabaseConfig::default(),
             storage: StorageConfig::default(),
+            assets: AssetsConfig::default(),
             auth: AuthConfig::default(),
             health: HealthConfig::default(),
             log: LogConfig::default(),
@@ -441,6 +469,20 @@ impl Config {
         }
         if !matches!(self.log.format.as_str(), "text" | "json") {
             return Err(ConfigError("log.format is \"text\" or \"json\"".into()));
+        }
+        if self.assets.max_upload_bytes == 0 {
+            return Err(ConfigError("assets.maxUploadBytes must be positive".into()));
+        }
+        if self
+            .assets
+            .signing_secret
+            .as_ref()
+            .is_some_and(|s| !s.is_empty() && s.len() < 32)
+        {
+            warnings.push(
+                "assets.signingSecret is shorter than 32 characters: use a longer random value"
+                    .into(),
+            );
         }
         if self.auth.secret.as_ref().is_some_and(|s| s.len() < 32) {
             warnings.push(

@@ -199,6 +199,16 @@ impl Builder {
                 storage_health_check: config.health.storage_health_check,
                 max_versions: config.versioning.max_versions,
                 jobs: job_settings(&config)?,
+                assets: cms_service::AssetSettings {
+                    max_upload_bytes: config.assets.max_upload_bytes,
+                    private: config.assets.private,
+                    signing_secret: config
+                        .assets
+                        .signing_secret
+                        .clone()
+                        .filter(|s| !s.is_empty()),
+                    direct_upload: config.storage.direct_upload,
+                },
             },
             clock: self
                 .clock

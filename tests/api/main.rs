@@ -7,6 +7,7 @@ mod support;
 mod access_rules;
 mod account;
 mod api_keys;
+mod assets;
 mod auth;
 mod binary;
 mod csrf;

@@ -158,6 +158,11 @@ impl TestApp {
         }
     }
 
+    /// Where the app keeps its database (on SQLite) and its local asset storage (`media/`).
+    pub fn data_dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
     /// Stops the app: closes the database and removes its files.
     pub async fn stop(self) {
         self.app.cms.store().close().await;
@@ -256,6 +261,31 @@ impl Call<'_> {
         self
     }
 
+    /// A `multipart/form-data` body: a file when given as (field, file name, bytes), then the
+    /// text fields (the order a server must not depend on: metadata after the file).
+    pub fn multipart(self, fields: &[(&str, &str)], file: Option<(&str, &str, &[u8])>) -> Self {
+        const BOUNDARY: &str = "cms-test-boundary-7MA4YWxkTrZu0gW";
+        let mut body = Vec::new();
+        if let Some((name, filename, bytes)) = file {
+            body.extend_from_slice(
+                format!(
+                    "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{filename}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                )
+                .as_bytes(),
+            );
+            body.extend_from_slice(bytes);
+            body.extend_from_slice(b"\r\n");
+        }
+        for (name, value) in fields {
+            body.extend_from_slice(
+                format!("--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n")
+                    .as_bytes(),
+            );
+        }
+        body.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
+        self.raw(&format!("multipart/form-data; boundary={BOUNDARY}"), body)
+    }
+
     /// The session cookie, with the `Origin` a browser sends from the instance's own pages
     /// (the CSRF check wants it on writes).
     pub fn cookie(self, session: &Session) -> Self {
@@ -300,6 +330,7 @@ impl Call<'_> {
             status,
             headers,
             body,
+            bytes,
         }
     }
 }
@@ -307,7 +338,17 @@ impl Call<'_> {
 pub struct Reply {
     pub status: StatusCode,
     pub headers: HeaderMap,
+    /// The body as JSON (`Null` when it is not JSON).
     pub body: Value,
+    /// The body as it came.
+    pub bytes: axum::body::Bytes,
+}
+
+impl Reply {
+    /// A response header as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
 }
 
 impl Reply {

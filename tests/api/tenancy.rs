@@ -9,7 +9,8 @@
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::support::{Session, TestApp};
+use crate::assets::{ASSETS, png};
+use crate::support::{Call, Session, TestApp, config_for};
 
 /// The organizations of the scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -492,6 +493,286 @@ fn every_document_route_is_in_the_tenancy_table() {
     }
 }
 
+/// One endpoint of SPEC.md "Endpoints: Assets" that names an asset, as `ENDPOINTS` for
+/// documents; `prepare` adds the body.
+struct AssetEndpoint {
+    method: Method,
+    path: &'static str,
+    prepare: for<'a> fn(Call<'a>) -> Call<'a>,
+    kind: Kind,
+    reachable: StatusCode,
+}
+
+fn no_body(call: Call<'_>) -> Call<'_> {
+    call
+}
+
+const ASSET_ENDPOINTS: &[AssetEndpoint] = &[
+    AssetEndpoint {
+        method: Method::GET,
+        path: "/api/assets/{id}",
+        prepare: no_body,
+        kind: Kind::Read,
+        reachable: StatusCode::OK,
+    },
+    AssetEndpoint {
+        method: Method::GET,
+        path: "/api/assets/{id}/references",
+        prepare: no_body,
+        kind: Kind::Read,
+        reachable: StatusCode::OK,
+    },
+    AssetEndpoint {
+        method: Method::GET,
+        path: "/api/assets/{id}/signed-url",
+        prepare: no_body,
+        kind: Kind::Read,
+        reachable: StatusCode::OK,
+    },
+    AssetEndpoint {
+        method: Method::PATCH,
+        path: "/api/assets/{id}",
+        prepare: |call| call.json(json!({"title": "Overwritten"})),
+        kind: Kind::Write,
+        reachable: StatusCode::OK,
+    },
+    AssetEndpoint {
+        method: Method::POST,
+        path: "/api/assets/{id}/poster",
+        prepare: |call| call.multipart(&[], Some(("file", "poster.png", &png(4, 3, 10)))),
+        kind: Kind::Write,
+        reachable: StatusCode::OK,
+    },
+    AssetEndpoint {
+        method: Method::DELETE,
+        path: "/api/assets/{id}",
+        prepare: no_body,
+        kind: Kind::Write,
+        reachable: StatusCode::OK,
+    },
+];
+
+/// The asset routes without an asset id in the path, exercised by
+/// `asset_collections_show_own_and_asked_for_children_only`.
+const ASSET_COLLECTION_PATHS: &[&str] = &[
+    "/api/assets",
+    "/api/assets/bulk",
+    "/api/assets/references/counts",
+    "/api/assets/upload-url",
+    "/api/assets/confirm",
+];
+
+/// A video asset (so a poster can be attached) per organization, uploaded with its key, and
+/// a post of that organization referencing it.
+async fn asset_world(app: &TestApp) -> (World, Vec<(Org, String)>) {
+    let w = world(app).await;
+    let mut assets = Vec::new();
+    for org in ORGS {
+        let mut video = vec![0, 0, 0, 0x18];
+        video.extend_from_slice(b"ftypmp42");
+        video.extend_from_slice(&[0; 40]);
+        let res = app
+            .req(Method::POST, ASSETS)
+            .key(w.key(org))
+            .multipart(
+                &[("title", &format!("{org:?} clip"))],
+                Some(("file", "clip.mp4", &video)),
+            )
+            .send()
+            .await;
+        assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+        let id = res.body["data"]["id"].as_str().unwrap().to_string();
+        create_doc(
+            app,
+            w.key(org),
+            "post",
+            json!({"title": format!("{org:?} with clip"), "cover": {"asset": {"_ref": id}}}),
+        )
+        .await;
+        assets.push((org, id));
+    }
+    (w, assets)
+}
+
+fn asset_of(assets: &[(Org, String)], org: Org) -> &str {
+    &assets.iter().find(|(o, _)| *o == org).unwrap().1
+}
+
+fn tenancy_config(url: &str) -> cms::Config {
+    let mut config = config_for(url);
+    config.assets.signing_secret = Some("an asset signing secret of 32+ characters".into());
+    config
+}
+
+async fn every_asset_endpoint_honours_tenancy(url: String) {
+    let app = TestApp::with(tenancy_config(&url), None).await;
+    let (w, assets) = asset_world(&app).await;
+    for endpoint in ASSET_ENDPOINTS {
+        for caller in ORGS {
+            for owner in ORGS {
+                for include_children in [false, true] {
+                    if caller == owner {
+                        continue;
+                    }
+                    let path = endpoint.path.replace("{id}", asset_of(&assets, owner));
+                    let path = match include_children {
+                        true => format!("{path}?includeChildOrganizations=true"),
+                        false => path,
+                    };
+                    let call = app.req(endpoint.method.clone(), &path).key(w.key(caller));
+                    let res = (endpoint.prepare)(call).send().await;
+                    let expected = match reachable(endpoint.kind, caller, owner, include_children) {
+                        true => endpoint.reachable,
+                        false => StatusCode::NOT_FOUND,
+                    };
+                    assert_eq!(
+                        res.status, expected,
+                        "{} {path} by {caller:?} on {owner:?}'s asset: {}",
+                        endpoint.method, res.body
+                    );
+                }
+            }
+        }
+    }
+    // Nothing above changed another organization's asset.
+    for org in ORGS {
+        let res = app
+            .get(&format!("{ASSETS}/{}", asset_of(&assets, org)))
+            .key(w.key(org))
+            .send()
+            .await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+        assert_eq!(res.body["data"]["title"], format!("{org:?} clip"));
+        assert_eq!(res.body["data"]["posterId"], Value::Null);
+    }
+    // Each endpoint works on the caller's own asset, in table order (the post that references
+    // it goes first, so the delete at the end is not refused).
+    let own = asset_of(&assets, Org::Stranger);
+    let referencing = app
+        .get(&format!("{ASSETS}/{own}/references"))
+        .key(w.key(Org::Stranger))
+        .send()
+        .await;
+    let post = referencing.body["data"]["references"][0]["documentId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let res = app
+        .req(Method::DELETE, &format!("/api/documents/{post}"))
+        .key(w.key(Org::Stranger))
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    for endpoint in ASSET_ENDPOINTS {
+        let path = endpoint.path.replace("{id}", own);
+        let call = app
+            .req(endpoint.method.clone(), &path)
+            .key(w.key(Org::Stranger));
+        let res = (endpoint.prepare)(call).send().await;
+        assert_eq!(
+            res.status, endpoint.reachable,
+            "{} {path} on its own asset: {}",
+            endpoint.method, res.body
+        );
+    }
+    app.stop().await;
+}
+
+/// Lists, reference counts and bulk deletes: what each caller sees and reaches.
+async fn asset_collections_show_own_and_asked_for_children_only(url: String) {
+    let app = TestApp::with(tenancy_config(&url), None).await;
+    let (w, assets) = asset_world(&app).await;
+    let all: Vec<String> = ORGS
+        .iter()
+        .map(|o| asset_of(&assets, *o).to_string())
+        .collect();
+    for caller in ORGS {
+        for include_children in [false, true] {
+            let mut expected: Vec<String> = ORGS
+                .iter()
+                .filter(|owner| reachable(Kind::Read, caller, **owner, include_children))
+                .map(|o| format!("{o:?} clip"))
+                .collect();
+            expected.sort();
+            let res = app
+                .get(&format!(
+                    "{ASSETS}?includeChildOrganizations={include_children}"
+                ))
+                .key(w.key(caller))
+                .send()
+                .await;
+            let mut titles: Vec<String> = res.body["data"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{}", res.body))
+                .iter()
+                .map(|a| a["title"].as_str().unwrap().to_string())
+                .collect();
+            titles.sort();
+            assert_eq!(titles, expected, "{caller:?}, children {include_children}");
+        }
+        // Counts come from the caller's documents (and its children's) only.
+        let res = app
+            .post(
+                &format!("{ASSETS}/references/counts"),
+                json!({ "ids": all }),
+            )
+            .key(w.key(caller))
+            .send()
+            .await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+        for owner in ORGS {
+            let counted = caller == owner || (caller == Org::Parent && owner == Org::Child);
+            assert_eq!(
+                res.body["data"][asset_of(&assets, owner)],
+                u64::from(counted),
+                "{caller:?} counting {owner:?}'s asset"
+            );
+        }
+    }
+    // A bulk delete naming other organizations' assets deletes none of them.
+    for caller in ORGS {
+        let others: Vec<&str> = ORGS
+            .iter()
+            .filter(|o| **o != caller)
+            .map(|o| asset_of(&assets, *o))
+            .collect();
+        let res = app
+            .req(Method::DELETE, &format!("{ASSETS}/bulk"))
+            .key(w.key(caller))
+            .json(json!({ "ids": others }))
+            .send()
+            .await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+        assert_eq!(res.body["data"], json!({"deleted": 0, "failed": 2}));
+    }
+    for org in ORGS {
+        let res = app
+            .get(&format!("{ASSETS}/{}", asset_of(&assets, org)))
+            .key(w.key(org))
+            .send()
+            .await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    }
+    app.stop().await;
+}
+
+/// Every path the assets router declares is a row of `ASSET_ENDPOINTS` or one of
+/// `ASSET_COLLECTION_PATHS`.
+#[test]
+fn every_asset_route_is_in_the_tenancy_table() {
+    let router = include_str!("../../crates/cms-server/src/routes/assets.rs");
+    let declared: Vec<&str> = router
+        .split('"')
+        .filter(|piece| piece.starts_with("/api/assets"))
+        .collect();
+    assert!(declared.len() >= 9, "the router's paths were found");
+    for path in declared {
+        let covered = ASSET_COLLECTION_PATHS.contains(&path)
+            || ASSET_ENDPOINTS.iter().any(|e| e.path == path);
+        assert!(covered, "{path} has no row in the tenancy tests");
+    }
+}
+
 fn sorted_titles(body: &Value) -> Vec<String> {
     let mut titles: Vec<String> = body["data"]
         .as_array()
@@ -512,4 +793,6 @@ cms_store::both_engines!(
     every_document_endpoint_honours_tenancy,
     collections_show_own_and_asked_for_children_only,
     writes_land_in_the_callers_own_organization,
+    every_asset_endpoint_honours_tenancy,
+    asset_collections_show_own_and_asked_for_children_only,
 );

@@ -111,6 +111,17 @@ impl IntoResponse for ApiError {
                 (StatusCode::CONFLICT, Json(body)).into_response()
             }
             Error::Unprocessable(m) => handler_error(StatusCode::UNPROCESSABLE_ENTITY, m, &[]),
+            Error::PayloadTooLarge(m) => handler_error(StatusCode::PAYLOAD_TOO_LARGE, m, &[]),
+            // SPEC.md Errors rule 3: `error` names the count, `referencedIds` lists them.
+            Error::AssetsReferenced { ids } => {
+                let body = json!({
+                    "success": false,
+                    "error": e.to_string(),
+                    "message": "nothing was deleted: remove the references to these assets first",
+                    "referencedIds": ids,
+                });
+                (StatusCode::CONFLICT, Json(body)).into_response()
+            }
             Error::TooManyRequests { retry_after_secs } => {
                 let mut response =
                     handler_error(StatusCode::TOO_MANY_REQUESTS, &e.to_string(), &[]);

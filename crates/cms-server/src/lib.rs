@@ -75,6 +75,7 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// The whole HTTP API.
 pub fn router(cms: Cms, settings: ServerSettings) -> Router {
     let body_limit = settings.max_json_bytes;
+    let max_upload_bytes = cms.settings().assets.max_upload_bytes;
     let public_origin = settings.public_url.as_deref().and_then(|url| {
         let origin = csrf::Origin::of_url(url);
         if origin.is_none() {
@@ -94,6 +95,8 @@ pub fn router(cms: Cms, settings: ServerSettings) -> Router {
         .merge(routes::organizations::routes())
         .merge(routes::api_keys::routes())
         .merge(routes::documents::routes())
+        .merge(routes::assets::routes(max_upload_bytes))
+        .merge(routes::media::routes())
         .merge(routes::schemas::routes())
         .merge(routes::jobs::routes())
         .merge(routes::instance_settings::routes())

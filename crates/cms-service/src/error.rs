@@ -33,6 +33,13 @@ pub enum Error {
     RevisionConflict { expected: i64, current: i64 },
     #[error("{0}")]
     Unprocessable(String),
+    /// An upload past the configured limit.
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    /// A bulk delete named assets that documents still reference: nothing was deleted
+    /// (SPEC.md Errors rule 3).
+    #[error("{} {} still referenced", ids.len(), if ids.len() == 1 { "asset is" } else { "assets are" })]
+    AssetsReferenced { ids: Vec<String> },
     /// A rate limit was reached; the same request may succeed after `retry_after_secs`.
     #[error("too many attempts: try again in {retry_after_secs} seconds")]
     TooManyRequests { retry_after_secs: u64 },

@@ -10,6 +10,7 @@
 mod account;
 mod actor;
 mod api_keys;
+pub mod assets;
 mod auth;
 mod capabilities;
 mod clock;
@@ -34,6 +35,7 @@ use cms_store::Store;
 pub use account::{AccountService, EmailVerified, ProfileUpdate};
 pub use actor::{Actor, Credential};
 pub use api_keys::{ApiKey, ApiKeyService, CreatedApiKey, NewApiKey};
+pub use assets::{AssetService, AssetSettings};
 pub use auth::secret::{AuthSecret, random_token};
 pub use auth::{
     AuthService, Authenticated, ClaimCode, ClientInfo, Credentials, NewUser, Resolved, SessionView,
@@ -75,6 +77,8 @@ pub struct Settings {
     /// Versions kept per document; 0 keeps all.
     pub max_versions: i64,
     pub jobs: JobSettings,
+    /// Upload limit, private delivery, link signing, direct upload.
+    pub assets: AssetSettings,
 }
 
 /// The queue's bounds (CONTRACT.md section 7).
@@ -112,6 +116,7 @@ impl Default for Settings {
             storage_health_check: false,
             max_versions: 25,
             jobs: JobSettings::default(),
+            assets: AssetSettings::default(),
         }
     }
 }
@@ -151,6 +156,8 @@ pub(crate) struct Inner {
     pub(crate) rate_limit_purged_at: AtomicI64,
     pub(crate) access: documents::AccessRules,
     pub(crate) mailer: Arc<dyn Mailer>,
+    /// Signs and checks /media links with the asset signing secret.
+    pub(crate) media_signer: cms_core::asset::MediaSigner,
 }
 
 impl Inner {
@@ -187,6 +194,8 @@ impl Cms {
     /// refused here (400 in the service's terms: the host's input is wrong).
     pub async fn start(parts: Parts) -> Result<Cms> {
         let access = documents::AccessRules::new(&parts.schemas, &parts.policies)?;
+        let media_signer =
+            cms_core::asset::MediaSigner::new(parts.settings.assets.signing_secret.as_deref());
         let cms = Cms(Arc::new(Inner {
             store: parts.store,
             storage: parts.storage,
@@ -199,6 +208,7 @@ impl Cms {
             rate_limit_purged_at: AtomicI64::new(0),
             access,
             mailer: parts.mailer,
+            media_signer,
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
         cms.index_declared_fields().await?;
@@ -261,6 +271,11 @@ impl Cms {
 
     pub fn documents(&self) -> DocumentService<'_> {
         DocumentService::new(&self.0)
+    }
+
+    /// Uploaded files: upload, list, metadata, delete, references, delivery.
+    pub fn assets(&self) -> AssetService<'_> {
+        AssetService::new(&self.0)
     }
 
     pub fn roles(&self) -> RoleService<'_> {

@@ -7,7 +7,6 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::{Json, Router, routing};
 use cms_core::Timestamp;
-use cms_service::Error;
 use cms_service::documents::{
     DraftUpdate, ListRequest, NewDocument, Perspective, ReadOptions, ScheduleAction,
 };
@@ -15,8 +14,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::ok;
+use super::params::{Params, bad, bool_param, int_param, param};
 use crate::AppState;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiQuery, Authed};
 
 pub fn routes() -> Router<AppState> {
@@ -51,37 +51,6 @@ pub fn routes() -> Router<AppState> {
                 .post(schedule)
                 .delete(cancel_schedule),
         )
-}
-
-/// Query-string parameters, repeated keys kept.
-type Params = ApiQuery<Vec<(String, String)>>;
-
-fn param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    params
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
-}
-
-fn bad(message: String) -> ApiError {
-    ApiError::Service(Error::bad_request(message))
-}
-
-fn int_param(params: &[(String, String)], name: &str, default: i64) -> ApiResult<i64> {
-    match param(params, name) {
-        None | Some("") => Ok(default),
-        Some(v) => v
-            .parse()
-            .map_err(|_| bad(format!("`{name}` must be an integer"))),
-    }
-}
-
-fn bool_param(params: &[(String, String)], name: &str) -> ApiResult<bool> {
-    match param(params, name) {
-        None | Some("") | Some("false") | Some("0") => Ok(false),
-        Some("true") | Some("1") => Ok(true),
-        Some(_) => Err(bad(format!("`{name}` must be true or false"))),
-    }
 }
 
 fn perspective(raw: Option<&str>) -> ApiResult<Perspective> {

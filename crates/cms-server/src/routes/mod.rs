@@ -3,12 +3,15 @@
 
 pub mod account;
 pub mod api_keys;
+pub mod assets;
 pub mod auth;
 pub mod documents;
 pub mod health;
 pub mod instance_settings;
 pub mod jobs;
+pub mod media;
 pub mod organizations;
+mod params;
 pub mod roles;
 pub mod schemas;
 

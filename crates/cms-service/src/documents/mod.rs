@@ -612,14 +612,18 @@ impl<'a> DocumentService<'a> {
     ) -> Result<Validation> {
         let orgs = vec![org.to_string()];
         for reference in self.schemas().references(doc_type, data) {
-            if reference.target == RefTarget::Document
-                && tx.document(&orgs, &reference.id).await?.is_none()
-            {
-                errors.push(Issue::new(
-                    reference.path,
-                    "reference",
+            let (exists, message) = match reference.target {
+                RefTarget::Document => (
+                    tx.document(&orgs, &reference.id).await?.is_some(),
                     "the referenced document does not exist",
-                ));
+                ),
+                RefTarget::Asset => (
+                    tx.asset(&orgs, &reference.id).await?.is_some(),
+                    "the referenced asset does not exist",
+                ),
+            };
+            if !exists {
+                errors.push(Issue::new(reference.path, "reference", message));
             }
         }
         errors.extend(self.slug_clashes(tx, &orgs, doc_type, data, except).await?);

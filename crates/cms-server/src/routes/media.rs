@@ -1,0 +1,229 @@
+//! `/media/{id}/{filename}`: asset delivery (SPEC.md "Asset", CONTRACT.md section 6). The
+//! service decides who may fetch; this door speaks HTTP: `ETag` and `If-None-Match` (304),
+//! `Range` (206, 416), caching, and headers that keep uploaded active content inert.
+
+use std::ops::Range;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::{Router, routing};
+use cms_service::assets::{MediaAccess, MediaAsset, MediaRequest};
+use futures_util::TryStreamExt;
+
+use super::params::{Params, param};
+use crate::AppState;
+use crate::error::ApiResult;
+use crate::extract::{ApiQuery, MaybeAuthed};
+
+/// Uploaded files never run: no scripts, no plugins, no forms, even when a browser renders them.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'; sandbox";
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/media/{id}/{filename}", routing::get(media))
+}
+
+async fn media(
+    State(state): State<AppState>,
+    MaybeAuthed(actor): MaybeAuthed,
+    Path((id, filename)): Path<(String, String)>,
+    ApiQuery(params): Params,
+    method: Method,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let assets = state.cms.assets();
+    let request = MediaRequest {
+        id: &id,
+        filename: &filename,
+        sig: param(&params, "sig"),
+        exp: param(&params, "exp"),
+    };
+    let asset = assets.media(actor.as_ref(), request).await?;
+    let etag = format!("\"{}\"", asset.sha256);
+    if matches_etag(headers.get(header::IF_NONE_MATCH), &etag) {
+        let mut response = StatusCode::NOT_MODIFIED.into_response();
+        common_headers(response.headers_mut(), &asset, &etag);
+        return Ok(response);
+    }
+    let range = match requested_range(&headers, &etag, asset.size) {
+        RangeAsk::Whole => None,
+        RangeAsk::Part(range) => Some(range),
+        RangeAsk::Unsatisfiable => {
+            let mut response = StatusCode::RANGE_NOT_SATISFIABLE.into_response();
+            common_headers(response.headers_mut(), &asset, &etag);
+            insert(
+                response.headers_mut(),
+                header::CONTENT_RANGE,
+                &format!("bytes */{}", asset.size),
+            );
+            return Ok(response);
+        }
+    };
+    let (status, length) = match &range {
+        Some(r) => (StatusCode::PARTIAL_CONTENT, r.end - r.start),
+        None => (StatusCode::OK, asset.size),
+    };
+    let body = if method == Method::HEAD {
+        Body::empty()
+    } else {
+        let stream = assets.media_bytes(&asset, range.clone()).await?;
+        Body::from_stream(stream.map_err(std::io::Error::other))
+    };
+    let mut response = (status, body).into_response();
+    let h = response.headers_mut();
+    common_headers(h, &asset, &etag);
+    insert(h, header::CONTENT_LENGTH, &length.to_string());
+    if let Some(r) = range {
+        insert(
+            h,
+            header::CONTENT_RANGE,
+            &format!("bytes {}-{}/{}", r.start, r.end - 1, asset.size),
+        );
+    }
+    Ok(response)
+}
+
+fn common_headers(h: &mut HeaderMap, asset: &MediaAsset, etag: &str) {
+    let content_type = if asset.mime_type.starts_with("text/") {
+        format!("{}; charset=utf-8", asset.mime_type)
+    } else {
+        asset.mime_type.clone()
+    };
+    insert(h, header::CONTENT_TYPE, &content_type);
+    insert(h, header::ETAG, etag);
+    // An asset id is unique per upload, so its bytes never change: cache for a year. What a
+    // session or a signature let through stays in the browser's own cache.
+    let cache = match asset.access {
+        MediaAccess::Public => "public, max-age=31536000, immutable",
+        MediaAccess::Private => "private, max-age=31536000, immutable",
+    };
+    insert(h, header::CACHE_CONTROL, cache);
+    insert(h, header::ACCEPT_RANGES, "bytes");
+    insert(h, header::X_CONTENT_TYPE_OPTIONS, "nosniff");
+    insert(h, header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY);
+    // Only raster images open in the browser; anything that could be active content (SVG,
+    // HTML, PDF, ...) downloads. The stored name is already reduced to safe characters.
+    let disposition = if cms_core::asset::is_raster(&asset.mime_type) {
+        "inline"
+    } else {
+        "attachment"
+    };
+    insert(
+        h,
+        header::CONTENT_DISPOSITION,
+        &format!("{disposition}; filename=\"{}\"", asset.filename),
+    );
+}
+
+fn insert(h: &mut HeaderMap, name: header::HeaderName, value: &str) {
+    // Every value here is built from stored, already-safe strings; a failure would be a bug
+    // upstream, and dropping the header is safer than answering with a broken one.
+    match HeaderValue::from_str(value) {
+        Ok(v) => {
+            h.insert(name, v);
+        }
+        Err(_) => tracing::error!(header = %name, "unrepresentable media header value"),
+    }
+}
+
+/// `If-None-Match`: the list matches when it names the current tag (weak or strong) or `*`.
+fn matches_etag(header: Option<&HeaderValue>, etag: &str) -> bool {
+    let Some(list) = header.and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    list.split(',').map(str::trim).any(|candidate| {
+        candidate == "*" || candidate == etag || candidate.strip_prefix("W/") == Some(etag)
+    })
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum RangeAsk {
+    Whole,
+    Part(Range<u64>),
+    Unsatisfiable,
+}
+
+/// The one byte range a request asks for. Anything this server does not serve as a range (no
+/// header, another unit, several ranges, a malformed value, an `If-Range` for an older tag)
+/// gets the whole file, as RFC 9110 allows.
+fn requested_range(headers: &HeaderMap, etag: &str, size: u64) -> RangeAsk {
+    let Some(value) = headers.get(header::RANGE).and_then(|v| v.to_str().ok()) else {
+        return RangeAsk::Whole;
+    };
+    if let Some(if_range) = headers.get(header::IF_RANGE)
+        && if_range.to_str().ok() != Some(etag)
+    {
+        return RangeAsk::Whole;
+    }
+    parse_range(value, size)
+}
+
+fn parse_range(value: &str, size: u64) -> RangeAsk {
+    let Some(spec) = value.trim().strip_prefix("bytes=") else {
+        return RangeAsk::Whole;
+    };
+    if spec.contains(',') {
+        return RangeAsk::Whole;
+    }
+    let Some((first, last)) = spec.trim().split_once('-') else {
+        return RangeAsk::Whole;
+    };
+    let number = |s: &str| s.trim().parse::<u64>().ok();
+    match (first.trim().is_empty(), last.trim().is_empty()) {
+        // `bytes=-n`: the last n bytes.
+        (true, false) => match number(last) {
+            Some(0) => RangeAsk::Unsatisfiable,
+            Some(n) if size > 0 => RangeAsk::Part(size.saturating_sub(n)..size),
+            Some(_) => RangeAsk::Unsatisfiable,
+            None => RangeAsk::Whole,
+        },
+        // `bytes=a-`: from a to the end.
+        (false, true) => match number(first) {
+            Some(a) if a < size => RangeAsk::Part(a..size),
+            Some(_) => RangeAsk::Unsatisfiable,
+            None => RangeAsk::Whole,
+        },
+        (false, false) => match (number(first), number(last)) {
+            (Some(a), Some(b)) if a > b => RangeAsk::Whole,
+            (Some(a), Some(_)) if a >= size => RangeAsk::Unsatisfiable,
+            (Some(a), Some(b)) => RangeAsk::Part(a..b.min(size - 1) + 1),
+            _ => RangeAsk::Whole,
+        },
+        (true, true) => RangeAsk::Whole,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        use RangeAsk::*;
+        assert_eq!(parse_range("bytes=0-9", 100), Part(0..10));
+        assert_eq!(parse_range("bytes=90-200", 100), Part(90..100));
+        assert_eq!(parse_range("bytes=95-", 100), Part(95..100));
+        assert_eq!(parse_range("bytes=-10", 100), Part(90..100));
+        assert_eq!(parse_range("bytes=-500", 100), Part(0..100));
+        assert_eq!(parse_range("bytes=100-", 100), Unsatisfiable);
+        assert_eq!(parse_range("bytes=100-150", 100), Unsatisfiable);
+        assert_eq!(parse_range("bytes=-0", 100), Unsatisfiable);
+        assert_eq!(parse_range("bytes=5-1", 100), Whole);
+        assert_eq!(parse_range("bytes=0-1,5-6", 100), Whole);
+        assert_eq!(parse_range("items=0-1", 100), Whole);
+        assert_eq!(parse_range("bytes=x-1", 100), Whole);
+        assert_eq!(parse_range("bytes=-", 100), Whole);
+    }
+
+    #[test]
+    fn entity_tags() {
+        let tag = "\"abc\"";
+        let h = |v: &str| HeaderValue::from_str(v).unwrap();
+        assert!(matches_etag(Some(&h("\"abc\"")), tag));
+        assert!(matches_etag(Some(&h("\"x\", W/\"abc\"")), tag));
+        assert!(matches_etag(Some(&h("*")), tag));
+        assert!(!matches_etag(Some(&h("\"abd\"")), tag));
+        assert!(!matches_etag(None, tag));
+    }
+}

@@ -1,0 +1,666 @@
+//! Assets: uploaded files with metadata, reference tracking and delivery (SPEC.md "Asset",
+//! "Endpoints: Assets", Authentication point 10; CONTRACT.md sections 6 and 12).
+//!
+//! The bytes live in the [`BlobStore`](crate::storage::BlobStore) under the asset id; the
+//! record lives in the database. An upload stores the bytes first and records the asset
+//! after, so a failed or refused upload leaves no record, and its object is removed
+//! ([`StagedFile`]). A delete removes the record first and the object after, so a record never
+//! points at nothing.
+//!
+//! Tenancy as for documents: reads see the actor's organization (plus its children when
+//! asked), writes only the actor's own; an asset anywhere else is 404. Reference counts come
+//! from the documents' reference side table and count the documents of the owning
+//! organization and its children, the same set whose references block a delete.
+
+mod media;
+mod staged;
+mod view;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use cms_core::{CoreCapability, Timestamp, new_id};
+use cms_store::Tx;
+use cms_store::assets::{AssetListSpec, AssetMetadata, AssetRecord, UploadRecord};
+use futures_util::Stream;
+
+pub use media::{MediaAccess, MediaAsset, MediaRequest};
+pub use staged::StagedFile;
+pub use view::{AssetPage, AssetView, ReferenceView, SignedUrl, UploadTicket};
+
+use crate::Inner;
+use crate::actor::Actor;
+use crate::error::{Error, Result};
+use staged::{digest_stored, stage, storage_error, too_large};
+
+/// The largest page of a list.
+pub const MAX_LIMIT: i64 = 100;
+/// The most ids a bulk delete or a reference count may name.
+pub const MAX_IDS: usize = 1000;
+/// The longest signed link, in seconds (seven days, as S3's presigned URLs).
+pub const MAX_SIGNED_SECONDS: i64 = 7 * 24 * 3600;
+/// How long a direct-upload URL stays valid.
+pub const UPLOAD_URL_SECONDS: i64 = 15 * 60;
+/// The longest title, description, alt text or credit line, in characters.
+const MAX_TEXT: usize = 10_000;
+
+/// How assets are stored and delivered (`assets.*`, `storage.directUpload`).
+#[derive(Debug, Clone)]
+pub struct AssetSettings {
+    /// Larger uploads are refused with 413 (`assets.maxUploadBytes`, default 50 MiB).
+    pub max_upload_bytes: u64,
+    /// /media needs a session or a valid signature (`assets.private`).
+    pub private: bool,
+    /// Signs /media links (CMS_ASSET_SIGNING_SECRET); without it no signature verifies.
+    pub signing_secret: Option<String>,
+    /// upload-url and confirm are enabled (`storage.directUpload`).
+    pub direct_upload: bool,
+}
+
+impl Default for AssetSettings {
+    fn default() -> Self {
+        AssetSettings {
+            max_upload_bytes: 50 * 1024 * 1024,
+            private: false,
+            signing_secret: None,
+            direct_upload: false,
+        }
+    }
+}
+
+/// Metadata sent with an upload (multipart fields).
+#[derive(Debug, Clone, Default)]
+pub struct UploadMetadata {
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub alt: Option<String>,
+    pub credit_line: Option<String>,
+    /// Must be the actor's active organization when given (writes go there only).
+    pub organization_id: Option<String>,
+}
+
+/// A metadata change: `None` leaves a field, `Some(None)` clears it.
+#[derive(Debug, Clone, Default)]
+pub struct MetadataChange {
+    pub title: Option<Option<String>>,
+    pub description: Option<Option<String>>,
+    pub alt: Option<Option<String>>,
+    pub credit_line: Option<Option<String>>,
+}
+
+/// A list request (GET /api/assets).
+#[derive(Debug, Clone, Default)]
+pub struct AssetQuery {
+    /// `image` or `file`.
+    pub asset_type: Option<String>,
+    /// Exact (`image/png`) or a whole top-level type (`image/*`).
+    pub mime_type: Option<String>,
+    /// Case-insensitive substring of title or description.
+    pub search: Option<String>,
+    pub limit: i64,
+    pub offset: i64,
+    pub include_children: bool,
+}
+
+/// A direct upload announced before its bytes (POST /api/assets/upload-url).
+#[derive(Debug, Clone)]
+pub struct DirectUpload {
+    pub filename: String,
+    pub mime_type: String,
+    pub size: i64,
+}
+
+/// What a bulk delete did.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct BulkDeleted {
+    pub deleted: usize,
+    /// Ids that named no asset of the actor's organization.
+    pub failed: usize,
+}
+
+pub struct AssetService<'a> {
+    inner: &'a Inner,
+}
+
+impl<'a> AssetService<'a> {
+    pub(crate) fn new(inner: &'a Inner) -> Self {
+        AssetService { inner }
+    }
+
+    fn settings(&self) -> &AssetSettings {
+        &self.inner.settings.assets
+    }
+
+    fn storage(&self) -> &Arc<dyn crate::storage::BlobStore> {
+        &self.inner.storage
+    }
+
+    /// Streams an uploaded file into storage under a new asset id. The asset exists once
+    /// [`AssetService::create`] records it; until then (and if it never does) the stored bytes
+    /// are removed when the returned value is dropped.
+    pub async fn stage(
+        &self,
+        actor: &Actor,
+        client_filename: &str,
+        body: impl Stream<Item = Result<Bytes>> + Send,
+    ) -> Result<StagedFile> {
+        actor.require(CoreCapability::AssetUpload)?;
+        stage(
+            self.storage(),
+            new_id(),
+            client_filename,
+            body,
+            self.settings().max_upload_bytes,
+        )
+        .await
+    }
+
+    /// Records a staged file as an asset of the actor's organization.
+    pub async fn create(
+        &self,
+        actor: &Actor,
+        file: StagedFile,
+        metadata: UploadMetadata,
+    ) -> Result<AssetView> {
+        let org = self.writable_organization(actor, metadata.organization_id.as_deref())?;
+        let record = self.new_record(actor, &org, &file, metadata)?;
+        let mut tx = self.inner.store.write_for(&org).await?;
+        tx.insert_asset(&record).await?;
+        tx.commit().await?;
+        file.keep();
+        Ok(AssetView::new(record, 0))
+    }
+
+    /// A page of the assets of the actor's organization (and its children when asked), newest
+    /// first.
+    pub async fn list(&self, actor: &Actor, query: AssetQuery) -> Result<AssetPage> {
+        let orgs = self
+            .readable_organizations(actor, query.include_children)
+            .await?;
+        if !(1..=MAX_LIMIT).contains(&query.limit) {
+            return Err(Error::bad_request(format!("`limit` is 1 to {MAX_LIMIT}")));
+        }
+        if query.offset < 0 {
+            return Err(Error::bad_request("`offset` is 0 or more"));
+        }
+        let asset_type = match query.asset_type.as_deref() {
+            None | Some("") => None,
+            Some(t @ ("image" | "file")) => Some(t),
+            Some(_) => return Err(Error::bad_request("`assetType` is `image` or `file`")),
+        };
+        let mut tx = self.inner.store.read_for(&orgs[0]).await?;
+        let (records, total) = tx
+            .list_assets(&AssetListSpec {
+                organizations: &orgs,
+                asset_type,
+                // `*/*` is every type: no filter.
+                mime_type: query
+                    .mime_type
+                    .as_deref()
+                    .filter(|m| !m.is_empty() && *m != "*/*"),
+                search: query.search.as_deref().filter(|s| !s.is_empty()),
+                limit: query.limit,
+                offset: query.offset,
+            })
+            .await?;
+        let views = self.views(&mut *tx, actor, records).await?;
+        Ok(AssetPage::new(views, total, query.limit, query.offset))
+    }
+
+    /// One asset of the actor's organization (or of a child, when asked).
+    pub async fn get(&self, actor: &Actor, id: &str, include_children: bool) -> Result<AssetView> {
+        let orgs = self.readable_organizations(actor, include_children).await?;
+        let mut tx = self.inner.store.read_for(&orgs[0]).await?;
+        let record = tx.asset(&orgs, id).await?.ok_or_else(not_found)?;
+        let mut views = self.views(&mut *tx, actor, vec![record]).await?;
+        Ok(views.remove(0))
+    }
+
+    /// Changes title, description, alt text or credit line.
+    pub async fn update(
+        &self,
+        actor: &Actor,
+        id: &str,
+        change: MetadataChange,
+    ) -> Result<AssetView> {
+        let org = actor.require(CoreCapability::AssetUpload)?.to_string();
+        let metadata = AssetMetadata {
+            title: checked_change("title", change.title)?,
+            description: checked_change("description", change.description)?,
+            alt: checked_change("alt", change.alt)?,
+            credit_line: checked_change("creditLine", change.credit_line)?,
+        };
+        let now = self.inner.clock.now().millis();
+        let by = Some(actor.user.id.as_str());
+        let mut tx = self.inner.store.write_for(&org).await?;
+        let record = tx
+            .update_asset_metadata(&org, id, &metadata, by, now)
+            .await?
+            .ok_or_else(not_found)?;
+        let mut views = self.views(&mut *tx, actor, vec![record]).await?;
+        tx.commit().await?;
+        Ok(views.remove(0))
+    }
+
+    /// Deletes an asset no document references (409 otherwise), then its stored bytes.
+    pub async fn delete(&self, actor: &Actor, id: &str) -> Result<()> {
+        let org = actor.require(CoreCapability::AssetDelete)?.to_string();
+        let scope = self.organization_and_children(&org).await?;
+        let mut tx = self.inner.store.write_for(&org).await?;
+        tx.asset(&[org.clone()], id).await?.ok_or_else(not_found)?;
+        let counts = tx.asset_reference_counts(&scope, &[id.to_string()]).await?;
+        if let Some(count) = counts.get(id).filter(|c| **c > 0) {
+            return Err(Error::Conflict(format!(
+                "the asset is referenced by {count} document{}: remove the references first",
+                if *count == 1 { "" } else { "s" }
+            )));
+        }
+        tx.delete_assets(&org, &[id.to_string()]).await?;
+        tx.commit().await?;
+        self.remove_objects(&[id.to_string()]).await;
+        Ok(())
+    }
+
+    /// Deletes every named asset, or none: one referenced asset refuses the whole request
+    /// (409 with the referenced ids). Ids naming no asset of the organization count as failed.
+    pub async fn delete_many(&self, actor: &Actor, ids: Vec<String>) -> Result<BulkDeleted> {
+        let org = actor.require(CoreCapability::AssetDelete)?.to_string();
+        let ids = checked_ids(ids)?;
+        let scope = self.organization_and_children(&org).await?;
+        let mut tx = self.inner.store.write_for(&org).await?;
+        let mut existing = Vec::with_capacity(ids.len());
+        for id in &ids {
+            if tx.asset(&[org.clone()], id).await?.is_some() {
+                existing.push(id.clone());
+            }
+        }
+        let counts = tx.asset_reference_counts(&scope, &existing).await?;
+        let referenced: Vec<String> = existing
+            .iter()
+            .filter(|id| counts.get(*id).is_some_and(|c| *c > 0))
+            .cloned()
+            .collect();
+        if !referenced.is_empty() {
+            return Err(Error::AssetsReferenced { ids: referenced });
+        }
+        let deleted = tx.delete_assets(&org, &existing).await?;
+        tx.commit().await?;
+        self.remove_objects(&deleted).await;
+        Ok(BulkDeleted {
+            deleted: deleted.len(),
+            failed: ids.len() - deleted.len(),
+        })
+    }
+
+    /// Per requested id, the number of documents of the actor's organization and its children
+    /// that reference it (0 for an id nothing references, or that names no asset).
+    pub async fn reference_counts(
+        &self,
+        actor: &Actor,
+        ids: Vec<String>,
+    ) -> Result<HashMap<String, i64>> {
+        let org = actor.require(CoreCapability::AssetRead)?.to_string();
+        let ids = checked_ids(ids)?;
+        let scope = self.organization_and_children(&org).await?;
+        let mut tx = self.inner.store.read_for(&org).await?;
+        let counts = tx.asset_reference_counts(&scope, &ids).await?;
+        Ok(ids
+            .into_iter()
+            .map(|id| {
+                let count = counts.get(&id).copied().unwrap_or(0);
+                (id, count)
+            })
+            .collect())
+    }
+
+    /// The documents that reference an asset, oldest first.
+    pub async fn references(
+        &self,
+        actor: &Actor,
+        id: &str,
+        include_children: bool,
+    ) -> Result<Vec<ReferenceView>> {
+        let orgs = self.readable_organizations(actor, include_children).await?;
+        let mut tx = self.inner.store.read_for(&orgs[0]).await?;
+        let asset = tx.asset(&orgs, id).await?.ok_or_else(not_found)?;
+        let scope = self
+            .organization_and_children(&asset.organization_id)
+            .await?;
+        let references = tx.asset_references(&scope, id).await?;
+        Ok(references
+            .into_iter()
+            .map(|r| ReferenceView {
+                document_id: r.document_id,
+                doc_type: r.doc_type,
+                status: if r.published { "published" } else { "draft" },
+            })
+            .collect())
+    }
+
+    /// A link to the asset that works without a session until it expires (404 when no
+    /// signing secret is configured: no link could ever verify).
+    pub async fn signed_url(
+        &self,
+        actor: &Actor,
+        id: &str,
+        expires_in: Option<i64>,
+        include_children: bool,
+    ) -> Result<SignedUrl> {
+        let seconds = expires_in.unwrap_or(3600);
+        if !(1..=MAX_SIGNED_SECONDS).contains(&seconds) {
+            return Err(Error::bad_request(format!(
+                "`expiresIn` is 1 to {MAX_SIGNED_SECONDS} seconds"
+            )));
+        }
+        let orgs = self.readable_organizations(actor, include_children).await?;
+        if !self.inner.media_signer.is_configured() {
+            return Err(Error::NotFound(
+                "signed URLs are off: no asset signing secret is configured".into(),
+            ));
+        }
+        let mut tx = self.inner.store.read_for(&orgs[0]).await?;
+        let asset = tx.asset(&orgs, id).await?.ok_or_else(not_found)?;
+        let expires = self.inner.clock.now().millis() / 1000 + seconds;
+        let sig = self
+            .inner
+            .media_signer
+            .sign(&asset.id, &asset.filename, expires)
+            .ok_or_else(|| Error::Internal("the signer lost its secret".into()))?;
+        Ok(SignedUrl {
+            url: self.inner.link(&format!(
+                "{}?sig={sig}&exp={expires}",
+                view::media_path(&asset.id, &asset.filename)
+            )),
+            expires_at: Timestamp::from(expires * 1000),
+        })
+    }
+
+    /// Announces a direct upload: a URL the client PUTs the bytes to (presigned by the object
+    /// storage), then [`AssetService::confirm`]. 404 when direct upload is off.
+    pub async fn upload_url(&self, actor: &Actor, upload: DirectUpload) -> Result<UploadTicket> {
+        self.require_direct_upload()?;
+        let org = actor.require(CoreCapability::AssetUpload)?.to_string();
+        if upload.filename.trim().is_empty() {
+            return Err(Error::bad_request("`filename` is required"));
+        }
+        if upload.size < 1 {
+            return Err(Error::bad_request("`size` is the file's size in bytes"));
+        }
+        if upload.size as u64 > self.settings().max_upload_bytes {
+            return Err(too_large(self.settings().max_upload_bytes));
+        }
+        let id = new_id();
+        let url = self
+            .storage()
+            .presigned_put(&id, Duration::from_secs(UPLOAD_URL_SECONDS as u64))
+            .await
+            .map_err(storage_error)?
+            .ok_or_else(|| Error::NotFound("this storage has no direct upload".into()))?;
+        let now = self.inner.clock.now();
+        let expires_at = now.plus_millis(UPLOAD_URL_SECONDS * 1000);
+        let mut tx = self.inner.store.write_for(&org).await?;
+        tx.insert_upload(&UploadRecord {
+            id: id.clone(),
+            organization_id: org.clone(),
+            filename: upload.filename,
+            mime_type: upload.mime_type,
+            size: upload.size,
+            created_by: Some(actor.user.id.clone()),
+            created_at: now.millis(),
+            expires_at: expires_at.millis(),
+        })
+        .await?;
+        tx.commit().await?;
+        Ok(UploadTicket {
+            upload_url: url,
+            asset_id: id,
+            expires_at,
+        })
+    }
+
+    /// Records a direct upload as an asset once its bytes are in storage. The type, size and
+    /// hash come from the stored bytes, not from what the client announced.
+    pub async fn confirm(&self, actor: &Actor, asset_id: &str) -> Result<AssetView> {
+        self.require_direct_upload()?;
+        let org = actor.require(CoreCapability::AssetUpload)?.to_string();
+        let upload = self
+            .inner
+            .store
+            .read_for(&org)
+            .await?
+            .upload(&org, asset_id)
+            .await?
+            .filter(|u| u.expires_at > self.inner.clock.now().millis())
+            .ok_or_else(|| Error::not_found("pending upload"))?;
+        // Read back outside any transaction: the object may be large and far away.
+        let max = self.settings().max_upload_bytes;
+        let file =
+            match digest_stored(self.storage(), upload.id.clone(), &upload.filename, max).await {
+                Ok(file) => file,
+                Err(e @ Error::PayloadTooLarge(_)) => {
+                    self.forget_upload(&org, &upload.id).await?;
+                    return Err(e);
+                }
+                Err(e) => return Err(e),
+            };
+        let record = self.new_record(actor, &org, &file, UploadMetadata::default())?;
+        let mut tx = self.inner.store.write_for(&org).await?;
+        // Claiming the pending row makes a second confirm of the same upload a 404.
+        if !tx.delete_upload(&org, &upload.id).await? {
+            file.keep();
+            return Err(Error::not_found("pending upload"));
+        }
+        tx.insert_asset(&record).await?;
+        tx.commit().await?;
+        file.keep();
+        Ok(AssetView::new(record, 0))
+    }
+
+    /// Attaches an uploaded image as the poster of a video asset; the poster is an image asset
+    /// of its own. Answers the video.
+    pub async fn attach_poster(
+        &self,
+        actor: &Actor,
+        video_id: &str,
+        file: StagedFile,
+    ) -> Result<AssetView> {
+        let org = actor.require(CoreCapability::AssetUpload)?.to_string();
+        {
+            let mut tx = self.inner.store.read_for(&org).await?;
+            let video = tx
+                .asset(&[org.clone()], video_id)
+                .await?
+                .ok_or_else(not_found)?;
+            if !video.mime_type.starts_with("video/") {
+                return Err(Error::bad_request("a poster belongs to a video asset"));
+            }
+        }
+        if !cms_core::asset::is_raster(&file.sniffed.mime_type) {
+            return Err(Error::bad_request(
+                "the poster must be an image (PNG, JPEG, GIF, WebP, AVIF)",
+            ));
+        }
+        let poster = self.new_record(actor, &org, &file, UploadMetadata::default())?;
+        let now = self.inner.clock.now().millis();
+        let mut tx = self.inner.store.write_for(&org).await?;
+        tx.insert_asset(&poster).await?;
+        if !tx
+            .set_asset_poster(&org, video_id, &poster.id, Some(&actor.user.id), now)
+            .await?
+        {
+            return Err(not_found());
+        }
+        let video = tx
+            .asset(&[org.clone()], video_id)
+            .await?
+            .ok_or_else(not_found)?;
+        let mut views = self.views(&mut *tx, actor, vec![video]).await?;
+        tx.commit().await?;
+        file.keep();
+        Ok(views.remove(0))
+    }
+
+    /// 404 unless direct upload (`storage.directUpload`) is on.
+    pub fn require_direct_upload(&self) -> Result<()> {
+        if self.settings().direct_upload {
+            Ok(())
+        } else {
+            Err(Error::NotFound(
+                "direct upload is off (storage.directUpload)".into(),
+            ))
+        }
+    }
+
+    /// Drops a pending upload and its object.
+    async fn forget_upload(&self, org: &str, id: &str) -> Result<()> {
+        let mut tx = self.inner.store.write_for(org).await?;
+        tx.delete_upload(org, id).await?;
+        tx.commit().await?;
+        self.remove_objects(&[id.to_string()]).await;
+        Ok(())
+    }
+
+    /// The organization an upload goes to: the actor's own. Naming another is refused like
+    /// any write outside it.
+    fn writable_organization(&self, actor: &Actor, named: Option<&str>) -> Result<String> {
+        let org = actor.require(CoreCapability::AssetUpload)?;
+        match named {
+            Some(named) if !named.is_empty() && named != org => Err(Error::Forbidden),
+            _ => Ok(org.to_string()),
+        }
+    }
+
+    fn new_record(
+        &self,
+        actor: &Actor,
+        org: &str,
+        file: &StagedFile,
+        metadata: UploadMetadata,
+    ) -> Result<AssetRecord> {
+        let now = self.inner.clock.now().millis();
+        let (width, height) = match file.sniffed.dimensions {
+            Some((w, h)) => (Some(i64::from(w)), Some(i64::from(h))),
+            None => (None, None),
+        };
+        Ok(AssetRecord {
+            id: file.id.clone(),
+            organization_id: org.to_string(),
+            filename: file.filename.clone(),
+            asset_type: file.sniffed.asset_type.as_str().to_string(),
+            mime_type: file.sniffed.mime_type.clone(),
+            size: file.size,
+            width,
+            height,
+            sha256: file.sha256.clone(),
+            title: checked_text("title", metadata.title.or_else(|| file.title.clone()))?,
+            description: checked_text("description", metadata.description)?,
+            alt: checked_text("alt", metadata.alt)?,
+            credit_line: checked_text("creditLine", metadata.credit_line)?,
+            poster_id: None,
+            created_by: Some(actor.user.id.clone()),
+            updated_by: Some(actor.user.id.clone()),
+            created_at: now,
+            updated_at: now,
+        })
+    }
+
+    /// Views with their reference counts, counted over each asset's organization and its
+    /// children.
+    async fn views(
+        &self,
+        tx: &mut dyn Tx,
+        actor: &Actor,
+        records: Vec<AssetRecord>,
+    ) -> Result<Vec<AssetView>> {
+        if records.is_empty() {
+            return Ok(Vec::new());
+        }
+        let own = actor.organization_id.clone().unwrap_or_default();
+        let mut scope = vec![own.clone()];
+        scope.extend(tx.child_organization_ids(&own).await?);
+        let ids: Vec<String> = records.iter().map(|r| r.id.clone()).collect();
+        let counts = tx.asset_reference_counts(&scope, &ids).await?;
+        Ok(records
+            .into_iter()
+            .map(|r| {
+                let count = counts.get(&r.id).copied().unwrap_or(0);
+                AssetView::new(r, count)
+            })
+            .collect())
+    }
+
+    async fn readable_organizations(
+        &self,
+        actor: &Actor,
+        include_children: bool,
+    ) -> Result<Vec<String>> {
+        let org = actor.require(CoreCapability::AssetRead)?.to_string();
+        if include_children {
+            self.organization_and_children(&org).await
+        } else {
+            Ok(vec![org])
+        }
+    }
+
+    async fn organization_and_children(&self, org: &str) -> Result<Vec<String>> {
+        let mut orgs = vec![org.to_string()];
+        orgs.extend(
+            self.inner
+                .store
+                .read()
+                .await?
+                .child_organization_ids(org)
+                .await?,
+        );
+        Ok(orgs)
+    }
+
+    /// Removes stored objects of deleted assets. The records are gone already, so a failure
+    /// only leaves an unreachable object behind: logged, not returned.
+    async fn remove_objects(&self, ids: &[String]) {
+        for id in ids {
+            if let Err(e) = self.storage().delete(id).await {
+                tracing::warn!(asset = %id, error = %e, "could not remove the object of a deleted asset");
+            }
+        }
+    }
+}
+
+fn not_found() -> Error {
+    Error::not_found("asset")
+}
+
+fn checked_text(field: &str, value: Option<String>) -> Result<Option<String>> {
+    match value {
+        Some(v) if v.chars().count() > MAX_TEXT => Err(Error::bad_request(format!(
+            "`{field}` is longer than {MAX_TEXT} characters"
+        ))),
+        Some(v) if v.is_empty() => Ok(None),
+        other => Ok(other),
+    }
+}
+
+fn checked_change(field: &str, value: Option<Option<String>>) -> Result<Option<Option<String>>> {
+    match value {
+        None => Ok(None),
+        Some(v) => Ok(Some(checked_text(field, v)?)),
+    }
+}
+
+fn checked_ids(ids: Vec<String>) -> Result<Vec<String>> {
+    if ids.is_empty() {
+        return Err(Error::bad_request("`ids` names no asset"));
+    }
+    if ids.len() > MAX_IDS {
+        return Err(Error::bad_request(format!(
+            "`ids` names more than {MAX_IDS} assets"
+        )));
+    }
+    let mut seen = std::collections::HashSet::new();
+    Ok(ids
+        .into_iter()
+        .filter(|id| seen.insert(id.clone()))
+        .collect())
+}
