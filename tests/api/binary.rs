@@ -6,7 +6,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The README's tested command blocks, run in this order in one shell.
-const BLOCKS: &[&str] = &["quickstart", "documents"];
+const BLOCKS: &[&str] = &["quickstart", "documents", "assets"];
 
 struct Server {
     child: Child,
@@ -121,9 +121,12 @@ async fn a_fresh_start_serves_and_the_readme_commands_work() {
         "README quickstart failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let lines: Vec<serde_json::Value> = stdout
+    // The last command prints the uploaded file as served from /media.
+    let (json_lines, file) = stdout.trim_end().rsplit_once('\n').unwrap_or_default();
+    assert_eq!(file, "Hello, file.", "{stdout}");
+    let lines: Vec<serde_json::Value> = json_lines
         .lines()
-        .map(|l| serde_json::from_str(l).expect("every command prints JSON"))
+        .map(|l| serde_json::from_str(l).expect("every other command prints JSON"))
         .collect();
     // sign-up, sign-in, the key list, the created post, the query.
     assert_eq!(lines.len(), 5, "{stdout}");

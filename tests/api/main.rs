@@ -8,6 +8,7 @@ mod access_rules;
 mod account;
 mod api_keys;
 mod assets;
+mod assets_s3;
 mod auth;
 mod binary;
 mod csrf;

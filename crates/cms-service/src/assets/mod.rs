@@ -249,7 +249,9 @@ impl<'a> AssetService<'a> {
         let org = actor.require(CoreCapability::AssetDelete)?.to_string();
         let scope = self.organization_and_children(&org).await?;
         let mut tx = self.inner.store.write_for(&org).await?;
-        tx.asset(&[org.clone()], id).await?.ok_or_else(not_found)?;
+        tx.asset(std::slice::from_ref(&org), id)
+            .await?
+            .ok_or_else(not_found)?;
         let counts = tx.asset_reference_counts(&scope, &[id.to_string()]).await?;
         if let Some(count) = counts.get(id).filter(|c| **c > 0) {
             return Err(Error::Conflict(format!(
@@ -272,7 +274,7 @@ impl<'a> AssetService<'a> {
         let mut tx = self.inner.store.write_for(&org).await?;
         let mut existing = Vec::with_capacity(ids.len());
         for id in &ids {
-            if tx.asset(&[org.clone()], id).await?.is_some() {
+            if tx.asset(std::slice::from_ref(&org), id).await?.is_some() {
                 existing.push(id.clone());
             }
         }
@@ -470,7 +472,7 @@ impl<'a> AssetService<'a> {
         {
             let mut tx = self.inner.store.read_for(&org).await?;
             let video = tx
-                .asset(&[org.clone()], video_id)
+                .asset(std::slice::from_ref(&org), video_id)
                 .await?
                 .ok_or_else(not_found)?;
             if !video.mime_type.starts_with("video/") {
@@ -493,7 +495,7 @@ impl<'a> AssetService<'a> {
             return Err(not_found());
         }
         let video = tx
-            .asset(&[org.clone()], video_id)
+            .asset(std::slice::from_ref(&org), video_id)
             .await?
             .ok_or_else(not_found)?;
         let mut views = self.views(&mut *tx, actor, vec![video]).await?;
