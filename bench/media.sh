@@ -77,17 +77,25 @@ big_file() { # name, MiB
   head -c "$(($2 * 1024 * 1024))" /dev/urandom > "$work/$1"
 }
 
+# Uploads first; then a fresh server process, so the download peaks are not the upload's.
+declare -A urls
 for size in 16 1024; do
   big_file "big-$size.bin" "$size"
   start=$(date +%s%N)
   up_peak=$(peak_during curl -sf -o "$work/up-$size.json" -H "x-api-key: $key" -F "file=@$work/big-$size.bin" "$base/api/assets")
   up_secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN {print (b - a) / 1e9}')
-  url=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["data"]["url"])' "$work/up-$size.json")
-  start=$(date +%s%N)
-  down_peak=$(peak_during curl -sf -o /dev/null "$base$url")
-  down_secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN {print (b - a) / 1e9}')
-  printf "  %5s MiB file: upload %6.2f s, peak RSS %6d KiB; download %6.2f s, peak RSS %6d KiB\n" \
-    "$size" "$up_secs" "$up_peak" "$down_secs" "$down_peak"
+  urls[$size]=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["data"]["url"])' "$work/up-$size.json")
+  printf "  %5s MiB upload:   %6.2f s, server peak RSS %6d KiB\n" "$size" "$up_secs" "$up_peak"
   rm -f "$work/big-$size.bin"
 done
-printf "  RSS idle after start %d KiB, after the runs %d KiB\n" "$idle" "$(rss_kib)"
+kill "$pid"; wait "$pid" 2>/dev/null || true
+(cd "$work" && RUST_LOG=warn exec "$bin" serve --port "$port") & pid=$!
+until curl -sf "$base/healthz" >/dev/null 2>&1; do sleep 0.01; done
+printf "  restarted: RSS idle %d KiB\n" "$(rss_kib)"
+for size in 16 1024; do
+  start=$(date +%s%N)
+  down_peak=$(peak_during curl -sf -o /dev/null "$base${urls[$size]}")
+  down_secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN {print (b - a) / 1e9}')
+  printf "  %5s MiB download: %6.2f s, server peak RSS %6d KiB\n" "$size" "$down_secs" "$down_peak"
+done
+printf "  RSS idle after the first start %d KiB\n" "$idle"

@@ -94,8 +94,10 @@ const PART_SIZE: usize = 8 * 1024 * 1024;
 const PART_UPLOADS: usize = 2;
 
 /// Chunk size when streaming a local file. `GetResult::into_stream` reads local files in 8 KiB
-/// chunks, one blocking-pool hop each; bigger chunks cost far fewer hops.
-const FILE_CHUNK: usize = 64 * 1024;
+/// chunks, one blocking-pool hop each; bigger chunks cost far fewer hops. Measured with
+/// `bench/media.sh` on a 100 KiB image at 32 connections: 64 KiB chunks served 2,700/s,
+/// 256 KiB chunks 6,800 to 7,900/s. Memory stays bounded: one chunk per response in flight.
+const FILE_CHUNK: usize = 256 * 1024;
 
 /// Asset storage through `object_store`: local disk or S3-compatible.
 pub struct ObjectStorage {
