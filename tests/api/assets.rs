@@ -927,7 +927,49 @@ async fn direct_upload_is_off_on_local_disk(url: String) {
     app.stop().await;
 }
 
+async fn deleting_an_organization_removes_its_files(url: String) {
+    let app = TestApp::start(&url).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let kept = uploaded(&app, &ada, "kept.png", &png(2, 2, 10)).await;
+    let res = app
+        .post(
+            "/api/organizations",
+            json!({"name": "Brief", "slug": "brief"}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    let brief = res.body["data"]["id"].as_str().unwrap().to_string();
+    let home = app.active_organization(&ada).await;
+    app.post(
+        "/api/organizations/switch",
+        json!({"organizationId": brief}),
+    )
+    .cookie(&ada)
+    .send()
+    .await;
+    for name in ["a.png", "b.png"] {
+        uploaded(&app, &ada, name, &png(2, 2, 10)).await;
+    }
+    assert_eq!(stored_files(&app).len(), 3);
+    app.post("/api/organizations/switch", json!({"organizationId": home}))
+        .cookie(&ada)
+        .send()
+        .await;
+    let res = app
+        .req(Method::DELETE, &format!("/api/organizations/{brief}"))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert_eq!(stored_files(&app), vec![id(&kept)]);
+    let media = app.get(kept["url"].as_str().unwrap()).send().await;
+    assert_eq!(media.status, StatusCode::OK);
+    app.stop().await;
+}
+
 cms_store::both_engines!(
+    deleting_an_organization_removes_its_files,
     uploads_are_sniffed_recorded_and_served,
     active_content_is_served_inert,
     bad_uploads_are_refused_and_leave_nothing,

@@ -619,13 +619,41 @@ impl<'a> AssetService<'a> {
         Ok(orgs)
     }
 
-    /// Removes stored objects of deleted assets. The records are gone already, so a failure
-    /// only leaves an unreachable object behind: logged, not returned.
     async fn remove_objects(&self, ids: &[String]) {
-        for id in ids {
-            if let Err(e) = self.storage().delete(id).await {
-                tracing::warn!(asset = %id, error = %e, "could not remove the object of a deleted asset");
-            }
+        remove_objects(self.inner, ids).await;
+    }
+}
+
+/// Removes stored objects of deleted assets. The records are gone already, so a failure only
+/// leaves an unreachable object behind: logged, not returned.
+pub(crate) async fn remove_objects(inner: &Inner, ids: &[String]) {
+    for id in ids {
+        if let Err(e) = inner.storage.delete(id).await {
+            tracing::warn!(asset = %id, error = %e, "could not remove the object of a deleted asset");
+        }
+    }
+}
+
+/// Every asset id of an organization (the unit must act for it).
+pub(crate) async fn asset_ids(tx: &mut dyn Tx, organization: &str) -> Result<Vec<String>> {
+    const PAGE: i64 = 1000;
+    let organizations = [organization.to_string()];
+    let mut ids = Vec::new();
+    loop {
+        let (page, _) = tx
+            .list_assets(&AssetListSpec {
+                organizations: &organizations,
+                asset_type: None,
+                mime_type: None,
+                search: None,
+                limit: PAGE,
+                offset: ids.len() as i64,
+            })
+            .await?;
+        let done = (page.len() as i64) < PAGE;
+        ids.extend(page.into_iter().map(|a| a.id));
+        if done {
+            return Ok(ids);
         }
     }
 }

@@ -281,9 +281,14 @@ impl<'a> OrganizationService<'a> {
                 "the organization has child organizations: delete them first".into(),
             ));
         }
+        // The rows go with the organization; the stored bytes of its assets go after the
+        // commit, so a failed delete leaves every file in place.
+        tx.act_for(id).await?;
+        let objects = crate::assets::asset_ids(&mut *tx, id).await?;
         tx.delete_organization(id).await?;
         tx.commit().await?;
         tracing::info!(organization = %id, by = %actor.user.id, "organization deleted");
+        crate::assets::remove_objects(self.inner, &objects).await;
         Ok(())
     }
 }
