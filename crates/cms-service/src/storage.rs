@@ -96,7 +96,8 @@ const PART_UPLOADS: usize = 2;
 /// Chunk size when streaming a local file. `GetResult::into_stream` reads local files in 8 KiB
 /// chunks, one blocking-pool hop each; bigger chunks cost far fewer hops. Measured with
 /// `bench/media.sh` on a 100 KiB image at 32 connections: 64 KiB chunks served 2,700/s,
-/// 256 KiB chunks 6,800 to 7,900/s. Memory stays bounded: one chunk per response in flight.
+/// 256 KiB chunks 6,800 to 7,900/s, and 9,200/s with `local_read` opening the file in the
+/// same trip. Memory stays bounded: one chunk per response in flight.
 const FILE_CHUNK: usize = 256 * 1024;
 
 /// Asset storage through `object_store`: local disk or S3-compatible.
@@ -105,6 +106,8 @@ pub struct ObjectStorage {
     /// Present when the store can presign requests (S3).
     signer: Option<Arc<dyn Signer>>,
     kind: &'static str,
+    /// Local storage's directory: reads open the file themselves (see `local_read`).
+    local_root: Option<PathBuf>,
 }
 
 /// Where an S3-compatible bucket is and how to reach it.
@@ -125,6 +128,9 @@ impl ObjectStorage {
     pub fn local(root: impl Into<PathBuf>) -> std::io::Result<ObjectStorage> {
         let root = root.into();
         std::fs::create_dir_all(&root)?;
+        // Absolute, as object_store keeps it: reads join keys to it whatever the working
+        // directory becomes.
+        let root = std::fs::canonicalize(&root)?;
         // `with_fsync`: an upload is acknowledged (and its asset row committed) only once its
         // bytes are on disk, as an S3 PUT would be.
         let store = LocalFileSystem::new_with_prefix(&root)
@@ -134,6 +140,7 @@ impl ObjectStorage {
             store: Arc::new(store),
             signer: None,
             kind: "local",
+            local_root: Some(root),
         })
     }
 
@@ -185,6 +192,7 @@ impl ObjectStorage {
             store: s3.clone(),
             signer: Some(s3),
             kind: "s3",
+            local_root: None,
         })
     }
 }
@@ -244,6 +252,11 @@ impl BlobStore for ObjectStorage {
             self.store.head(&location).await?;
             return Ok(futures_util::stream::empty().boxed());
         }
+        if let Some(root) = &self.local_root
+            && is_plain_key(key)
+        {
+            return local_read(root.join(key), range).await;
+        }
         let result = self
             .store
             .get_opts(&location, GetOptions::new().with_range(range))
@@ -274,6 +287,47 @@ impl BlobStore for ObjectStorage {
             .await?;
         Ok(Some(url.to_string()))
     }
+}
+
+/// A key that names the same file for `object_store`'s local store and for a plain path join
+/// (asset ids are UUIDs): no separators, no dots at the start, nothing percent-encoded.
+fn is_plain_key(key: &str) -> bool {
+    !key.is_empty()
+        && !key.starts_with('.')
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+}
+
+/// Reads a local object with one trip to the blocking pool for opening it, learning its size
+/// and reading the first chunk (a small image needs no other), then streams the rest. Going
+/// through `object_store` costs a separate trip for opening; /media is the hot path.
+async fn local_read(
+    file_path: PathBuf,
+    range: Option<Range<u64>>,
+) -> Result<ByteStream, StorageError> {
+    let io = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => StorageError::NotFound,
+        _ => StorageError::Other(format!("reading from storage: {e}")),
+    };
+    let (file, first, rest) = tokio::task::spawn_blocking(move || {
+        let mut file = std::fs::File::open(&file_path).map_err(io)?;
+        let size = file.metadata().map_err(io)?.len();
+        // Like object_store: a range running past the end is cut short.
+        let range = match range {
+            Some(r) => r.start.min(size)..r.end.min(size),
+            None => 0..size,
+        };
+        let len = (range.end - range.start).min(FILE_CHUNK as u64) as usize;
+        let mut buf = vec![0; len];
+        file.seek(SeekFrom::Start(range.start)).map_err(io)?;
+        file.read_exact(&mut buf).map_err(io)?;
+        Ok::<_, StorageError>((file, Bytes::from(buf), range.start + len as u64..range.end))
+    })
+    .await
+    .map_err(|e| StorageError::Other(format!("reading from storage: {e}")))??;
+    let first = futures_util::stream::once(async move { Ok(first) });
+    Ok(first.chain(file_stream(file, rest)).boxed())
 }
 
 /// Streams `range` of an open local file in `FILE_CHUNK` pieces, each read on the blocking
