@@ -24,12 +24,7 @@ fn s3_config(url: &str, s3: &S3Server, max_upload_bytes: u64) -> cms::Config {
 
 /// Whether the bucket holds an object under `key`.
 async fn in_bucket(s3: &S3Server, key: &str) -> bool {
-    let res = reqwest::Client::new()
-        .head(format!("{}/{}/{key}", s3.endpoint, s3.bucket))
-        .send()
-        .await
-        .unwrap();
-    res.status().is_success()
+    bucket_keys(s3).await.iter().any(|k| k == key)
 }
 
 async fn uploads_are_stored_served_and_deleted_on_s3(url: String) {
@@ -204,6 +199,43 @@ async fn direct_uploads_are_presigned_and_confirmed(url: String) {
     confirm(liar)
         .await
         .assert_handler_error(StatusCode::NOT_FOUND, "Not Found");
+
+    // An upload left unconfirmed past its 15 minutes: confirm is 404, and announcing the next
+    // upload sweeps the abandoned object out of the bucket.
+    let res = app
+        .post(
+            &format!("{ASSETS}/upload-url"),
+            json!({"filename": "late.png", "mimeType": "image/png", "size": 30}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    let late = res.body["data"]["assetId"].as_str().unwrap().to_string();
+    let put = reqwest::Client::new()
+        .put(res.body["data"]["uploadUrl"].as_str().unwrap())
+        .body(png(1, 1, 5))
+        .send()
+        .await
+        .unwrap();
+    assert!(put.status().is_success());
+    app.clock.advance_millis(16 * 60 * 1000);
+    confirm(late.clone())
+        .await
+        .assert_handler_error(StatusCode::NOT_FOUND, "Not Found");
+    assert!(in_bucket(&s3, &late).await);
+    let res = app
+        .post(
+            &format!("{ASSETS}/upload-url"),
+            json!({"filename": "next.png", "mimeType": "image/png", "size": 30}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    assert!(
+        !in_bucket(&s3, &late).await,
+        "the abandoned object is swept"
+    );
 
     // Bad bodies and missing capabilities.
     for body in [

@@ -145,6 +145,13 @@ pub trait Assets {
     async fn upload(&mut self, organization: &str, id: &str) -> Result<Option<UploadRecord>>;
     /// true when it existed.
     async fn delete_upload(&mut self, organization: &str, id: &str) -> Result<bool>;
+    /// Up to `limit` pending uploads of `organization` that expired before `now`, oldest first.
+    async fn expired_uploads(
+        &mut self,
+        organization: &str,
+        now: i64,
+        limit: i64,
+    ) -> Result<Vec<UploadRecord>>;
 }
 
 /// Ids per statement when a list of ids becomes an `IN (...)`: far below both engines' limits
@@ -468,6 +475,23 @@ macro_rules! impl_assets {
                     .execute(self.conn().await?)
                     .await?;
                 Ok(done.rows_affected() > 0)
+            }
+
+            async fn expired_uploads(
+                &mut self,
+                organization: &str,
+                now: i64,
+                limit: i64,
+            ) -> $crate::Result<Vec<$crate::assets::UploadRecord>> {
+                Ok(sqlx::query_as(
+                    "SELECT * FROM asset_uploads WHERE organization_id = $1 AND expires_at <= $2 \
+                     ORDER BY expires_at, id LIMIT $3",
+                )
+                .bind(organization)
+                .bind(now)
+                .bind(limit)
+                .fetch_all(self.conn().await?)
+                .await?)
             }
         }
     };

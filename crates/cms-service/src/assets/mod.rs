@@ -415,11 +415,45 @@ impl<'a> AssetService<'a> {
         })
         .await?;
         tx.commit().await?;
+        self.sweep_expired_uploads(&org).await;
         Ok(UploadTicket {
             upload_url: url,
             asset_id: id,
             expires_at,
         })
+    }
+
+    /// Removes a batch of the organization's direct uploads that expired unconfirmed: the
+    /// object a client may have put, then the pending row. Runs as new uploads are announced,
+    /// so abandoned uploads cannot pile up; failures are logged and retried next time.
+    async fn sweep_expired_uploads(&self, org: &str) {
+        const BATCH: i64 = 50;
+        let now = self.inner.clock.now().millis();
+        let expired = match self.inner.store.read_for(org).await {
+            Ok(mut tx) => tx.expired_uploads(org, now, BATCH).await,
+            Err(e) => Err(e),
+        };
+        let expired = match expired {
+            Ok(expired) => expired,
+            Err(e) => {
+                tracing::warn!(organization = %org, error = %e, "could not list expired uploads");
+                return;
+            }
+        };
+        for upload in expired {
+            if let Err(e) = self.storage().delete(&upload.id).await {
+                tracing::warn!(upload = %upload.id, error = %e, "could not remove an expired upload");
+                continue;
+            }
+            let removed = async {
+                let mut tx = self.inner.store.write_for(org).await?;
+                tx.delete_upload(org, &upload.id).await?;
+                tx.commit().await
+            };
+            if let Err(e) = removed.await {
+                tracing::warn!(upload = %upload.id, error = %e, "could not forget an expired upload");
+            }
+        }
     }
 
     /// Records a direct upload as an asset once its bytes are in storage. The type, size and
