@@ -28,6 +28,7 @@ const KEYS: &[(&str, Kind)] = &[
     ("server.publicUrl", Kind::Str),
     ("server.maxJsonBytes", Kind::Int),
     ("server.trustedProxies", Kind::List),
+    ("graphql.path", Kind::Str),
     ("database.url", Kind::Str),
     ("storage.kind", Kind::Str),
     ("storage.path", Kind::Str),
@@ -86,6 +87,7 @@ pub struct Config {
     /// Where the SQLite database, local assets and the generated auth secret live.
     pub data_dir: PathBuf,
     pub server: ServerConfig,
+    pub graphql: GraphqlConfig,
     pub database: DatabaseConfig,
     pub storage: StorageConfig,
     pub assets: AssetsConfig,
@@ -230,6 +232,22 @@ pub struct ServerConfig {
     pub trusted_proxies: Vec<String>,
 }
 
+/// The GraphQL endpoint.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct GraphqlConfig {
+    /// Where `POST` GraphQL requests are served; `/api/graphql` by default.
+    pub path: String,
+}
+
+impl Default for GraphqlConfig {
+    fn default() -> Self {
+        GraphqlConfig {
+            path: cms_server::DEFAULT_GRAPHQL_PATH.into(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct DatabaseConfig {
@@ -311,6 +329,7 @@ impl Default for Config {
         Config {
             data_dir: PathBuf::from("./cms-data"),
             server: ServerConfig::default(),
+            graphql: GraphqlConfig::default(),
             database: DatabaseConfig::default(),
             storage: StorageConfig::default(),
             assets: AssetsConfig::default(),
@@ -450,6 +469,17 @@ impl Config {
         {
             return Err(ConfigError(format!(
                 "server.publicUrl `{url}` must start with http:// or https://"
+            )));
+        }
+        let path = &self.graphql.path;
+        if !path.starts_with('/')
+            || path.len() < 2
+            || !path
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '_' | '.'))
+        {
+            return Err(ConfigError(format!(
+                "graphql.path `{path}` must start with / and hold only letters, digits, /, -, _ and ."
             )));
         }
         self.check_email()?;
@@ -786,6 +816,20 @@ mod tests {
         assert_eq!(c.storage_path(), PathBuf::from("./cms-data/media"));
         assert!(c.auth.invite_only);
         assert_eq!(c.health.timeout_ms, 5000);
+    }
+
+    #[test]
+    fn the_graphql_path_is_configurable_and_checked() {
+        let default = Config::load(None, env(&[])).unwrap().config;
+        assert_eq!(default.graphql.path, "/api/graphql");
+        let moved = Config::load(None, env(&[("CMS_GRAPHQL_PATH", "/graph/ql")])).unwrap();
+        assert_eq!(moved.config.graphql.path, "/graph/ql");
+        for bad in ["graphql", "/", "/api/{x}", "/a b"] {
+            assert!(
+                Config::load(None, env(&[("CMS_GRAPHQL_PATH", bad)])).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

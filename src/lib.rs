@@ -228,6 +228,7 @@ impl Builder {
                 max_json_bytes: config.server.max_json_bytes,
                 public_url: config.server.public_url.clone(),
                 trusted_proxies: config.trusted_proxies()?,
+                graphql_path: config.graphql.path.clone(),
             },
         );
         Ok(App { cms, router })

@@ -15,6 +15,7 @@ mod csrf;
 mod documents;
 mod email;
 mod first_admin;
+mod graphql;
 mod health;
 mod http_core;
 mod instance_settings;

@@ -8,6 +8,7 @@ mod client_address;
 mod csrf;
 mod error;
 mod extract;
+mod graphql;
 mod middleware;
 mod routes;
 mod session_cookie;
@@ -37,6 +38,8 @@ pub struct ServerSettings {
     /// Proxies whose `X-Forwarded-For` names the client (`server.trustedProxies`); from any
     /// other peer the header is ignored.
     pub trusted_proxies: Vec<TrustedProxy>,
+    /// Where the GraphQL endpoint is served (`graphql.path`).
+    pub graphql_path: String,
 }
 
 impl Default for ServerSettings {
@@ -45,9 +48,17 @@ impl Default for ServerSettings {
             max_json_bytes: 10 * 1024 * 1024,
             public_url: None,
             trusted_proxies: Vec::new(),
+            graphql_path: DEFAULT_GRAPHQL_PATH.to_string(),
         }
     }
 }
+
+/// The default of `graphql.path`.
+pub const DEFAULT_GRAPHQL_PATH: &str = "/api/graphql";
+
+/// The tracing target of the one event per service call a GraphQL request makes.
+pub use graphql::CALL_TARGET as GRAPHQL_CALL_TARGET;
+pub use graphql::{MAX_COMPLEXITY as GRAPHQL_MAX_COMPLEXITY, MAX_DEPTH as GRAPHQL_MAX_DEPTH};
 
 #[derive(Clone)]
 pub(crate) struct AppState {
@@ -55,6 +66,8 @@ pub(crate) struct AppState {
     pub(crate) settings: Arc<ServerSettings>,
     /// The origin of `public_url`, for the CSRF check.
     pub(crate) public_origin: Option<csrf::Origin>,
+    /// The GraphQL schema, built once from the registered document types.
+    pub(crate) graphql: graphql::Built,
 }
 
 impl AppState {
@@ -83,7 +96,9 @@ pub fn router(cms: Cms, settings: ServerSettings) -> Router {
         }
         origin
     });
+    let graphql_path = settings.graphql_path.clone();
     let state = AppState {
+        graphql: graphql::build(cms.schemas()),
         cms,
         settings: Arc::new(settings),
         public_origin,
@@ -101,6 +116,7 @@ pub fn router(cms: Cms, settings: ServerSettings) -> Router {
         .merge(routes::jobs::routes())
         .merge(routes::instance_settings::routes())
         .merge(routes::roles::routes())
+        .merge(graphql::routes(&graphql_path))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum_middleware::from_fn_with_state(state.clone(), middleware::resolve_actor))

@@ -1,0 +1,54 @@
+//! `POST /api/graphql` (the path is `graphql.path`): the GraphQL door. The schema is built
+//! once, when the router is, from the registered document types; every resolver calls the
+//! service layer with the request's actor (see `resolve.rs`).
+//!
+//! HTTP: a request without credentials is 401 `{ error }` like every other endpoint; a
+//! malformed body is 400 in the handler-layer envelope. Everything else, errors of resolvers
+//! (with `extensions.code`) and refused queries (too deep, too complex, invalid) included,
+//! answers 200 with `{ data, errors? }`, as the GraphQL-over-HTTP convention for
+//! `application/json` says.
+
+mod resolve;
+mod schema;
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::{Json, Router, routing};
+use cms_service::Error;
+
+use crate::AppState;
+use crate::error::ApiError;
+use crate::extract::{ApiJson, Authed};
+
+pub use resolve::CALL_TARGET;
+pub use schema::{MAX_COMPLEXITY, MAX_DEPTH};
+
+/// The schema, or why it could not be built (the endpoint then answers 500).
+pub(crate) type Built = Arc<Result<async_graphql::dynamic::Schema, String>>;
+
+/// Builds the schema of `schemas`, once.
+pub(crate) fn build(schemas: &cms_core::schema::Schemas) -> Built {
+    Arc::new(schema::build(schemas).map_err(|e| {
+        tracing::error!(error = %e, "the GraphQL schema could not be built: /api/graphql answers 500");
+        e.to_string()
+    }))
+}
+
+pub(crate) fn routes(path: &str) -> Router<AppState> {
+    Router::new().route(path, routing::post(execute))
+}
+
+async fn execute(
+    State(state): State<AppState>,
+    Authed(actor): Authed,
+    ApiJson(request): ApiJson<async_graphql::Request>,
+) -> Response {
+    let schema = match state.graphql.as_ref() {
+        Ok(schema) => schema,
+        Err(why) => return ApiError::Service(Error::Internal(why.clone())).into_response(),
+    };
+    let ctx = resolve::RequestCtx::new(state.cms.clone(), actor);
+    Json(schema.execute(request.data(ctx)).await).into_response()
+}

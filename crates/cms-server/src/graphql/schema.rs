@@ -1,0 +1,326 @@
+//! The GraphQL schema, built once from the registered document and object types.
+//!
+//! Names: a document or object type `siteSettings` is the GraphQL type `SiteSettings`; an
+//! inline object (or the object member of an array) is named after its owner and field
+//! (`Post` + `seo` = `PostSeo`); a reference to several document types is a union named the
+//! same way. A name already taken (by another type or one of ours: `Query`, `Mutation`,
+//! `JSON`, `Perspective`, `ImageValue`, `FileValue`, the built-in scalars) gets `_2`, `_3`, ...
+//! Schema names are already GraphQL names (`[A-Za-z_][A-Za-z0-9_]*`) except those starting
+//! with `__`, reserved by GraphQL: those get a `X` in front. A data field whose name is one of
+//! the document fields (`id`, `type`, `status`, ...) or starts with `__` is exposed as
+//! `field_<name>`.
+
+use std::collections::HashSet;
+
+use async_graphql::dynamic::{Enum, Field, Object, Scalar, Schema, SchemaError, TypeRef, Union};
+use cms_core::schema::{Field as SchemaField, FieldType, Schemas};
+
+use super::resolve::{self, Shape};
+
+/// The deepest query accepted. A standard introspection query (the `TypeRef` fragment nests
+/// `ofType` seven or more levels) needs about 13.
+pub const MAX_DEPTH: usize = 15;
+/// The most complex query accepted (every selected field counts 1).
+pub const MAX_COMPLEXITY: usize = 1000;
+
+/// The fields every document type has, before its data fields.
+const DOCUMENT_FIELDS: [&str; 10] = [
+    "id",
+    "type",
+    "organizationId",
+    "revision",
+    "createdAt",
+    "updatedAt",
+    "publishedAt",
+    "createdBy",
+    "publishedHash",
+    "status",
+];
+
+const RESERVED: [&str; 11] = [
+    "Query",
+    "Mutation",
+    "JSON",
+    "Perspective",
+    "ImageValue",
+    "FileValue",
+    "String",
+    "Int",
+    "Float",
+    "Boolean",
+    "ID",
+];
+
+/// `post` -> `Post`, `siteSettings` -> `SiteSettings`.
+pub fn pascal(name: &str) -> String {
+    let mut chars = name.chars();
+    match chars.next() {
+        Some(first) => first.to_ascii_uppercase().to_string() + chars.as_str(),
+        None => String::new(),
+    }
+}
+
+/// Type names handed out once each.
+struct Names(HashSet<String>);
+
+impl Names {
+    fn claim(&mut self, wanted: &str) -> String {
+        let base = if wanted.starts_with("__") {
+            format!("X{wanted}")
+        } else {
+            wanted.to_string()
+        };
+        let mut name = base.clone();
+        let mut n = 2;
+        while !self.0.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        name
+    }
+}
+
+struct Builder {
+    names: Names,
+    /// The GraphQL type name of each document and (non-empty) object schema.
+    type_names: std::collections::HashMap<String, String>,
+    objects: Vec<Object>,
+    unions: Vec<Union>,
+}
+
+/// Builds the schema of every registered document type.
+pub fn build(schemas: &Schemas) -> Result<Schema, SchemaError> {
+    let mut b = Builder {
+        names: Names(RESERVED.iter().map(|s| s.to_string()).collect()),
+        type_names: Default::default(),
+        objects: Vec::new(),
+        unions: Vec::new(),
+    };
+    for schema in schemas.documents() {
+        let name = b.names.claim(&pascal(&schema.name));
+        b.type_names.insert(schema.name.clone(), name);
+    }
+    for schema in schemas.all().iter().filter(|s| !s.is_document()) {
+        if !schema.fields.is_empty() {
+            let name = b.names.claim(&pascal(&schema.name));
+            b.type_names.insert(schema.name.clone(), name);
+        }
+    }
+    let mut query = Object::new("Query");
+    let mut mutation = Object::new("Mutation");
+    for schema in schemas.documents() {
+        let type_name = b.type_names[&schema.name].clone();
+        let mut object = resolve::document_object(&type_name);
+        let mut taken: HashSet<String> = DOCUMENT_FIELDS.iter().map(|s| s.to_string()).collect();
+        for field in &schema.fields {
+            object = object.field(b.data_field(&type_name, field, &mut taken));
+        }
+        b.objects.push(object);
+        query = query
+            .field(resolve::all_field(&schema.name, &type_name))
+            .field(resolve::one_field(&schema.name, &type_name));
+        for field in resolve::mutation_fields(&schema.name, &type_name) {
+            mutation = mutation.field(field);
+        }
+    }
+    for schema in schemas.all().iter().filter(|s| !s.is_document()) {
+        if let Some(type_name) = b.type_names.get(&schema.name).cloned() {
+            let object = b.object_of(&type_name, &schema.fields);
+            b.objects.push(object);
+        }
+    }
+    let perspective = Enum::new("Perspective")
+        .description("Which copy of a document a read shows: `draft` (the default) or `published`.")
+        .item("draft")
+        .item("published");
+    let mut builder = Schema::build("Query", Some("Mutation"), None)
+        .register(Scalar::new("JSON").description("Any JSON value."))
+        .register(perspective)
+        .register(resolve::image_object())
+        .register(resolve::file_object())
+        .register(query)
+        .register(mutation)
+        .limit_depth(MAX_DEPTH)
+        .limit_complexity(MAX_COMPLEXITY);
+    for object in b.objects {
+        builder = builder.register(object);
+    }
+    for union in b.unions {
+        builder = builder.register(union);
+    }
+    builder.finish()
+}
+
+impl Builder {
+    /// An object type of `fields` (an inline object or a named object type).
+    fn object_of(&mut self, type_name: &str, fields: &[SchemaField]) -> Object {
+        let mut object = Object::new(type_name);
+        let mut taken = HashSet::new();
+        for field in fields {
+            object = object.field(self.data_field(type_name, field, &mut taken));
+        }
+        object
+    }
+
+    fn data_field(
+        &mut self,
+        owner: &str,
+        field: &SchemaField,
+        taken: &mut HashSet<String>,
+    ) -> Field {
+        let mut name = if field.name.starts_with("__") || taken.contains(&field.name) {
+            format!("field_{}", field.name)
+        } else {
+            field.name.clone()
+        };
+        while taken.contains(&name) {
+            name.push('_');
+        }
+        taken.insert(name.clone());
+        let shape = self.shape(owner, &field.name, &field.ty);
+        let mut out = resolve::data_field(&name, &field.name, shape);
+        if let Some(title) = &field.title {
+            out = out.description(title.clone());
+        }
+        out
+    }
+
+    /// How a field's stored value is exposed.
+    fn shape(&mut self, owner: &str, field_name: &str, ty: &FieldType) -> Shape {
+        match ty {
+            FieldType::String { .. }
+            | FieldType::Text { .. }
+            | FieldType::Date
+            | FieldType::Datetime
+            | FieldType::Url
+            | FieldType::Email => Shape::String,
+            FieldType::Number { .. } => Shape::Float,
+            FieldType::Boolean => Shape::Boolean,
+            FieldType::Slug { .. } => Shape::Slug,
+            FieldType::Block | FieldType::Json => Shape::Json,
+            FieldType::Image { .. } => Shape::Image,
+            FieldType::File { .. } => Shape::File,
+            FieldType::Reference { to } => {
+                let targets: Vec<(String, String)> = to
+                    .iter()
+                    .filter_map(|t| self.type_names.get(t).map(|n| (t.clone(), n.clone())))
+                    .collect();
+                match targets.as_slice() {
+                    [] => Shape::Json,
+                    [one] => Shape::Reference {
+                        type_name: one.1.clone(),
+                        targets,
+                    },
+                    _ => {
+                        let union_name =
+                            self.names.claim(&format!("{owner}{}", pascal(field_name)));
+                        let mut union = Union::new(&union_name);
+                        for (_, member) in &targets {
+                            union = union.possible_type(member);
+                        }
+                        self.unions.push(union);
+                        Shape::Reference {
+                            type_name: union_name,
+                            targets,
+                        }
+                    }
+                }
+            }
+            FieldType::Array { of, .. } => match of.as_slice() {
+                [member] => Shape::List(Box::new(self.shape(owner, field_name, &member.ty))),
+                _ => Shape::Json,
+            },
+            FieldType::Object { fields } if !fields.is_empty() => {
+                let type_name = self.names.claim(&format!("{owner}{}", pascal(field_name)));
+                let object = self.object_of(&type_name, fields);
+                self.objects.push(object);
+                Shape::Object(type_name)
+            }
+            FieldType::Object { .. } => Shape::Json,
+            FieldType::Named(name) => match self.type_names.get(name) {
+                Some(type_name) => Shape::Object(type_name.clone()),
+                None => Shape::Json,
+            },
+        }
+    }
+}
+
+/// The output type of a shape.
+pub fn type_ref(shape: &Shape) -> TypeRef {
+    match shape {
+        Shape::String | Shape::Slug => TypeRef::named(TypeRef::STRING),
+        Shape::Float => TypeRef::named(TypeRef::FLOAT),
+        Shape::Boolean => TypeRef::named(TypeRef::BOOLEAN),
+        Shape::Json => TypeRef::named("JSON"),
+        Shape::Image => TypeRef::named("ImageValue"),
+        Shape::File => TypeRef::named("FileValue"),
+        Shape::Object(name) => TypeRef::named(name.clone()),
+        Shape::Reference { type_name, .. } => TypeRef::named(type_name.clone()),
+        Shape::List(inner) => TypeRef::List(Box::new(type_ref(inner))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cms_core::schema::{demo_schemas, parse_schemas};
+
+    #[test]
+    fn pascal_case() {
+        assert_eq!(pascal("post"), "Post");
+        assert_eq!(pascal("siteSettings"), "SiteSettings");
+        assert_eq!(pascal("_x"), "_x");
+    }
+
+    #[test]
+    fn the_demo_schemas_build() {
+        let schemas = Schemas::new(demo_schemas()).unwrap();
+        let sdl = build(&schemas).unwrap().sdl();
+        for wanted in [
+            "allPost(",
+            "Post(id: ID!",
+            "SiteSettings(",
+            "createPost(data: JSON!, publish: Boolean): Post",
+            "updatePost(id: ID!, data: JSON!, expectedRevision: Int, publish: Boolean): Post",
+            "deletePost(id: ID!): Boolean",
+            "publishPost(id: ID!, expectedRevision: Int): Post",
+            "unpublishPost(id: ID!, expectedRevision: Int): Post",
+            "author: Author",
+            "tags: [String]",
+            "cover: ImageValue",
+            "enum Perspective",
+        ] {
+            assert!(sdl.contains(wanted), "{wanted} missing from\n{sdl}");
+        }
+    }
+
+    #[test]
+    fn colliding_and_reserved_names_are_renamed() {
+        let schemas = Schemas::new(
+            parse_schemas(&serde_json::json!([
+                { "type": "document", "name": "JSON", "fields": [
+                    { "name": "status", "type": "string" },
+                    { "name": "__x", "type": "string" },
+                    { "name": "meta", "type": "object", "fields": [{ "name": "a", "type": "string" }] },
+                    { "name": "any", "type": "reference", "to": ["JSON", "Query"] }
+                ] },
+                { "type": "document", "name": "Query", "fields": [{ "name": "a", "type": "string" }] },
+                { "type": "document", "name": "JSON_2Meta", "fields": [{ "name": "a", "type": "string" }] }
+            ]))
+            .unwrap(),
+        )
+        .unwrap();
+        let sdl = build(&schemas).unwrap().sdl();
+        for wanted in [
+            "type JSON_2",
+            "type Query_2",
+            "field_status: String",
+            "field___x: String",
+            "type JSON_2Meta_2",
+            "meta: JSON_2Meta_2",
+            "union JSON_2Any",
+        ] {
+            assert!(sdl.contains(wanted), "{wanted} missing from\n{sdl}");
+        }
+    }
+}
