@@ -222,15 +222,23 @@ impl Builder {
             mailer,
         })
         .await?;
-        let router = cms_server::router(
-            cms.clone(),
-            ServerSettings {
-                max_json_bytes: config.server.max_json_bytes,
-                public_url: config.server.public_url.clone(),
-                trusted_proxies: config.trusted_proxies()?,
-                graphql_path: config.graphql.path.clone(),
-            },
-        );
+        let settings = ServerSettings {
+            max_json_bytes: config.server.max_json_bytes,
+            public_url: config.server.public_url.clone(),
+            trusted_proxies: config.trusted_proxies()?,
+            graphql_path: config.graphql.path.clone(),
+        };
+        // The router refuses (by panicking) a configured path that another route already
+        // serves, such as `graphql.path = "/api/documents"`: a start-up error, not a crash.
+        let router = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            cms_server::router(cms.clone(), settings)
+        }))
+        .map_err(|_| {
+            ConfigError(format!(
+                "graphql.path `{}` is already an endpoint of the service: choose another path",
+                config.graphql.path
+            ))
+        })?;
         Ok(App { cms, router })
     }
 }

@@ -517,6 +517,13 @@ async fn the_path_is_configurable(url: String) {
     let old = gql_at(&app, GQL, &ada, "{ allPost { id } }", json!({})).await;
     assert_eq!(old.status, StatusCode::NOT_FOUND);
     app.stop().await;
+
+    // A path another endpoint serves stops the start with a clear error, not a crash.
+    let mut config = config_for(&url);
+    config.graphql.path = "/api/documents".into();
+    let refused = cms::Builder::new(config).build().await;
+    let message = refused.err().expect("the start is refused").to_string();
+    assert!(message.contains("graphql.path"), "{message}");
 }
 
 cms_store::both_engines!(
