@@ -106,8 +106,9 @@ pub trait Documents {
 pub(crate) fn list_condition(
     spec: &ListSpec<'_>,
     dialect: crate::Dialect,
+    generated: Option<&crate::filter_sql::GeneratedColumns>,
 ) -> (String, Vec<crate::filter_sql::Bind>) {
-    use crate::filter_sql::{Bind, compile_filter};
+    use crate::filter_sql::{Bind, compile_filter_with};
     let n = spec.organizations.len();
     let mut sql = format!(
         "organization_id IN ({}) AND type = ${}",
@@ -125,10 +126,27 @@ pub(crate) fn list_condition(
         Some(false) => sql.push_str(" AND published_data IS NULL"),
         None => {}
     }
-    let compiled = compile_filter(spec.filter, dialect, spec.column, n + 2);
+    let compiled = compile_filter_with(
+        spec.filter,
+        dialect,
+        spec.column,
+        n + 2,
+        generated_for(spec, generated),
+    );
     sql.push_str(&format!(" AND ({})", compiled.sql));
     binds.extend(compiled.binds);
     (sql, binds)
+}
+
+/// The generated columns a list of `spec`'s type may use.
+pub(crate) fn generated_for<'a>(
+    spec: &ListSpec<'a>,
+    columns: Option<&'a crate::filter_sql::GeneratedColumns>,
+) -> Option<crate::filter_sql::Generated<'a>> {
+    columns.map(|columns| crate::filter_sql::Generated {
+        doc_type: spec.doc_type,
+        columns,
+    })
 }
 
 /// `$first, $first+1, ...` for a list of `n` binds: placeholders only, never values.
@@ -371,7 +389,15 @@ macro_rules! impl_documents {
                 if spec.organizations.is_empty() {
                     return Ok((Vec::new(), 0));
                 }
-                let (condition, mut binds) = $crate::documents::list_condition(spec, <$tx>::DIALECT);
+                let (condition, mut binds) =
+                    $crate::documents::list_condition(spec, <$tx>::DIALECT, self.generated_columns());
+                let order = $crate::filter_sql::compile_sort_with(
+                    spec.sort,
+                    <$tx>::DIALECT,
+                    spec.column,
+                    spec.filter,
+                    $crate::documents::generated_for(spec, self.generated_columns()),
+                );
                 let count_sql = format!("SELECT COUNT(*) FROM documents WHERE {condition}");
                 let total: i64 = sqlx::query_scalar_with(sqlx::AssertSqlSafe(count_sql), <$tx>::arguments(binds.clone())?)
                     .fetch_one(self.conn().await?)
@@ -379,8 +405,6 @@ macro_rules! impl_documents {
                 if total == 0 {
                     return Ok((Vec::new(), 0));
                 }
-                let order =
-                    $crate::filter_sql::compile_sort_under(spec.sort, <$tx>::DIALECT, spec.column, spec.filter);
                 let page_sql = format!(
                     "SELECT * FROM documents WHERE {condition} ORDER BY {order} LIMIT ${} OFFSET ${}",
                     binds.len() + 1,

@@ -103,11 +103,27 @@ pub fn compile_filter(
     column: DataColumn,
     first_placeholder: usize,
 ) -> Compiled {
+    compile_filter_with(filter, dialect, column, first_placeholder, None)
+}
+
+/// [`compile_filter`] for rows of one document type, which on PostgreSQL compares through the
+/// type's generated columns ([`generated_column`]) where `generated` has them: the same
+/// results, but plain `numeric`/`text` comparisons the planner may use as index conditions
+/// under row-level security (the JSON operators are not leakproof).
+pub fn compile_filter_with(
+    filter: &Filter,
+    dialect: Dialect,
+    column: DataColumn,
+    first_placeholder: usize,
+    generated: Option<Generated<'_>>,
+) -> Compiled {
     let mut compiler = Compiler {
         dialect,
+        data: column,
         column: column.name(),
         next: first_placeholder,
         binds: Vec::new(),
+        generated: generated.filter(|_| dialect == Dialect::Postgres),
     };
     let sql = compiler.filter(filter);
     Compiled {
@@ -145,6 +161,147 @@ pub fn index_expressions(
     })
 }
 
+/// The generated columns that exist on PostgreSQL's `documents` (by name): filled by the store
+/// as it creates them, read by every list query. Only a column named here is ever referred to,
+/// so an instance that has not (yet) created one stays on the JSON expressions.
+#[derive(Debug, Default)]
+pub struct GeneratedColumns(std::sync::RwLock<std::collections::HashSet<String>>);
+
+impl GeneratedColumns {
+    pub fn insert(&self, name: String) {
+        self.0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(name);
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(name)
+    }
+}
+
+/// The generated columns a query over rows of `doc_type` may use.
+#[derive(Debug, Clone, Copy)]
+pub struct Generated<'a> {
+    pub doc_type: &'a str,
+    pub columns: &'a GeneratedColumns,
+}
+
+impl Generated<'_> {
+    /// The existing generated column(s) for a field of this type.
+    fn column(
+        &self,
+        segments: &[String],
+        kind: FieldKind,
+        data: DataColumn,
+    ) -> Option<GeneratedColumn> {
+        let generated = generated_column(self.doc_type, segments, kind, data)?;
+        self.columns.contains(&generated.name).then_some(generated)
+    }
+}
+
+/// PostgreSQL STORED generated columns holding one field's scalar of one document type and
+/// copy as plain SQL values, NULL for other types' rows and for values of another JSON type:
+/// - strings, dates, slugs and references: one `text COLLATE "C"` column, exactly the value the
+///   JSON expressions compare and sort by (`Target::sort_value`);
+/// - numbers: a `float8` column (the index key: float8 comparisons are leakproof, numeric ones
+///   are not) and the exact `numeric` value beside it (`exact`, carried in the index), which
+///   decides where float8 rounding ties (integers beyond 2^53).
+///
+/// Using them changes no result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeneratedColumn {
+    /// `f_` and 16 hex digits of FNV-1a over type, path, copy and kind.
+    pub name: String,
+    /// The column type, collation included.
+    pub sql_type: &'static str,
+    /// The generation expression (IMMUTABLE: jsonb operators, `jsonb_typeof`, casts).
+    pub expression: String,
+    /// Numbers: the exact value's column (`n_` and the same digits, `numeric`) and expression.
+    pub exact: Option<(String, String)>,
+}
+
+impl GeneratedColumn {
+    /// `ADD COLUMN` clauses for `ALTER TABLE documents`.
+    pub fn add_columns(&self) -> Vec<String> {
+        let mut clauses = vec![format!(
+            "ADD COLUMN IF NOT EXISTS {} {} GENERATED ALWAYS AS ({}) STORED",
+            self.name, self.sql_type, self.expression
+        )];
+        if let Some((name, expression)) = &self.exact {
+            clauses.push(format!(
+                "ADD COLUMN IF NOT EXISTS {name} numeric GENERATED ALWAYS AS ({expression}) STORED"
+            ));
+        }
+        clauses
+    }
+
+    /// The index serving comparisons, sorts and exact counts: it ends with `id`, the tie-break
+    /// of every sorted list, and carries the exact number, so a count is index-only.
+    pub fn index(&self) -> String {
+        let include = match &self.exact {
+            Some((name, _)) => format!(" INCLUDE ({name})"),
+            None => String::new(),
+        };
+        format!(
+            "CREATE INDEX IF NOT EXISTS documents_{0} ON documents (organization_id, type, {0}, id){include}",
+            self.name
+        )
+    }
+}
+
+/// The generated column(s) for a field, `None` for kinds without them (booleans, arrays,
+/// objects) and for names that are not identifiers.
+pub fn generated_column(
+    doc_type: &str,
+    segments: &[String],
+    kind: FieldKind,
+    data: DataColumn,
+) -> Option<GeneratedColumn> {
+    let type_ok = !doc_type.is_empty()
+        && doc_type
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !type_ok || segments.is_empty() || !segments.iter().all(|s| is_identifier(s)) {
+        return None;
+    }
+    let target = Target::new(Dialect::Postgres, data.name(), segments, kind);
+    let hash = crate::fnv1a(&format!(
+        "{doc_type}:{}:{}:{kind:?}",
+        segments.join("."),
+        data.name()
+    ));
+    let when = |ty| {
+        format!(
+            "CASE WHEN type = '{doc_type}' AND {} THEN",
+            target.is_type(ty)
+        )
+    };
+    Some(match kind {
+        FieldKind::Number => GeneratedColumn {
+            name: format!("f_{hash:016x}"),
+            sql_type: "float8",
+            expression: format!("{} {}::float8 END", when(JsonType::Number), target.value()),
+            exact: Some((
+                format!("n_{hash:016x}"),
+                format!("{} {}::numeric END", when(JsonType::Number), target.value()),
+            )),
+        },
+        FieldKind::String | FieldKind::Date | FieldKind::Slug | FieldKind::Reference => {
+            GeneratedColumn {
+                name: format!("f_{hash:016x}"),
+                sql_type: "text COLLATE \"C\"",
+                expression: format!("{} {} END", when(JsonType::String), target.text()),
+                exact: None,
+            }
+        }
+        FieldKind::Boolean | FieldKind::StringArray | FieldKind::Other => return None,
+    })
+}
+
 /// An ORDER BY list (without `ORDER BY`). With keys, ties break by `id ASC`; without any, the
 /// default order is newest first, `created_at DESC, id DESC`, which the
 /// `documents_by_type` index serves.
@@ -162,6 +319,20 @@ pub fn compile_sort_under(
     column: DataColumn,
     filter: &Filter,
 ) -> String {
+    compile_sort_with(keys, dialect, column, filter, None)
+}
+
+/// [`compile_sort_under`] for rows of one document type: on PostgreSQL a field key sorts by
+/// the type's generated column where `generated` has one (the same values, `NULL` where the
+/// JSON expression is `NULL`), which the column's index can yield in order.
+pub fn compile_sort_with(
+    keys: &[SortKey],
+    dialect: Dialect,
+    column: DataColumn,
+    filter: &Filter,
+    generated: Option<Generated<'_>>,
+) -> String {
+    let generated = generated.filter(|_| dialect == Dialect::Postgres);
     let mut parts: Vec<String> = keys
         .iter()
         .filter_map(|key| match key {
@@ -174,6 +345,21 @@ pub fn compile_sort_under(
                     Direction::Desc => "DESC",
                 };
                 Some(format!("{} {direction}", target.value()))
+            }
+            SortKey::Field(path, kind, direction) => {
+                match generated.and_then(|g| g.column(path.segments(), *kind, column)) {
+                    // float8 orders like the exact number except within rounding ties, which
+                    // the exact value then orders.
+                    Some(g) => Some(match g.exact {
+                        Some((exact, _)) => format!(
+                            "{}, {}",
+                            null_order(g.name, *direction),
+                            null_order(exact, *direction)
+                        ),
+                        None => null_order(g.name, *direction),
+                    }),
+                    None => sort_key(key, dialect, column.name()),
+                }
             }
             _ => sort_key(key, dialect, column.name()),
         })
@@ -225,11 +411,15 @@ fn sort_key(key: &SortKey, dialect: Dialect, column: &'static str) -> Option<Str
             (target.sort_value(*kind)?, *direction)
         }
     };
-    // Missing values are the largest on both engines (SQLite's default is the smallest).
-    Some(match direction {
+    Some(null_order(expr, direction))
+}
+
+/// Missing values are the largest on both engines (SQLite's default is the smallest).
+fn null_order(expr: String, direction: Direction) -> String {
+    match direction {
         Direction::Asc => format!("{expr} ASC NULLS LAST"),
         Direction::Desc => format!("{expr} DESC NULLS FIRST"),
-    })
+    }
 }
 
 fn builtin_column(column: BuiltinColumn) -> &'static str {
@@ -371,14 +561,17 @@ fn is_identifier(segment: &str) -> bool {
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-struct Compiler {
+struct Compiler<'a> {
     dialect: Dialect,
+    data: DataColumn,
     column: &'static str,
     next: usize,
     binds: Vec<Bind>,
+    /// PostgreSQL only.
+    generated: Option<Generated<'a>>,
 }
 
-impl Compiler {
+impl Compiler<'_> {
     fn filter(&mut self, filter: &Filter) -> String {
         match filter {
             Filter::All => self.constant(true),
@@ -425,10 +618,10 @@ impl Compiler {
             Op::NotIn(values) => self.not_in_list(&target, values),
             Op::Exists(true) => target.present(),
             Op::Exists(false) => target.missing(),
-            Op::GreaterThan(v) => self.ordering(&target, ">", v),
-            Op::GreaterThanEqual(v) => self.ordering(&target, ">=", v),
-            Op::LessThan(v) => self.ordering(&target, "<", v),
-            Op::LessThanEqual(v) => self.ordering(&target, "<=", v),
+            Op::GreaterThan(v) => self.ordering(c, &target, ">", v),
+            Op::GreaterThanEqual(v) => self.ordering(c, &target, ">=", v),
+            Op::LessThan(v) => self.ordering(c, &target, "<", v),
+            Op::LessThanEqual(v) => self.ordering(c, &target, "<=", v),
             Op::Like(words) => {
                 let patterns = words.iter().map(|w| format!("%{}%", escape_like(w)));
                 self.text_match(&target, array, patterns.collect())
@@ -514,7 +707,37 @@ impl Compiler {
 
     /// `>`, `>=`, `<`, `<=`: numerically against stored numbers for a number, as text
     /// (byte order) against stored strings for a string.
-    fn ordering(&mut self, target: &Target, op: &str, value: &Comparand) -> String {
+    fn ordering(&mut self, c: &Condition, target: &Target, op: &str, value: &Comparand) -> String {
+        // The generated column holds exactly the value the JSON expression compares below
+        // (NULL for another JSON type, where the expression is NULL or false; conditions are
+        // never negated, so the two agree), as numeric or as "C"-collated text.
+        let generated = self
+            .generated
+            .and_then(|g| g.column(c.path.segments(), c.kind, self.data));
+        if let Some(g) = generated {
+            match (value, c.kind, g.exact) {
+                // float8 rounding is monotone, so `x > p` implies `float8(x) >= float8(p)`: the
+                // float8 bound (leakproof, an index condition) narrows to a range the exact
+                // comparison, on the value the index carries, then decides.
+                (Comparand::Number(n), FieldKind::Number, Some((exact, _))) => {
+                    let p = self.bind(number_bind(n));
+                    let wide = if op.starts_with('>') { ">=" } else { "<=" };
+                    return format!(
+                        "({} {wide} {p}::numeric::float8 AND {exact} {op} {p}::numeric)",
+                        g.name
+                    );
+                }
+                (
+                    Comparand::String(s),
+                    FieldKind::String | FieldKind::Date | FieldKind::Slug | FieldKind::Reference,
+                    None,
+                ) => {
+                    let p = self.bind(Bind::Text(s.clone()));
+                    return format!("{} {op} {p}", g.name);
+                }
+                _ => {}
+            }
+        }
         match (value, self.dialect) {
             // SQLite orders every number below every text value, so `< ''` keeps stored
             // strings out while both bounds stay on the one indexed expression: the range is
@@ -1558,9 +1781,9 @@ mod tests {
     async fn create_fixture<E: Engine>(db: &mut E) {
         let json = E::JSON_TYPE;
         let create = format!(
-            "CREATE TABLE documents (id TEXT PRIMARY KEY, draft_data {json} NOT NULL, \
-             published_data {json}, created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, \
-             published_at BIGINT)"
+            "CREATE TABLE documents (id TEXT PRIMARY KEY, type TEXT NOT NULL DEFAULT 'post', \
+             draft_data {json} NOT NULL, published_data {json}, created_at BIGINT NOT NULL, \
+             updated_at BIGINT NOT NULL, published_at BIGINT)"
         );
         db.execute(&create, vec![]).await;
         // Binds are typed by value (a NULL is text), so every column gets an explicit cast.
@@ -1582,13 +1805,63 @@ mod tests {
         }
     }
 
-    /// Runs every case and reports every failure at once.
-    async fn check_engine<E: Engine>(db: &mut E) {
+    /// Every field of [`Post`] with its kind.
+    fn post_fields() -> Vec<(Vec<String>, FieldKind)> {
+        [
+            ("title", FieldKind::String),
+            ("seo.description", FieldKind::String),
+            ("views", FieldKind::Number),
+            ("featured", FieldKind::Boolean),
+            ("date", FieldKind::Date),
+            ("slug", FieldKind::Slug),
+            ("author", FieldKind::Reference),
+            ("tags", FieldKind::StringArray),
+            ("meta", FieldKind::Other),
+        ]
+        .into_iter()
+        .map(|(path, kind)| (path.split('.').map(String::from).collect(), kind))
+        .collect()
+    }
+
+    /// Adds the generated columns of every [`Post`] field (PostgreSQL) and names them.
+    async fn add_generated_columns<E: Engine>(db: &mut E) -> GeneratedColumns {
+        let columns = GeneratedColumns::default();
+        for (segments, kind) in post_fields() {
+            for data in [DataColumn::Draft, DataColumn::Published] {
+                if let Some(g) = generated_column("post", &segments, kind, data) {
+                    let sql = format!("ALTER TABLE documents {}", g.add_columns().join(", "));
+                    db.execute(&sql, vec![]).await;
+                    columns.insert(g.name);
+                }
+            }
+        }
+        columns
+    }
+
+    /// Runs every case and reports every failure at once; with `generated`, through the
+    /// generated columns.
+    async fn check_engine<E: Engine>(db: &mut E, with_generated: bool) {
         create_fixture(db).await;
+        let columns = if with_generated {
+            add_generated_columns(db).await
+        } else {
+            GeneratedColumns::default()
+        };
+        let generated = with_generated.then_some(Generated {
+            doc_type: "post",
+            columns: &columns,
+        });
         let mut failures = Vec::new();
         for (where_, expected) in filter_cases() {
             let filter = parse(&where_, &Post);
-            let c = compile_filter(&filter, E::DIALECT, DataColumn::Draft, 1);
+            let c = compile_filter_with(&filter, E::DIALECT, DataColumn::Draft, 1, generated);
+            if with_generated && where_.to_string().contains("greater_than\":4}") {
+                assert!(
+                    c.sql.contains("f_"),
+                    "the generated column is used: {}",
+                    c.sql
+                );
+            }
             let sql = format!("SELECT id FROM documents WHERE {} ORDER BY id", c.sql);
             let got = db.ids(&sql, c.binds).await;
             if got != expected {
@@ -1598,7 +1871,13 @@ mod tests {
             }
         }
         for (spec, expected) in sort_cases() {
-            let order = compile_sort(&parse_sort(spec, &Post), E::DIALECT, DataColumn::Draft);
+            let order = compile_sort_with(
+                &parse_sort(spec, &Post),
+                E::DIALECT,
+                DataColumn::Draft,
+                &Filter::All,
+                generated,
+            );
             let sql = format!("SELECT id FROM documents ORDER BY {order}");
             let got = db.ids(&sql, vec![]).await;
             if got != expected {
@@ -1613,7 +1892,7 @@ mod tests {
             (DataColumn::Published, &["d1"][..]),
             (DataColumn::Draft, &[]),
         ] {
-            let c = compile_filter(&published, E::DIALECT, column, 2);
+            let c = compile_filter_with(&published, E::DIALECT, column, 2, generated);
             let sql = format!(
                 "SELECT id FROM documents WHERE id <> $1 AND {} ORDER BY id",
                 c.sql
@@ -1641,7 +1920,7 @@ mod tests {
         let mut conn = sqlx::SqliteConnection::connect("sqlite::memory:")
             .await
             .expect("sqlite");
-        check_engine(&mut conn).await;
+        check_engine(&mut conn, false).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1649,7 +1928,19 @@ mod tests {
         crate::testing::with_database(Dialect::Postgres, |url| async move {
             use sqlx::Connection;
             let mut conn = sqlx::PgConnection::connect(&url).await.expect("postgres");
-            check_engine(&mut conn).await;
+            check_engine(&mut conn, false).await;
+            conn.close().await.expect("close");
+        })
+        .await;
+    }
+
+    /// The same cases through the generated columns: not one result may change.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn executes_on_postgres_through_generated_columns() {
+        crate::testing::with_database(Dialect::Postgres, |url| async move {
+            use sqlx::Connection;
+            let mut conn = sqlx::PgConnection::connect(&url).await.expect("postgres");
+            check_engine(&mut conn, true).await;
             conn.close().await.expect("close");
         })
         .await;

@@ -203,9 +203,18 @@ pub(crate) fn field_index_statements(
     let mut statements = Vec::new();
     for (segments, kind) in fields {
         for column in [DataColumn::Draft, DataColumn::Published] {
-            for expression in
-                index_expressions(segments, *kind, dialect, column).unwrap_or_default()
+            let mut expressions =
+                index_expressions(segments, *kind, dialect, column).unwrap_or_default();
+            // On PostgreSQL a field with a generated column is compared and sorted through it
+            // (its own index). Under row-level security (every documents query) no JSON
+            // expression index can serve a condition (the JSON operators are not leakproof),
+            // so such a field keeps none: they would only cost writes.
+            if dialect == Dialect::Postgres
+                && filter_sql::generated_column(doc_type, segments, *kind, column).is_some()
             {
+                expressions.clear();
+            }
+            for expression in expressions {
                 let name = format!(
                     "documents_field_{:016x}",
                     fnv1a(&format!("{doc_type}:{expression}"))
@@ -221,8 +230,24 @@ pub(crate) fn field_index_statements(
     statements
 }
 
+/// PostgreSQL: the generated columns of the indexed fields of a type (see
+/// [`filter_sql::generated_column`]).
+pub(crate) fn generated_columns(
+    doc_type: &str,
+    fields: &[(Vec<String>, cms_core::FieldKind)],
+) -> Vec<filter_sql::GeneratedColumn> {
+    use filter_sql::{DataColumn, generated_column};
+    let mut out = Vec::new();
+    for (segments, kind) in fields {
+        for column in [DataColumn::Draft, DataColumn::Published] {
+            out.extend(generated_column(doc_type, segments, *kind, column));
+        }
+    }
+    out
+}
+
 /// A stable 64-bit hash (FNV-1a) for index names; not for security.
-fn fnv1a(text: &str) -> u64 {
+pub(crate) fn fnv1a(text: &str) -> u64 {
     text.bytes().fold(0xcbf29ce484222325, |hash, b| {
         (hash ^ u64::from(b)).wrapping_mul(0x100000001b3)
     })

@@ -4,6 +4,9 @@ use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::{Connection, Executor, Postgres, Transaction};
 
+use std::sync::Arc;
+
+use crate::filter_sql::GeneratedColumns;
 use crate::{Dialect, Result, Store, StoreError, Tx};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -18,6 +21,8 @@ pub(crate) struct PgStore {
     /// For migrations and index creation, which need the owner's rights: a fresh connection as
     /// the configured login each time, never one of the pool's.
     options: PgConnectOptions,
+    /// The generated columns of indexed fields known to exist, shared with every unit of work.
+    generated: Arc<GeneratedColumns>,
 }
 
 impl PgStore {
@@ -33,7 +38,17 @@ impl PgStore {
             .after_connect(|conn, _| Box::pin(drop_rls_bypass(conn)))
             // Lazy: the first connection is opened after `migrate` has created the role.
             .connect_lazy_with(options.clone());
-        Ok(PgStore { pool, options })
+        Ok(PgStore {
+            pool,
+            options,
+            generated: Arc::default(),
+        })
+    }
+
+    /// The generated columns this store knows to exist.
+    #[cfg(test)]
+    pub(crate) fn generated_columns(&self) -> &GeneratedColumns {
+        &self.generated
     }
 
     async fn admin(&self) -> Result<PgConnection> {
@@ -57,6 +72,7 @@ impl PgStore {
             format!("BEGIN; SELECT set_config('{ACTING_ORGANIZATION}', '{organization_id}', true)");
         Ok(Box::new(PgTx {
             tx: self.pool.begin_with(sqlx::AssertSqlSafe(begin)).await?,
+            generated: self.generated.clone(),
         }))
     }
 }
@@ -112,12 +128,14 @@ impl Store for PgStore {
     async fn read(&self) -> Result<Box<dyn Tx>> {
         Ok(Box::new(PgTx {
             tx: self.pool.begin().await?,
+            generated: self.generated.clone(),
         }))
     }
 
     async fn write(&self) -> Result<Box<dyn Tx>> {
         Ok(Box::new(PgTx {
             tx: self.pool.begin().await?,
+            generated: self.generated.clone(),
         }))
     }
 
@@ -127,11 +145,16 @@ impl Store for PgStore {
         fields: &[(Vec<String>, cms_core::FieldKind)],
     ) -> Result<()> {
         let statements = crate::field_index_statements(Dialect::Postgres, doc_type, fields);
-        if statements.is_empty() {
+        let generated = crate::generated_columns(doc_type, fields);
+        if statements.is_empty() && generated.is_empty() {
             return Ok(());
         }
         let mut conn = self.admin().await?;
-        for statement in statements {
+        if !generated.is_empty() {
+            add_generated_columns(&mut conn, &generated).await?;
+        }
+        let indexes = generated.iter().map(|column| column.index());
+        for statement in statements.into_iter().chain(indexes) {
             if let Err(e) = sqlx::query(sqlx::AssertSqlSafe(statement))
                 .execute(&mut conn)
                 .await
@@ -143,6 +166,9 @@ impl Store for PgStore {
                     other => return Err(other),
                 }
             }
+        }
+        for column in generated {
+            self.generated.insert(column.name);
         }
         Ok(())
     }
@@ -164,14 +190,63 @@ impl Store for PgStore {
         let begin = format!("BEGIN; SELECT set_config('{DELIVERY}', 'on', true)");
         Ok(Box::new(PgTx {
             tx: self.pool.begin_with(sqlx::AssertSqlSafe(begin)).await?,
+            generated: self.generated.clone(),
         }))
     }
+}
+
+/// Adds the missing generated columns in one `ALTER TABLE`, which rewrites `documents` once
+/// (under an exclusive lock): only when one is missing, so a restart takes no lock at all.
+async fn add_generated_columns(
+    conn: &mut PgConnection,
+    generated: &[crate::filter_sql::GeneratedColumn],
+) -> Result<()> {
+    let existing: Vec<String> = sqlx::query_scalar(
+        "SELECT column_name::text FROM information_schema.columns \
+         WHERE table_schema = current_schema() AND table_name = 'documents'",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let additions: Vec<String> = generated
+        .iter()
+        .filter(|column| {
+            !existing.contains(&column.name)
+                || column
+                    .exact
+                    .as_ref()
+                    .is_some_and(|(exact, _)| !existing.contains(exact))
+        })
+        .flat_map(|column| column.add_columns())
+        .collect();
+    if additions.is_empty() {
+        return Ok(());
+    }
+    let alter = format!("ALTER TABLE documents {}", additions.join(", "));
+    if let Err(e) = sqlx::query(sqlx::AssertSqlSafe(alter))
+        .execute(&mut *conn)
+        .await
+    {
+        // Two instances starting together: IF NOT EXISTS waits for the other's lock and then
+        // finds the column, but a catalog race can still report a duplicate column (42701) or
+        // a catalog unique violation; the column exists either way.
+        let duplicate = e
+            .as_database_error()
+            .and_then(|d| d.code())
+            .is_some_and(|code| code == "42701");
+        match StoreError::from(e) {
+            StoreError::Unique(_) => {}
+            _ if duplicate => {}
+            other => return Err(other),
+        }
+    }
+    Ok(())
 }
 
 /// Reads run in a transaction too: the acting organization is a transaction-local setting
 /// ([`Tx::act_for`]), which must never leak to the next borrower of the connection.
 pub(crate) struct PgTx {
     tx: Transaction<'static, Postgres>,
+    generated: Arc<GeneratedColumns>,
 }
 
 impl PgTx {
@@ -191,6 +266,11 @@ impl PgTx {
 
     async fn conn(&mut self) -> Result<&mut PgConnection> {
         Ok(&mut self.tx)
+    }
+
+    /// The generated columns list queries may use.
+    pub(crate) fn generated_columns(&self) -> Option<&GeneratedColumns> {
+        Some(&self.generated)
     }
 
     /// PostgreSQL has no thread hop to save: every statement goes through the transaction.

@@ -189,6 +189,11 @@ impl SqliteTx {
         }
     }
 
+    /// SQLite keeps comparing through its expression indexes: no generated columns.
+    pub(crate) fn generated_columns(&self) -> Option<&crate::filter_sql::GeneratedColumns> {
+        None
+    }
+
     /// Only outside a transaction: a write unit must see its own writes.
     fn point_reads(&self) -> Option<&PointReads> {
         match &self.conn {
