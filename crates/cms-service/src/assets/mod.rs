@@ -9,7 +9,7 @@
 //!
 //! Tenancy as for documents: reads see the actor's organization (plus its children when
 //! asked), writes only the actor's own; an asset anywhere else is 404. Reference counts come
-//! from the documents' reference side table and count the documents of the owning
+//! from the documents' reference side table and count the documents of the reader's
 //! organization and its children, the same set whose references block a delete.
 
 mod media;
@@ -602,8 +602,8 @@ impl<'a> AssetService<'a> {
         })
     }
 
-    /// Views with their reference counts, counted over each asset's organization and its
-    /// children.
+    /// Views with their reference counts, counted over the reader's organization and its
+    /// children (an asset's own organization, or a child of it).
     async fn views(
         &self,
         tx: &mut dyn Tx,

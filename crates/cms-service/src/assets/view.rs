@@ -24,7 +24,7 @@ pub struct AssetView {
     pub description: Option<String>,
     pub alt: Option<String>,
     pub credit_line: Option<String>,
-    /// Documents (draft or published copy) of the owning organization and its children that
+    /// Documents (draft or published copy) of the reader's organization and its children that
     /// reference the asset.
     pub reference_count: i64,
     pub poster_id: Option<String>,
