@@ -13,8 +13,7 @@ pub fn canonical_json(value: &Value) -> String {
 
 /// `publishedHash`: lowercase hex SHA-256 of the canonical JSON of the published data.
 pub fn published_hash(data: &Value) -> String {
-    let digest = Sha256::digest(canonical_json(data).as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::hex::encode(&Sha256::digest(canonical_json(data).as_bytes()))
 }
 
 #[cfg(test)]

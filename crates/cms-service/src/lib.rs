@@ -161,6 +161,30 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
+    /// An organization and its children (one level deep): what a parent reads with
+    /// `includeChildOrganizations`.
+    pub(crate) async fn organization_and_children(&self, org: &str) -> Result<Vec<String>> {
+        let mut orgs = vec![org.to_string()];
+        orgs.extend(self.store.read().await?.child_organization_ids(org).await?);
+        Ok(orgs)
+    }
+
+    /// The organizations the actor reads while holding `capability` there: its own, plus its
+    /// children when asked.
+    pub(crate) async fn readable_organizations(
+        &self,
+        actor: &Actor,
+        capability: cms_core::CoreCapability,
+        include_children: bool,
+    ) -> Result<Vec<String>> {
+        let org = actor.require(capability)?;
+        if include_children {
+            self.organization_and_children(org).await
+        } else {
+            Ok(vec![org.to_string()])
+        }
+    }
+
     /// An absolute link to `path` (which starts with `/`) on this instance.
     pub(crate) fn link(&self, path: &str) -> String {
         format!("{}{path}", self.settings.public_url)

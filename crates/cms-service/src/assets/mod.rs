@@ -272,22 +272,22 @@ impl<'a> AssetService<'a> {
         let ids = checked_ids(ids)?;
         let scope = self.organization_and_children(&org).await?;
         let mut tx = self.inner.store.write_for(&org).await?;
-        let mut existing = Vec::with_capacity(ids.len());
-        for id in &ids {
-            if tx.asset(std::slice::from_ref(&org), id).await?.is_some() {
-                existing.push(id.clone());
-            }
-        }
-        let counts = tx.asset_reference_counts(&scope, &existing).await?;
-        let referenced: Vec<String> = existing
+        // Only ids something references need a look-up: those naming an asset of this
+        // organization refuse the whole request.
+        let counts = tx.asset_reference_counts(&scope, &ids).await?;
+        let mut referenced = Vec::new();
+        for id in ids
             .iter()
             .filter(|id| counts.get(*id).is_some_and(|c| *c > 0))
-            .cloned()
-            .collect();
+        {
+            if tx.asset(std::slice::from_ref(&org), id).await?.is_some() {
+                referenced.push(id.clone());
+            }
+        }
         if !referenced.is_empty() {
             return Err(Error::AssetsReferenced { ids: referenced });
         }
-        let deleted = tx.delete_assets(&org, &existing).await?;
+        let deleted = tx.delete_assets(&org, &ids).await?;
         tx.commit().await?;
         self.remove_objects(&deleted).await;
         Ok(BulkDeleted {
@@ -632,25 +632,13 @@ impl<'a> AssetService<'a> {
         actor: &Actor,
         include_children: bool,
     ) -> Result<Vec<String>> {
-        let org = actor.require(CoreCapability::AssetRead)?.to_string();
-        if include_children {
-            self.organization_and_children(&org).await
-        } else {
-            Ok(vec![org])
-        }
+        self.inner
+            .readable_organizations(actor, CoreCapability::AssetRead, include_children)
+            .await
     }
 
     async fn organization_and_children(&self, org: &str) -> Result<Vec<String>> {
-        let mut orgs = vec![org.to_string()];
-        orgs.extend(
-            self.inner
-                .store
-                .read()
-                .await?
-                .child_organization_ids(org)
-                .await?,
-        );
-        Ok(orgs)
+        self.inner.organization_and_children(org).await
     }
 
     async fn remove_objects(&self, ids: &[String]) {

@@ -82,14 +82,22 @@ impl Digestion {
         }
     }
 
-    fn finish(self) -> (i64, String, Sniffed) {
-        let sha = self
-            .hash
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        (self.size as i64, sha, sniff(&self.head))
+    /// The stored object, named for its client and described by the bytes that passed.
+    fn into_staged(
+        self,
+        id: String,
+        client_filename: &str,
+        storage: &Arc<dyn BlobStore>,
+    ) -> StagedFile {
+        StagedFile {
+            id,
+            filename: safe_filename(client_filename),
+            title: default_title(client_filename),
+            size: self.size as i64,
+            sha256: cms_core::hex::encode(&self.hash.finalize()),
+            sniffed: sniff(&self.head),
+            storage: Some(storage.clone()),
+        }
     }
 }
 
@@ -128,16 +136,7 @@ pub(crate) async fn stage(
         return Err(Error::bad_request("the file is empty"));
     }
     writer.finish().await.map_err(storage_error)?;
-    let (size, sha256, sniffed) = digestion.finish();
-    Ok(StagedFile {
-        id,
-        filename: safe_filename(client_filename),
-        title: default_title(client_filename),
-        size,
-        sha256,
-        sniffed,
-        storage: Some(storage.clone()),
-    })
+    Ok(digestion.into_staged(id, client_filename, storage))
 }
 
 /// Reads back an object a client uploaded directly, to learn what it is. Past `max_bytes` it is
@@ -164,16 +163,7 @@ pub(crate) async fn digest_stored(
     while let Some(chunk) = stream.next().await {
         digestion.take(&chunk.map_err(storage_error)?);
     }
-    let (size, sha256, sniffed) = digestion.finish();
-    Ok(StagedFile {
-        id,
-        filename: safe_filename(client_filename),
-        title: default_title(client_filename),
-        size,
-        sha256,
-        sniffed,
-        storage: Some(storage.clone()),
-    })
+    Ok(digestion.into_staged(id, client_filename, storage))
 }
 
 pub(crate) fn too_large(max_bytes: u64) -> Error {

@@ -61,12 +61,12 @@ impl AuthSecret {
 
     /// Lowercase hex of the HMAC, for lookups by hash (the input is never stored).
     pub(crate) fn hash_hex(&self, purpose: Purpose, value: &str) -> String {
-        hex(&self.mac(purpose, value).finalize().into_bytes())
+        cms_core::hex::encode(&self.mac(purpose, value).finalize().into_bytes())
     }
 
     /// Whether `stored_hex` is [`AuthSecret::hash_hex`] of `value`, compared in constant time.
     pub(crate) fn matches_hash_hex(&self, purpose: Purpose, value: &str, stored_hex: &str) -> bool {
-        unhex(stored_hex)
+        cms_core::hex::decode(stored_hex)
             .is_some_and(|stored| self.mac(purpose, value).verify_slice(&stored).is_ok())
     }
 
@@ -99,26 +99,6 @@ pub fn random_token(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
     getrandom::fill(&mut buf).expect("the operating system's random source is available");
     URL_SAFE_NO_PAD.encode(buf)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) || !text.is_ascii() {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
-        .collect()
 }
 
 #[cfg(test)]

@@ -546,19 +546,9 @@ impl<'a> DocumentService<'a> {
         actor: &Actor,
         include_children: bool,
     ) -> Result<Vec<String>> {
-        let org = actor.require(CoreCapability::DocumentRead)?.to_string();
-        let mut orgs = vec![org.clone()];
-        if include_children {
-            orgs.extend(
-                self.inner
-                    .store
-                    .read()
-                    .await?
-                    .child_organization_ids(&org)
-                    .await?,
-            );
-        }
-        Ok(orgs)
+        self.inner
+            .readable_organizations(actor, CoreCapability::DocumentRead, include_children)
+            .await
     }
 
     /// Whether `doc_type` is a declared document type (and a singleton); 400 otherwise.
