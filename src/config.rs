@@ -29,6 +29,7 @@ const KEYS: &[(&str, Kind)] = &[
     ("server.maxJsonBytes", Kind::Int),
     ("server.trustedProxies", Kind::List),
     ("graphql.path", Kind::Str),
+    ("openapi.docsUi", Kind::Bool),
     ("database.url", Kind::Str),
     ("storage.kind", Kind::Str),
     ("storage.path", Kind::Str),
@@ -88,6 +89,7 @@ pub struct Config {
     pub data_dir: PathBuf,
     pub server: ServerConfig,
     pub graphql: GraphqlConfig,
+    pub openapi: OpenapiConfig,
     pub database: DatabaseConfig,
     pub storage: StorageConfig,
     pub assets: AssetsConfig,
@@ -248,6 +250,20 @@ impl Default for GraphqlConfig {
     }
 }
 
+/// The self-description: `/api/openapi.json` is always served; `/api/docs` when `docsUi`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OpenapiConfig {
+    /// Serve the rendered reference at `/api/docs` (default true).
+    pub docs_ui: bool,
+}
+
+impl Default for OpenapiConfig {
+    fn default() -> Self {
+        OpenapiConfig { docs_ui: true }
+    }
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct DatabaseConfig {
@@ -330,6 +346,7 @@ impl Default for Config {
             data_dir: PathBuf::from("./cms-data"),
             server: ServerConfig::default(),
             graphql: GraphqlConfig::default(),
+            openapi: OpenapiConfig::default(),
             database: DatabaseConfig::default(),
             storage: StorageConfig::default(),
             assets: AssetsConfig::default(),

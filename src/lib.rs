@@ -72,6 +72,14 @@ pub enum StartError {
 pub struct App {
     pub cms: Cms,
     pub router: cms_server::Router,
+    settings: ServerSettings,
+}
+
+impl App {
+    /// The OpenAPI document this instance serves at `/api/openapi.json` (`cms openapi`).
+    pub fn openapi_document(&self) -> Vec<u8> {
+        cms_server::openapi_document(&self.cms, &self.settings)
+    }
 }
 
 /// Assembles the service from a configuration. A host application may replace the asset
@@ -227,11 +235,12 @@ impl Builder {
             public_url: config.server.public_url.clone(),
             trusted_proxies: config.trusted_proxies()?,
             graphql_path: config.graphql.path.clone(),
+            docs_ui: config.openapi.docs_ui,
         };
         // The router refuses (by panicking) a configured path that another route already
         // serves, such as `graphql.path = "/api/documents"`: a start-up error, not a crash.
         let router = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            cms_server::router(cms.clone(), settings)
+            cms_server::router(cms.clone(), settings.clone())
         }))
         .map_err(|_| {
             ConfigError(format!(
@@ -239,7 +248,11 @@ impl Builder {
                 config.graphql.path
             ))
         })?;
-        Ok(App { cms, router })
+        Ok(App {
+            cms,
+            router,
+            settings,
+        })
     }
 }
 

@@ -37,6 +37,8 @@ enum Command {
         #[command(subcommand)]
         command: UserCommand,
     },
+    /// Print this instance's OpenAPI 3.1 document (what `/api/openapi.json` serves).
+    Openapi,
     /// Print the version.
     Version,
 }
@@ -71,7 +73,10 @@ fn main() -> anyhow::Result<()> {
     }
     let loaded = Config::load(cli.config.as_deref(), std::env::vars())?;
     // `user create` prints the user on standard output; its log goes beside errors.
-    init_logging(&loaded.config, matches!(cli.command, Command::User { .. }));
+    init_logging(
+        &loaded.config,
+        matches!(cli.command, Command::User { .. } | Command::Openapi),
+    );
     for warning in &loaded.warnings {
         tracing::warn!("{warning}");
     }
@@ -100,6 +105,14 @@ fn main() -> anyhow::Result<()> {
                 let additional = additional_role(additional, role.as_deref())?;
                 let password = read_password(password_stdin)?;
                 create_user(loaded.config, name, email, password, additional).await
+            }
+            Command::Openapi => {
+                let app = cms::Builder::new(loaded.config).build().await?;
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                out.write_all(&app.openapi_document())?;
+                out.write_all(b"\n")?;
+                Ok(())
             }
             Command::Version => unreachable!("handled before start-up"),
         }

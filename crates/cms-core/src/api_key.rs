@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::capability::CapabilitySet;
 
 /// A coarse key permission (SPEC.md Authentication point 4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum KeyPermission {
     Read,

@@ -133,6 +133,30 @@ impl fmt::Display for Capability {
     }
 }
 
+/// A capability name: built-in ones are listed, plugin ones follow the same grammar.
+impl utoipa::PartialSchema for Capability {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .description(Some(
+                "A capability, such as `documents.read` or `assets.write`.",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Capability {}
+
+impl utoipa::PartialSchema for CapabilitySet {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::ArrayBuilder::new()
+            .items(<Capability as utoipa::PartialSchema>::schema())
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for CapabilitySet {}
+
 impl Serialize for Capability {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 /// One problem with one input value.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Issue {
     /// Where the problem is: `email`, `seo.description`, `tags[2]`.
     pub path: String,

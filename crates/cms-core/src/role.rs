@@ -60,8 +60,9 @@ impl BuiltInRole {
 }
 
 /// The name of an organization role: lowercase letters, digits, `_` and `-`, 1 to 64 characters.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, utoipa::ToSchema)]
 #[serde(transparent)]
+#[schema(value_type = String, pattern = "^[a-z0-9_-]{1,64}$")]
 pub struct RoleName(String);
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -107,7 +108,7 @@ impl fmt::Display for RoleName {
 }
 
 /// A user's role on the whole instance, independent of any organization.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InstanceRole {
     SuperAdmin,

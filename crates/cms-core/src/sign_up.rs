@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// The first-admin policy: how the first account, which becomes instance `super_admin`, is
 /// allowed to come into being.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum FirstAdmin {
     /// The first sign-up claims the instance.

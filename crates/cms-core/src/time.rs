@@ -47,6 +47,20 @@ impl From<DateTime<Utc>> for Timestamp {
     }
 }
 
+/// An RFC 3339 date-time string in UTC with milliseconds, as it is serialized.
+impl utoipa::PartialSchema for Timestamp {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+                utoipa::openapi::KnownFormat::DateTime,
+            )))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Timestamp {}
+
 impl Serialize for Timestamp {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.to_rfc3339())

@@ -10,7 +10,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use cms_core::Issue;
 use cms_service::Error;
-use serde_json::json;
+use serde::Serialize;
+use utoipa::ToSchema;
 
 /// An error on its way to becoming a response.
 #[derive(Debug)]
@@ -68,17 +69,63 @@ pub fn error_name(status: StatusCode) -> &'static str {
     }
 }
 
+/// The auth layer's body (401, 403): `{ "error" }`. A handler's own 401 or 403 carries the
+/// handler-layer fields as well, which this shape admits.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AccessRefusal {
+    /// `Unauthorized` or `Forbidden`.
+    pub error: String,
+}
+
+/// The handler layer's body: `{ success: false, error, message, issues? }`, plus
+/// `currentRevision` on a revision conflict and `referencedIds` when referenced assets block a
+/// delete.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorBody {
+    /// Always `false`.
+    pub success: bool,
+    /// The status name (`Bad Request`), or for `referencedIds` the count of blocking assets.
+    pub error: String,
+    pub message: String,
+    /// Every problem found with the input, with its path.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub issues: Vec<Issue>,
+    /// The document's revision now, so the client can retry without another read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_revision: Option<i64>,
+    /// The assets still referenced; nothing was deleted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub referenced_ids: Option<Vec<String>>,
+}
+
+impl ErrorBody {
+    fn new(status: StatusCode, message: &str) -> ErrorBody {
+        ErrorBody {
+            success: false,
+            error: error_name(status).to_string(),
+            message: message.to_string(),
+            issues: Vec::new(),
+            current_revision: None,
+            referenced_ids: None,
+        }
+    }
+}
+
 /// The auth layer's body: `{ "error" }` only.
 pub fn access_refusal(status: StatusCode) -> Response {
-    (status, Json(json!({ "error": error_name(status) }))).into_response()
+    let body = AccessRefusal {
+        error: error_name(status).to_string(),
+    };
+    (status, Json(body)).into_response()
 }
 
 /// The handler layer's body.
 pub fn handler_error(status: StatusCode, message: &str, issues: &[Issue]) -> Response {
-    let mut body = json!({ "success": false, "error": error_name(status), "message": message });
-    if !issues.is_empty() {
-        body["issues"] = json!(issues);
-    }
+    let body = ErrorBody {
+        issues: issues.to_vec(),
+        ..ErrorBody::new(status, message)
+    };
     (status, Json(body)).into_response()
 }
 
@@ -102,24 +149,24 @@ impl IntoResponse for ApiError {
             Error::Conflict(m) => handler_error(StatusCode::CONFLICT, m, &[]),
             // The client needs the current revision to retry without another read.
             Error::RevisionConflict { current, .. } => {
-                let body = json!({
-                    "success": false,
-                    "error": error_name(StatusCode::CONFLICT),
-                    "message": e.to_string(),
-                    "currentRevision": current,
-                });
+                let body = ErrorBody {
+                    current_revision: Some(*current),
+                    ..ErrorBody::new(StatusCode::CONFLICT, &e.to_string())
+                };
                 (StatusCode::CONFLICT, Json(body)).into_response()
             }
             Error::Unprocessable(m) => handler_error(StatusCode::UNPROCESSABLE_ENTITY, m, &[]),
             Error::PayloadTooLarge(m) => handler_error(StatusCode::PAYLOAD_TOO_LARGE, m, &[]),
             // SPEC.md Errors rule 3: `error` names the count, `referencedIds` lists them.
             Error::AssetsReferenced { ids } => {
-                let body = json!({
-                    "success": false,
-                    "error": e.to_string(),
-                    "message": "nothing was deleted: remove the references to these assets first",
-                    "referencedIds": ids,
-                });
+                let body = ErrorBody {
+                    error: e.to_string(),
+                    referenced_ids: Some(ids.clone()),
+                    ..ErrorBody::new(
+                        StatusCode::CONFLICT,
+                        "nothing was deleted: remove the references to these assets first",
+                    )
+                };
                 (StatusCode::CONFLICT, Json(body)).into_response()
             }
             Error::TooManyRequests { retry_after_secs } => {

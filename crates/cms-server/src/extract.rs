@@ -22,22 +22,28 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     }
 }
 
-/// `axum::extract::Query`, with its rejection (a query string that does not decode into `T`:
-/// invalid percent-encoding, a parameter given twice) rendered as a 400 in the handler-layer
-/// envelope.
+/// The query string decoded into `T` (repeated keys into a `Vec`, `page=` as absent), with a
+/// failure (invalid percent-encoding, a parameter of the wrong type, a scalar parameter given
+/// twice) rendered as a 400 that names the parameter, in the handler-layer envelope.
 pub struct ApiQuery<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for ApiQuery<T> {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        match axum::extract::Query::<T>::from_request_parts(parts, state).await {
-            Ok(axum::extract::Query(value)) => Ok(ApiQuery(value)),
-            Err(rejection) => Err(ApiError::Service(Error::bad_request(format!(
-                "the query string is not valid: {}",
-                rejection.body_text()
-            )))),
-        }
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let query = parts.uri.query().unwrap_or_default();
+        let deserializer = serde_html_form::Deserializer::from_bytes(query.as_bytes());
+        serde_path_to_error::deserialize(deserializer)
+            .map(ApiQuery)
+            .map_err(|e| {
+                let path = e.path().to_string();
+                let message = if path == "." {
+                    format!("the query string is not valid: {}", e.inner())
+                } else {
+                    format!("the query parameter `{path}` is not valid: {}", e.inner())
+                };
+                ApiError::Service(Error::bad_request(message))
+            })
     }
 }
 

@@ -10,6 +10,7 @@ mod error;
 mod extract;
 mod graphql;
 mod middleware;
+mod openapi;
 mod routes;
 mod session_cookie;
 
@@ -22,6 +23,8 @@ use axum::response::Response;
 use cms_service::Cms;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
+use utoipa::openapi::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
 
 pub use axum::Router;
 pub use client_address::TrustedProxy;
@@ -40,6 +43,9 @@ pub struct ServerSettings {
     pub trusted_proxies: Vec<TrustedProxy>,
     /// Where the GraphQL endpoint is served (`graphql.path`).
     pub graphql_path: String,
+    /// Whether `/api/docs` serves the rendered reference (`openapi.docsUi`); the document at
+    /// `/api/openapi.json` is served either way.
+    pub docs_ui: bool,
 }
 
 impl Default for ServerSettings {
@@ -49,6 +55,7 @@ impl Default for ServerSettings {
             public_url: None,
             trusted_proxies: Vec::new(),
             graphql_path: DEFAULT_GRAPHQL_PATH.to_string(),
+            docs_ui: true,
         }
     }
 }
@@ -68,6 +75,8 @@ pub(crate) struct AppState {
     pub(crate) public_origin: Option<csrf::Origin>,
     /// The GraphQL schema, built once from the registered document types.
     pub(crate) graphql: graphql::Built,
+    /// The OpenAPI document as served, built once with the router.
+    pub(crate) openapi: Arc<[u8]>,
 }
 
 impl AppState {
@@ -97,26 +106,16 @@ pub fn router(cms: Cms, settings: ServerSettings) -> Router {
         origin
     });
     let graphql_path = settings.graphql_path.clone();
+    let (routes, openapi) = api(max_upload_bytes, &graphql_path).split_for_parts();
+    let openapi = openapi_bytes(openapi, &cms, &graphql_path, false);
     let state = AppState {
         graphql: graphql::build(cms.schemas()),
+        openapi: openapi.into(),
         cms,
         settings: Arc::new(settings),
         public_origin,
     };
-    Router::new()
-        .merge(routes::health::routes())
-        .merge(routes::auth::routes())
-        .merge(routes::account::routes())
-        .merge(routes::organizations::routes())
-        .merge(routes::api_keys::routes())
-        .merge(routes::documents::routes())
-        .merge(routes::assets::routes(max_upload_bytes))
-        .merge(routes::media::routes())
-        .merge(routes::schemas::routes())
-        .merge(routes::jobs::routes())
-        .merge(routes::instance_settings::routes())
-        .merge(routes::roles::routes())
-        .merge(graphql::routes(&graphql_path))
+    routes
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum_middleware::from_fn_with_state(state.clone(), middleware::resolve_actor))
@@ -142,6 +141,52 @@ async fn method_not_allowed() -> Response {
         "this endpoint does not accept that method",
         &[],
     )
+}
+
+/// Every route of the HTTP API. Each handler carries its own description, so the OpenAPI
+/// document is collected from exactly what is mounted.
+fn api(max_upload_bytes: u64, graphql_path: &str) -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .merge(routes::documents::routes())
+        .merge(routes::docs::routes())
+        .merge(routes::health::routes().into())
+        .merge(routes::auth::routes().into())
+        .merge(routes::account::routes().into())
+        .merge(routes::organizations::routes().into())
+        .merge(routes::api_keys::routes().into())
+        .merge(routes::assets::routes(max_upload_bytes).into())
+        .merge(routes::media::routes().into())
+        .merge(routes::schemas::routes().into())
+        .merge(routes::jobs::routes().into())
+        .merge(routes::instance_settings::routes().into())
+        .merge(routes::roles::routes().into())
+        .merge(graphql::routes(graphql_path).into())
+}
+
+fn openapi_bytes(collected: OpenApi, cms: &Cms, graphql_path: &str, pretty: bool) -> Vec<u8> {
+    let document = openapi::finish(collected, cms.schemas(), graphql_path);
+    let bytes = if pretty {
+        serde_json::to_vec_pretty(&document)
+    } else {
+        serde_json::to_vec(&document)
+    };
+    // The document is made of types this crate defines: failing to serialize it is a bug,
+    // reported where it is served rather than taking the service down.
+    bytes.unwrap_or_else(|e| {
+        tracing::error!(error = %e, "the OpenAPI document does not serialize");
+        b"{}".to_vec()
+    })
+}
+
+/// The OpenAPI document of an instance with these settings, as `/api/openapi.json` serves it
+/// (`cms openapi`).
+pub fn openapi_document(cms: &Cms, settings: &ServerSettings) -> Vec<u8> {
+    let collected = api(
+        cms.settings().assets.max_upload_bytes,
+        &settings.graphql_path,
+    )
+    .into_openapi();
+    openapi_bytes(collected, cms, &settings.graphql_path, true)
 }
 
 /// Serves the API on `listener` until `shutdown` resolves, then lets in-flight requests finish.

@@ -23,6 +23,7 @@ use crate::error::ApiError;
 use crate::extract::{ApiJson, Authed};
 
 pub use resolve::CALL_TARGET;
+pub(crate) use schema::pascal;
 pub use schema::{MAX_COMPLEXITY, MAX_DEPTH};
 
 /// The schema, or why it could not be built (the endpoint then answers 500).

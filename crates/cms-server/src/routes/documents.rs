@@ -1,151 +1,197 @@
 //! `/api/documents`: every endpoint of SPEC.md "Endpoints: Documents". Handlers turn query
 //! strings and bodies into service requests; the service decides everything else.
 
+use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use axum::{Json, Router, routing};
 use cms_core::Timestamp;
 use cms_service::documents::{
-    DraftUpdate, ListRequest, NewDocument, Perspective, ReadOptions, ScheduleAction,
+    DocumentView, DraftUpdate, ListRequest, NewDocument, Perspective, ReadOptions, ScheduleAction,
+    ScheduleView, Validation, VersionView,
 };
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-use super::ok;
-use super::params::{Params, bad, bool_param, int_param, param};
+use super::params::{bad, flag, text};
+use super::{Data, Paged, created, ok, paged};
 use crate::AppState;
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiQuery, Authed};
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/api/documents", routing::get(list).post(create))
-        .route("/api/documents/query", routing::post(query))
-        .route("/api/documents/by-ids", routing::get(by_ids))
-        .route(
-            "/api/documents/{id}",
-            routing::get(get).put(update).delete(delete),
-        )
-        .route(
-            "/api/documents/{id}/publish",
-            routing::post(publish).delete(unpublish),
-        )
-        .route("/api/documents/{id}/versions", routing::get(versions))
-        .route(
-            "/api/documents/{id}/versions/{number}",
-            routing::get(version),
-        )
-        .route(
-            "/api/documents/{id}/versions/{number}/restore",
-            routing::post(restore),
-        )
-        .route(
-            "/api/documents/{id}/back-references",
-            routing::get(back_references),
-        )
-        .route(
-            "/api/documents/{id}/schedule",
-            routing::get(pending_schedule)
-                .post(schedule)
-                .delete(cancel_schedule),
-        )
+const TAG: &str = "documents";
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(query))
+        .routes(routes!(by_ids))
+        .routes(routes!(get, update, delete))
+        .routes(routes!(publish, unpublish))
+        .routes(routes!(versions))
+        .routes(routes!(version))
+        .routes(routes!(restore))
+        .routes(routes!(back_references))
+        .routes(routes!(pending_schedule, schedule, cancel_schedule))
 }
 
-fn perspective(raw: Option<&str>) -> ApiResult<Perspective> {
-    match raw {
-        None | Some("") => Ok(Perspective::Draft),
-        Some(p) => Perspective::parse(p)
-            .ok_or_else(|| bad("`perspective` is `draft` or `published`".into())),
-    }
-}
-
-fn depth(raw: i64) -> ApiResult<u8> {
-    u8::try_from(raw)
+fn depth(raw: Option<i64>) -> ApiResult<u8> {
+    u8::try_from(raw.unwrap_or(0))
         .ok()
         .filter(|d| *d <= 5)
         .ok_or_else(|| bad("`depth` is 0 to 5".into()))
 }
 
-fn read_options(params: &[(String, String)]) -> ApiResult<ReadOptions> {
+fn read_options(
+    perspective: Option<Perspective>,
+    raw_depth: Option<i64>,
+    include_children: Option<bool>,
+) -> ApiResult<ReadOptions> {
     Ok(ReadOptions {
-        perspective: perspective(param(params, "perspective"))?,
-        depth: depth(int_param(params, "depth", 0)?)?,
-        include_children: bool_param(params, "includeChildOrganizations")?,
+        perspective: perspective.unwrap_or_default(),
+        depth: depth(raw_depth)?,
+        include_children: include_children.unwrap_or(false),
     })
 }
 
-fn status(raw: Option<&str>) -> ApiResult<Option<bool>> {
-    match raw {
-        None | Some("") => Ok(None),
-        Some("draft") => Ok(Some(false)),
-        Some("published") => Ok(Some(true)),
-        Some(_) => Err(bad("`status` is `draft` or `published`".into())),
+/// Which copy a list keeps: documents with a published copy, or draft-only ones.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Draft,
+    Published,
+}
+
+/// How a read is made: which copy, how deep references resolve, whose documents.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+struct ReadQuery {
+    /// The copy read: `draft` (default) or `published`.
+    #[param(inline)]
+    perspective: Option<Perspective>,
+    /// How many levels of references are resolved, 0 (default) to 5.
+    #[param(minimum = 0, maximum = 5)]
+    depth: Option<i64>,
+    /// Include the documents of child organizations.
+    #[serde(default, deserialize_with = "flag")]
+    include_child_organizations: Option<bool>,
+}
+
+impl ReadQuery {
+    fn options(&self) -> ApiResult<ReadOptions> {
+        read_options(
+            self.perspective,
+            self.depth,
+            self.include_child_organizations,
+        )
     }
 }
 
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+struct ListQuery {
+    /// The document type.
+    #[serde(rename = "type", default, deserialize_with = "text")]
+    #[param(required = true)]
+    doc_type: Option<String>,
+    /// The page, from 1.
+    #[param(minimum = 1)]
+    page: Option<i64>,
+    /// Documents per page, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    page_size: Option<i64>,
+    /// The same as `pageSize`, which wins when both are given.
+    #[param(minimum = 1, maximum = 100)]
+    limit: Option<i64>,
+    /// A field to sort by, `-` first for descending; ties break by id.
+    #[serde(default, deserialize_with = "text")]
+    sort: Option<String>,
+    /// Only documents with (`published`) or without (`draft`) a published copy.
+    #[param(inline)]
+    status: Option<Status>,
+    /// The copy read: `draft` (default) or `published`.
+    #[param(inline)]
+    perspective: Option<Perspective>,
+    /// How many levels of references are resolved, 0 (default) to 5.
+    #[param(minimum = 0, maximum = 5)]
+    depth: Option<i64>,
+    /// Include the documents of child organizations.
+    #[serde(default, deserialize_with = "flag")]
+    include_child_organizations: Option<bool>,
+}
+
+/// Lists the documents of one type, a page at a time.
+#[utoipa::path(get, path = "/api/documents", tag = TAG, params(ListQuery),
+    responses((status = 200, description = "A page of documents", body = Paged<DocumentView>)))]
 async fn list(
     State(state): State<AppState>,
     Authed(actor): Authed,
-    ApiQuery(params): Params,
-) -> ApiResult<impl IntoResponse> {
-    let doc_type = param(&params, "type")
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| bad("`type` is required".into()))?;
-    let page_size = match param(&params, "pageSize") {
-        Some(_) => int_param(&params, "pageSize", 20)?,
-        None => int_param(&params, "limit", 20)?,
-    };
+    ApiQuery(q): ApiQuery<ListQuery>,
+) -> ApiResult<Json<Paged<DocumentView>>> {
+    let doc_type = q.doc_type.ok_or_else(|| bad("`type` is required".into()))?;
     let request = ListRequest {
-        doc_type: doc_type.to_string(),
+        doc_type,
         where_: Value::Null,
-        sort: param(&params, "sort")
-            .filter(|s| !s.is_empty())
-            .map(|s| vec![s.to_string()])
-            .unwrap_or_default(),
-        published: status(param(&params, "status"))?,
-        page: int_param(&params, "page", 1)?,
-        page_size,
-        read: read_options(&params)?,
+        sort: q.sort.into_iter().collect(),
+        published: q.status.map(|s| matches!(s, Status::Published)),
+        page: q.page.unwrap_or(1),
+        page_size: q.page_size.or(q.limit).unwrap_or(20),
+        read: read_options(q.perspective, q.depth, q.include_child_organizations)?,
     };
     let page = state.cms.documents().list(&actor, request).await?;
-    Ok(Json(
-        json!({ "success": true, "data": page.data, "pagination": page.pagination }),
-    ))
+    Ok(paged(page.data, page.pagination))
 }
 
-#[derive(Deserialize)]
+/// A query: the list's options plus a `where` filter. `select` (the full document is returned)
+/// and `filterOrganizationIds` (SPEC.md: ignored) are accepted and ignored.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct QueryBody {
+    /// The document type.
     #[serde(rename = "type")]
     doc_type: Option<String>,
+    /// The `where` filter (SPEC.md "Query language").
     #[serde(rename = "where", default)]
+    #[schema(value_type = Option<Object>)]
     where_: Value,
+    /// Documents per page, 1 to 100 (default 20).
+    #[schema(minimum = 1, maximum = 100)]
     limit: Option<i64>,
+    /// The page, from 1.
+    #[schema(minimum = 1)]
     page: Option<i64>,
     #[serde(default)]
     sort: Option<SortSpec>,
+    /// How many levels of references are resolved, 0 (default) to 5.
+    #[schema(minimum = 0, maximum = 5)]
     depth: Option<i64>,
-    perspective: Option<String>,
+    perspective: Option<Perspective>,
     #[serde(default)]
     include_child_organizations: Option<bool>,
-    // `select` (the full document is returned) and `filterOrganizationIds` (SPEC.md: ignored)
-    // are accepted and ignored, like any other key this struct does not name.
 }
 
-#[derive(Deserialize)]
+/// One sort key or several; `-` first for descending.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(untagged)]
 enum SortSpec {
     One(String),
     Many(Vec<String>),
 }
 
+/// Lists the documents of one type that match a `where` filter.
+#[utoipa::path(post, path = "/api/documents/query", tag = TAG, request_body = QueryBody,
+    responses((status = 200, description = "A page of matching documents", body = Paged<DocumentView>)))]
 async fn query(
     State(state): State<AppState>,
     Authed(actor): Authed,
     ApiJson(body): ApiJson<QueryBody>,
-) -> ApiResult<impl IntoResponse> {
+) -> ApiResult<Json<Paged<DocumentView>>> {
     let doc_type = body
         .doc_type
         .filter(|t| !t.is_empty())
@@ -161,32 +207,47 @@ async fn query(
         published: None,
         page: body.page.unwrap_or(1),
         page_size: body.limit.unwrap_or(20),
-        read: ReadOptions {
-            perspective: perspective(body.perspective.as_deref())?,
-            depth: depth(body.depth.unwrap_or(0))?,
-            include_children: body.include_child_organizations.unwrap_or(false),
-        },
+        read: read_options(
+            body.perspective,
+            body.depth,
+            body.include_child_organizations,
+        )?,
     };
     let page = state.cms.documents().list(&actor, request).await?;
-    Ok(Json(
-        json!({ "success": true, "data": page.data, "pagination": page.pagination }),
-    ))
+    Ok(paged(page.data, page.pagination))
 }
 
-#[derive(Deserialize)]
+/// A new document. Its `data` is validated against the type's schema (`<Type>Data`).
+#[derive(Debug, Deserialize, ToSchema)]
 struct CreateBody {
+    /// The document type.
     #[serde(rename = "type")]
     doc_type: Option<String>,
+    /// The draft data.
+    #[schema(value_type = Option<Object>)]
     data: Option<Value>,
+    /// Publish at once; the draft must then be valid.
     #[serde(default)]
     publish: bool,
 }
 
+/// A created document and what would block publishing it.
+#[derive(Debug, Serialize, ToSchema)]
+struct Created {
+    /// Always `true`.
+    success: bool,
+    data: DocumentView,
+    validation: Validation,
+}
+
+/// Creates a document (and publishes it when `publish` is true).
+#[utoipa::path(post, path = "/api/documents", tag = TAG, request_body = CreateBody,
+    responses((status = 201, description = "The new document", body = Created)))]
 async fn create(
     State(state): State<AppState>,
     Authed(actor): Authed,
     ApiJson(body): ApiJson<CreateBody>,
-) -> ApiResult<impl IntoResponse> {
+) -> ApiResult<(StatusCode, Json<Created>)> {
     let doc_type = body
         .doc_type
         .filter(|t| !t.is_empty())
@@ -199,38 +260,58 @@ async fn create(
     let (document, validation) = state.cms.documents().create(&actor, input).await?;
     Ok((
         StatusCode::CREATED,
-        Json(json!({ "success": true, "data": document, "validation": validation })),
+        Json(Created {
+            success: true,
+            data: document,
+            validation,
+        }),
     ))
 }
 
+/// Reads one document.
+#[utoipa::path(get, path = "/api/documents/{id}", tag = TAG,
+    params(("id" = String, Path, description = "The document id"), ReadQuery),
+    responses((status = 200, description = "The document", body = Data<DocumentView>)))]
 async fn get(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path(id): Path<String>,
-    ApiQuery(params): Params,
-) -> ApiResult<impl IntoResponse> {
+    ApiQuery(q): ApiQuery<ReadQuery>,
+) -> ApiResult<Json<Data<DocumentView>>> {
     Ok(ok(state
         .cms
         .documents()
-        .get(&actor, &id, read_options(&params)?)
+        .get(&actor, &id, q.options()?)
         .await?))
 }
 
-#[derive(Deserialize)]
+/// A draft save.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct UpdateBody {
+    /// The whole new draft data.
+    #[schema(value_type = Option<Object>)]
     data: Option<Value>,
+    /// Publish the saved draft at once.
     #[serde(default)]
     publish: bool,
+    /// The revision the client last read: 409 when the document has moved on.
     expected_revision: Option<i64>,
 }
 
+/// Saves the draft (and publishes it when `publish` is true).
+#[utoipa::path(put, path = "/api/documents/{id}", tag = TAG, request_body = UpdateBody,
+    params(("id" = String, Path, description = "The document id")),
+    responses(
+        (status = 200, description = "The saved document", body = Data<DocumentView>),
+        (status = 409, description = "`expectedRevision` is not the current revision", body = crate::error::ErrorBody),
+    ))]
 async fn update(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<UpdateBody>,
-) -> ApiResult<impl IntoResponse> {
+) -> ApiResult<Json<Data<DocumentView>>> {
     let input = DraftUpdate {
         data: body.data.unwrap_or(Value::Null),
         publish: body.publish,
@@ -239,18 +320,32 @@ async fn update(
     Ok(ok(state.cms.documents().update(&actor, &id, input).await?))
 }
 
+/// What a delete reports.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct Deleted {
+    pub(crate) id: String,
+    /// Always `true`.
+    pub(crate) deleted: bool,
+}
+
+/// Deletes a document with its versions (singletons cannot be deleted: 400).
+#[utoipa::path(delete, path = "/api/documents/{id}", tag = TAG,
+    params(("id" = String, Path, description = "The document id")),
+    responses((status = 200, description = "The document is gone", body = Data<Deleted>)))]
 async fn delete(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path(id): Path<String>,
-) -> ApiResult<impl IntoResponse> {
+) -> ApiResult<Json<Data<Deleted>>> {
     state.cms.documents().delete(&actor, &id).await?;
-    Ok(ok(json!({ "id": id, "deleted": true })))
+    Ok(ok(Deleted { id, deleted: true }))
 }
 
-#[derive(Deserialize, Default)]
+/// The optional body of publish, unpublish and restore.
+#[derive(Debug, Deserialize, Default, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct RevisionBody {
+    /// The revision the client last read: 409 when the document has moved on.
     expected_revision: Option<i64>,
 }
 
@@ -264,12 +359,20 @@ fn revision_body(bytes: &Bytes) -> ApiResult<Option<i64>> {
     Ok(body.expected_revision)
 }
 
+/// Publishes the draft: it must be valid (400 with `issues` otherwise).
+#[utoipa::path(post, path = "/api/documents/{id}/publish", tag = TAG,
+    request_body = Option<RevisionBody>,
+    params(("id" = String, Path, description = "The document id")),
+    responses(
+        (status = 200, description = "The published document", body = Data<DocumentView>),
+        (status = 409, description = "`expectedRevision` is not the current revision", body = crate::error::ErrorBody),
+    ))]
 async fn publish(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path(id): Path<String>,
     body: Bytes,
-) -> ApiResult<impl IntoResponse> {
+) -> ApiResult<Json<Data<DocumentView>>> {
     let expected = revision_body(&body)?;
     Ok(ok(state
         .cms
@@ -278,12 +381,20 @@ async fn publish(
         .await?))
 }
 
+/// Removes the published copy; the draft stays.
+#[utoipa::path(delete, path = "/api/documents/{id}/publish", tag = TAG,
+    request_body = Option<RevisionBody>,
+    params(("id" = String, Path, description = "The document id")),
+    responses(
+        (status = 200, description = "The document, draft only", body = Data<DocumentView>),
+        (status = 409, description = "`expectedRevision` is not the current revision", body = crate::error::ErrorBody),
+    ))]
 async fn unpublish(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path(id): Path<String>,
     body: Bytes,
-) -> ApiResult<impl IntoResponse> {
+) -> ApiResult<Json<Data<DocumentView>>> {
     let expected = revision_body(&body)?;
     Ok(ok(state
         .cms
@@ -292,23 +403,56 @@ async fn unpublish(
         .await?))
 }
 
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+struct VersionsQuery {
+    /// Versions per page, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    limit: Option<i64>,
+    /// Versions skipped, newest first.
+    #[param(minimum = 0)]
+    offset: Option<i64>,
+    /// Include the documents of child organizations.
+    #[serde(default, deserialize_with = "flag")]
+    include_child_organizations: Option<bool>,
+}
+
+/// A slice of a document's versions with their total.
+#[derive(Debug, Serialize, ToSchema)]
+struct Versions {
+    /// Always `true`.
+    success: bool,
+    data: Vec<VersionView>,
+    total: i64,
+}
+
+/// A document's versions, newest first.
+#[utoipa::path(get, path = "/api/documents/{id}/versions", tag = TAG,
+    params(("id" = String, Path, description = "The document id"), VersionsQuery),
+    responses((status = 200, description = "Versions, newest first", body = Versions)))]
 async fn versions(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path(id): Path<String>,
-    ApiQuery(params): Params,
-) -> ApiResult<impl IntoResponse> {
-    let limit = int_param(&params, "limit", 20)?;
-    let offset = int_param(&params, "offset", 0)?;
-    let include_children = bool_param(&params, "includeChildOrganizations")?;
+    ApiQuery(q): ApiQuery<VersionsQuery>,
+) -> ApiResult<Json<Versions>> {
     let (data, total) = state
         .cms
         .documents()
-        .versions(&actor, &id, limit, offset, include_children)
+        .versions(
+            &actor,
+            &id,
+            q.limit.unwrap_or(20),
+            q.offset.unwrap_or(0),
+            q.include_child_organizations.unwrap_or(false),
+        )
         .await?;
-    Ok(Json(
-        json!({ "success": true, "data": data, "total": total }),
-    ))
+    Ok(Json(Versions {
+        success: true,
+        data,
+        total,
+    }))
 }
 
 fn version_number(raw: &str) -> ApiResult<i64> {
@@ -316,13 +460,30 @@ fn version_number(raw: &str) -> ApiResult<i64> {
         .map_err(|_| bad("the version number must be an integer".into()))
 }
 
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+struct ChildrenQuery {
+    /// Include the documents of child organizations.
+    #[serde(default, deserialize_with = "flag")]
+    include_child_organizations: Option<bool>,
+}
+
+/// One version of a document.
+#[utoipa::path(get, path = "/api/documents/{id}/versions/{number}", tag = TAG,
+    params(
+        ("id" = String, Path, description = "The document id"),
+        ("number" = i64, Path, description = "The version number"),
+        ChildrenQuery,
+    ),
+    responses((status = 200, description = "The version", body = Data<VersionView>)))]
 async fn version(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path((id, number)): Path<(String, String)>,
-    ApiQuery(params): Params,
-) -> ApiResult<impl IntoResponse> {
-    let include_children = bool_param(&params, "includeChildOrganizations")?;
+    ApiQuery(q): ApiQuery<ChildrenQuery>,
+) -> ApiResult<Json<Data<VersionView>>> {
+    let include_children = q.include_child_organizations.unwrap_or(false);
     Ok(ok(state
         .cms
         .documents()
@@ -330,12 +491,23 @@ async fn version(
         .await?))
 }
 
+/// Writes an old version's data as a new draft; the published copy is untouched.
+#[utoipa::path(post, path = "/api/documents/{id}/versions/{number}/restore", tag = TAG,
+    request_body = Option<RevisionBody>,
+    params(
+        ("id" = String, Path, description = "The document id"),
+        ("number" = i64, Path, description = "The version number"),
+    ),
+    responses(
+        (status = 200, description = "The document with the restored draft", body = Data<DocumentView>),
+        (status = 409, description = "`expectedRevision` is not the current revision", body = crate::error::ErrorBody),
+    ))]
 async fn restore(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path((id, number)): Path<(String, String)>,
     body: Bytes,
-) -> ApiResult<impl IntoResponse> {
+) -> ApiResult<Json<Data<DocumentView>>> {
     let expected = revision_body(&body)?;
     Ok(ok(state
         .cms
@@ -344,33 +516,55 @@ async fn restore(
         .await?))
 }
 
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+struct ByIdsQuery {
+    /// Document ids, comma-separated, the parameter repeatable; at most 100.
+    #[serde(default)]
+    ids: Vec<String>,
+    /// The copy read: `draft` (default) or `published`.
+    #[param(inline)]
+    perspective: Option<Perspective>,
+    /// How many levels of references are resolved, 0 (default) to 5.
+    #[param(minimum = 0, maximum = 5)]
+    depth: Option<i64>,
+    /// Include the documents of child organizations.
+    #[serde(default, deserialize_with = "flag")]
+    include_child_organizations: Option<bool>,
+}
+
+/// Documents by id, in request order; missing or unreadable ids are left out.
+#[utoipa::path(get, path = "/api/documents/by-ids", tag = TAG, params(ByIdsQuery),
+    responses((status = 200, description = "The documents found", body = Data<Vec<DocumentView>>)))]
 async fn by_ids(
     State(state): State<AppState>,
     Authed(actor): Authed,
-    ApiQuery(params): Params,
-) -> ApiResult<impl IntoResponse> {
-    let ids: Vec<String> = params
+    ApiQuery(q): ApiQuery<ByIdsQuery>,
+) -> ApiResult<Json<Data<Vec<DocumentView>>>> {
+    let ids: Vec<String> = q
+        .ids
         .iter()
-        .filter(|(k, _)| k == "ids")
-        .flat_map(|(_, v)| v.split(','))
+        .flat_map(|v| v.split(','))
         .map(str::trim)
         .filter(|id| !id.is_empty())
         .map(String::from)
         .collect();
-    Ok(ok(state
-        .cms
-        .documents()
-        .by_ids(&actor, &ids, read_options(&params)?)
-        .await?))
+    let read = read_options(q.perspective, q.depth, q.include_child_organizations)?;
+    Ok(ok(state.cms.documents().by_ids(&actor, &ids, read).await?))
 }
 
+/// The documents whose draft or published copy references this one.
+#[utoipa::path(get, path = "/api/documents/{id}/back-references", tag = TAG,
+    params(("id" = String, Path, description = "The document id"), ChildrenQuery),
+    responses((status = 200, description = "The referencing documents", body = Data<Vec<DocumentView>>)))]
 async fn back_references(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path(id): Path<String>,
-    ApiQuery(params): Params,
-) -> ApiResult<impl IntoResponse> {
-    let include_children = bool_param(&params, "includeChildOrganizations")?;
+    ApiQuery(q): ApiQuery<ChildrenQuery>,
+) -> ApiResult<Json<Data<Vec<DocumentView>>>> {
+    let include_children = q.include_child_organizations.unwrap_or(false);
     Ok(ok(state
         .cms
         .documents()
@@ -378,13 +572,21 @@ async fn back_references(
         .await?))
 }
 
-#[derive(Deserialize)]
+/// A scheduled publish or unpublish.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct ScheduleBody {
+    /// `publish` or `unpublish`.
     action: Option<String>,
+    /// When, as an ISO 8601 date and time.
+    #[schema(format = DateTime)]
     run_at: Option<String>,
 }
 
+/// Schedules a publish or unpublish, replacing a pending one.
+#[utoipa::path(post, path = "/api/documents/{id}/schedule", tag = TAG, request_body = ScheduleBody,
+    params(("id" = String, Path, description = "The document id")),
+    responses((status = 201, description = "The pending schedule", body = Data<ScheduleView>)))]
 async fn schedule(
     State(state): State<AppState>,
     Authed(actor): Authed,
@@ -407,9 +609,13 @@ async fn schedule(
         .documents()
         .schedule(&actor, &id, action, run_at)
         .await?;
-    Ok(super::created(view))
+    Ok(created(view))
 }
 
+/// The pending schedule of a document, or null.
+#[utoipa::path(get, path = "/api/documents/{id}/schedule", tag = TAG,
+    params(("id" = String, Path, description = "The document id")),
+    responses((status = 200, description = "The pending schedule, or null", body = Data<Option<ScheduleView>>)))]
 async fn pending_schedule(
     State(state): State<AppState>,
     Authed(actor): Authed,
@@ -422,6 +628,10 @@ async fn pending_schedule(
         .await?))
 }
 
+/// Cancels the pending schedule.
+#[utoipa::path(delete, path = "/api/documents/{id}/schedule", tag = TAG,
+    params(("id" = String, Path, description = "The document id")),
+    responses((status = 200, description = "The cancelled schedule", body = Data<ScheduleView>)))]
 async fn cancel_schedule(
     State(state): State<AppState>,
     Authed(actor): Authed,

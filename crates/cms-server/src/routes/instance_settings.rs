@@ -3,7 +3,8 @@
 //! `firstAdmin`, `firstAdminEmails`.
 
 use axum::extract::State;
-use axum::{Json, Router, routing};
+use axum::response::IntoResponse;
+use axum::{Router, routing};
 use serde_json::Value;
 
 use crate::AppState;
@@ -21,7 +22,7 @@ pub fn routes() -> Router<AppState> {
 async fn get_settings(
     State(state): State<AppState>,
     Authed(actor): Authed,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<impl IntoResponse> {
     let policy = state.cms.instance_settings().get(&actor).await?;
     Ok(ok(policy.to_json()))
 }
@@ -30,7 +31,7 @@ async fn update_settings(
     State(state): State<AppState>,
     Authed(actor): Authed,
     ApiJson(body): ApiJson<Value>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<impl IntoResponse> {
     let policy = state.cms.instance_settings().update(&actor, &body).await?;
     Ok(ok(policy.to_json()))
 }

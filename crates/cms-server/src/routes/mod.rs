@@ -5,6 +5,7 @@ pub mod account;
 pub mod api_keys;
 pub mod assets;
 pub mod auth;
+pub mod docs;
 pub mod documents;
 pub mod health;
 pub mod instance_settings;
@@ -17,15 +18,46 @@ pub mod schemas;
 
 use axum::Json;
 use axum::http::StatusCode;
+use cms_service::documents::Pagination;
 use serde::Serialize;
-use serde_json::{Value, json};
+use utoipa::ToSchema;
+
+/// The success envelope: `{ success: true, data }`. Handlers answer with it and the OpenAPI
+/// document describes it, so the two cannot drift apart.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Data<T> {
+    /// Always `true`.
+    pub success: bool,
+    pub data: T,
+}
+
+/// A page of a list: `{ success: true, data: [...], pagination }`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Paged<T> {
+    /// Always `true`.
+    pub success: bool,
+    pub data: Vec<T>,
+    pub pagination: Pagination,
+}
 
 /// `200 { success: true, data }`.
-pub fn ok<T: Serialize>(data: T) -> Json<Value> {
-    Json(json!({ "success": true, "data": data }))
+pub fn ok<T: Serialize>(data: T) -> Json<Data<T>> {
+    Json(Data {
+        success: true,
+        data,
+    })
 }
 
 /// `201 { success: true, data }`.
-pub fn created<T: Serialize>(data: T) -> (StatusCode, Json<Value>) {
+pub fn created<T: Serialize>(data: T) -> (StatusCode, Json<Data<T>>) {
     (StatusCode::CREATED, ok(data))
+}
+
+/// `200 { success: true, data, pagination }`.
+pub fn paged<T: Serialize>(data: Vec<T>, pagination: Pagination) -> Json<Paged<T>> {
+    Json(Paged {
+        success: true,
+        data,
+        pagination,
+    })
 }

@@ -36,3 +36,21 @@ pub(crate) fn bool_param(params: &[(String, String)], name: &str) -> ApiResult<b
         Some(_) => Err(bad(format!("`{name}` must be true or false"))),
     }
 }
+
+/// A boolean query parameter: `true`/`false` or `1`/`0`; empty means absent. For
+/// `#[serde(default, deserialize_with = "flag")]` on an `Option<bool>` field.
+pub(crate) fn flag<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    let raw: Option<String> = serde::Deserialize::deserialize(d)?;
+    match raw.as_deref() {
+        None | Some("") => Ok(None),
+        Some("true") | Some("1") => Ok(Some(true)),
+        Some("false") | Some("0") => Ok(Some(false)),
+        Some(_) => Err(serde::de::Error::custom("must be true or false")),
+    }
+}
+
+/// A string query parameter where empty means absent.
+pub(crate) fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let raw: Option<String> = serde::Deserialize::deserialize(d)?;
+    Ok(raw.filter(|s| !s.is_empty()))
+}

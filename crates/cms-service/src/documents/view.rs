@@ -7,7 +7,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// Which copy of a document a read evaluates: `where`, `sort` and `depth` apply to it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Perspective {
     #[default]
     Draft,
@@ -24,13 +25,13 @@ impl Perspective {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Meta {
     pub revision: i64,
 }
 
 /// A document. `publishedData` and `publishedHash` are absent (not null) while draft-only.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DocumentView {
     pub id: String,
@@ -38,8 +39,11 @@ pub struct DocumentView {
     pub doc_type: String,
     pub organization_id: String,
     pub singleton: bool,
+    /// The draft copy, shaped by the type's schema (`<Type>Data` in the components).
+    #[schema(value_type = Object)]
     pub draft_data: Value,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
     pub published_data: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub published_hash: Option<String>,
@@ -91,7 +95,7 @@ impl DocumentView {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VersionView {
     pub id: String,
@@ -99,6 +103,7 @@ pub struct VersionView {
     pub version_number: i64,
     /// `draft` or `publish`.
     pub event_type: String,
+    #[schema(value_type = Object)]
     pub data: Value,
     pub created_by: Option<String>,
     pub created_by_name: Option<String>,
@@ -121,7 +126,7 @@ impl From<VersionRecord> for VersionView {
 }
 
 /// What would block publishing a draft, reported on every save.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Validation {
     pub is_valid: bool,
@@ -129,7 +134,7 @@ pub struct Validation {
 }
 
 /// A page of results with the pagination object of SPEC.md.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Pagination {
     pub total: i64,
