@@ -154,12 +154,12 @@ fn field_schema(ty: &FieldType, schemas: &Schemas) -> Value {
                 "required": ["_type"],
             },
         }),
-        FieldType::Json => json!({}),
+        FieldType::Json => super::any_value(),
         FieldType::Named(name) => match schemas.get(name) {
             Some(schema) => {
                 json!({ "$ref": format!("#/components/schemas/{}", component_name(schema)) })
             }
-            None => json!({}),
+            None => super::any_value(),
         },
     }
 }

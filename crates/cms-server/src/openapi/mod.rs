@@ -7,6 +7,7 @@
 //! answers every operation shares, and a schema per registered document type.
 
 mod data;
+mod graphql;
 
 use cms_core::schema::Schemas;
 use utoipa::openapi::path::Operation;
@@ -17,6 +18,12 @@ use utoipa::openapi::{
 use utoipa::{PartialSchema, ToSchema};
 
 use crate::error::{AccessRefusal, ErrorBody};
+
+/// "Any JSON value" as utoipa's model reads it back: `type: null` is its typeless schema, which
+/// it serializes as `{}`.
+fn any_value() -> serde_json::Value {
+    serde_json::json!({ "type": null })
+}
 
 /// The security scheme of API keys (`x-api-key` header).
 pub(crate) const API_KEY: &str = "apiKey";
@@ -64,10 +71,13 @@ pub(crate) fn finish(mut doc: OpenApi, schemas: &Schemas, graphql_path: &str) ->
         SecurityRequirement::new(SESSION, Vec::<String>::new()),
     ]);
     for item in doc.paths.paths.values_mut() {
-        for operation in operations(item) {
-            qualify_operation_id(operation);
-            add_shared_errors(operation);
-        }
+        operations(item).for_each(qualify_operation_id);
+    }
+    if let Some(item) = graphql::path_item() {
+        doc.paths.paths.insert(graphql_path.to_string(), item);
+    }
+    for item in doc.paths.paths.values_mut() {
+        operations(item).for_each(add_shared_errors);
     }
     doc
 }

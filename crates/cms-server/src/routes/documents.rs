@@ -155,6 +155,7 @@ async fn list(
 struct QueryBody {
     /// The document type.
     #[serde(rename = "type")]
+    #[schema(value_type = String, required = true)]
     doc_type: Option<String>,
     /// The `where` filter (SPEC.md "Query language").
     #[serde(rename = "where", default)]
@@ -222,6 +223,7 @@ async fn query(
 struct CreateBody {
     /// The document type.
     #[serde(rename = "type")]
+    #[schema(value_type = String, required = true)]
     doc_type: Option<String>,
     /// The draft data.
     #[schema(value_type = Option<Object>)]
@@ -577,9 +579,10 @@ async fn back_references(
 #[serde(rename_all = "camelCase")]
 struct ScheduleBody {
     /// `publish` or `unpublish`.
+    #[schema(value_type = ScheduleAction, required = true)]
     action: Option<String>,
     /// When, as an ISO 8601 date and time.
-    #[schema(format = DateTime)]
+    #[schema(value_type = String, format = DateTime, required = true)]
     run_at: Option<String>,
 }
 

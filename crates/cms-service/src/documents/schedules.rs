@@ -12,7 +12,9 @@ use crate::actor::Actor;
 use crate::error::{Error, Result};
 use crate::jobs::{DEFAULT_MAX_ATTEMPTS, SCHEDULED_PUBLISH, SCHEDULED_UNPUBLISH, new_job};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a schedule does: `publish` or `unpublish`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
 pub enum ScheduleAction {
     Publish,
     Unpublish,

@@ -1,0 +1,84 @@
+//! Headless Chromium (Debian's `chromium` and `chromium-driver`, which `.ci/run` installs),
+//! driven over WebDriver. The browser reaches loopback only: every other host name fails to
+//! resolve, so a page that needs the internet visibly breaks.
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use fantoccini::{Client, ClientBuilder};
+use serde_json::json;
+
+pub struct Browser {
+    pub client: Client,
+    driver: Child,
+}
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Browser {
+    pub async fn start() -> Browser {
+        let port = free_port();
+        let driver = Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("{CHROMEDRIVER} could not start (.ci/run installs chromium-driver): {e}")
+            });
+        let mut capabilities = serde_json::Map::new();
+        capabilities.insert(
+            "goog:chromeOptions".into(),
+            json!({
+                "binary": CHROMIUM,
+                "args": [
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-dev-shm-usage",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--no-first-run",
+                    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
+                ],
+            }),
+        );
+        let webdriver = format!("http://127.0.0.1:{port}");
+        let mut last_error = String::new();
+        for _ in 0..100 {
+            match ClientBuilder::rustls()
+                .expect("rustls roots")
+                .capabilities(capabilities.clone())
+                .connect(&webdriver)
+                .await
+            {
+                Ok(client) => return Browser { client, driver },
+                Err(e) => last_error = e.to_string(),
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("chromedriver did not answer: {last_error}");
+    }
+
+    pub async fn stop(mut self) {
+        let _ = self.client.clone().close().await;
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+    }
+}
