@@ -26,7 +26,7 @@ pub struct NewApiKey {
 }
 
 /// A key as listed: never the secret.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiKey {
     pub id: String,
@@ -44,10 +44,11 @@ pub struct ApiKey {
 }
 
 /// A new key, with its secret: the only time the secret is ever shown.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct CreatedApiKey {
     #[serde(flatten)]
     pub api_key: ApiKey,
+    /// The secret (`cms_...`), shown this once.
     pub key: String,
 }
 

@@ -42,13 +42,17 @@ impl Default for SignUpPolicy {
 
 impl SignUpPolicy {
     /// The flat body of `/api/instance-settings`.
-    pub fn to_json(&self) -> Value {
-        serde_json::json!({
-            "inviteOnly": self.invite_only,
-            "requireEmailVerification": self.require_email_verification,
-            "firstAdmin": self.first_admin,
-            "firstAdminEmails": self.first_admin_emails.iter().map(Email::as_str).collect::<Vec<_>>(),
-        })
+    pub fn view(&self) -> SignUpPolicyView {
+        SignUpPolicyView {
+            first_admin: self.first_admin,
+            first_admin_emails: self
+                .first_admin_emails
+                .iter()
+                .map(|e| e.as_str().to_string())
+                .collect(),
+            invite_only: self.invite_only,
+            require_email_verification: self.require_email_verification,
+        }
     }
 
     /// Refuses a combination no first administrator could pass by mistake: an allowlist with
@@ -61,6 +65,20 @@ impl SignUpPolicy {
         }
         Ok(())
     }
+}
+
+/// The effective sign-up policy as `/api/instance-settings` shows it: flat, every key present.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SignUpPolicyView {
+    /// Who may become the first administrator while the instance has none.
+    pub first_admin: FirstAdmin,
+    /// The addresses allowed to claim the instance under `firstAdmin: "allowlist"`.
+    pub first_admin_emails: Vec<String>,
+    /// Refuse sign-ups without a pending invitation.
+    pub invite_only: bool,
+    /// Block sign-in until the e-mail address is confirmed.
+    pub require_email_verification: bool,
 }
 
 /// What a super admin saved: only the keys they set, so the others keep following

@@ -46,7 +46,7 @@ pub use clock::{Clock, OffsetClock, SystemClock};
 pub use documents::{AccessPolicies, DocumentService, Policy, PolicyAuth, PolicyDocument};
 pub use error::{Error, Result};
 pub use health::{CheckReport, HealthReport, HealthService, Status};
-pub use instance_settings::{InstanceSettingsService, SignUpPolicy};
+pub use instance_settings::{InstanceSettingsService, SignUpPolicy, SignUpPolicyView};
 pub use jobs::{JobService, Registry, TickReport, Worker};
 pub use mail::{LogMailer, MailError, MailKind, MailMessage, Mailer};
 pub use organizations::{

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 const MAX_DESCRIPTION_CHARS: usize = 500;
 
 /// A role as every door shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Role {
     pub id: String,

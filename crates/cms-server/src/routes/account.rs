@@ -1,45 +1,52 @@
 //! The caller's own account beside sign-in: `PATCH /api/user`, editor preferences, password
 //! reset, and following an e-mail verification link (CONTRACT.md section 3).
 
+use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::{Json, Router, routing};
-use cms_service::{Error, ProfileUpdate};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use cms_service::{Error, ProfileUpdate, User};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-use super::ok;
+use super::{Data, ok};
 use crate::AppState;
-use crate::error::ApiResult;
+use crate::error::{ApiResult, ErrorBody};
 use crate::extract::{ApiJson, ApiQuery, Authed, Client};
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/api/user", routing::patch(update_profile))
-        .route(
-            "/api/user/cms-preference",
-            routing::get(preferences).patch(update_preferences),
-        )
-        .route(
-            "/api/user/request-password-reset",
-            routing::post(request_password_reset),
-        )
-        .route("/api/user/reset-password", routing::post(reset_password))
-        .route("/api/auth/verify-email", routing::get(verify_email))
+const TAG: &str = "account";
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(update_profile))
+        .routes(routes!(preferences, update_preferences))
+        .routes(routes!(request_password_reset))
+        .routes(routes!(reset_password))
+        .routes(routes!(verify_email))
 }
 
-#[derive(Deserialize)]
-struct ProfileBody {
+/// A profile change: at least one of the two.
+#[derive(Deserialize, ToSchema)]
+struct ProfileChange {
     name: Option<String>,
+    /// A new address, not verified until its link is followed.
     email: Option<String>,
 }
 
+/// Changes the caller's name and/or e-mail address (a session is required).
+#[utoipa::path(patch, path = "/api/user", tag = TAG, request_body = ProfileChange,
+    responses(
+        (status = 200, description = "The updated user", body = Data<User>),
+        (status = 422, description = "Another account uses this e-mail address", body = ErrorBody),
+    ))]
 async fn update_profile(
     State(state): State<AppState>,
     Authed(actor): Authed,
-    ApiJson(body): ApiJson<ProfileBody>,
-) -> ApiResult<impl IntoResponse> {
+    ApiJson(body): ApiJson<ProfileChange>,
+) -> ApiResult<Json<Data<User>>> {
     let input = ProfileUpdate {
         name: body.name,
         email: body.email,
@@ -51,72 +58,139 @@ async fn update_profile(
         .await?))
 }
 
+/// The caller's editor preferences: a JSON object of the editor's own keys.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(transparent)]
+#[schema(value_type = Object)]
+struct Preferences(Value);
+
+/// The caller's editor preferences, `{}` before the first save (a session is required).
+#[utoipa::path(get, path = "/api/user/cms-preference", tag = TAG,
+    responses((status = 200, description = "The stored preferences", body = Data<Preferences>)))]
 async fn preferences(
     State(state): State<AppState>,
     Authed(actor): Authed,
-) -> ApiResult<impl IntoResponse> {
-    Ok(ok(state.cms.account().preferences(&actor).await?))
+) -> ApiResult<Json<Data<Preferences>>> {
+    Ok(ok(Preferences(
+        state.cms.account().preferences(&actor).await?,
+    )))
 }
 
+/// Merges the body into the caller's preferences key by key at the top level; a key sent as
+/// `null` is removed (a session is required; 64 KiB at most).
+#[utoipa::path(patch, path = "/api/user/cms-preference", tag = TAG,
+    request_body(content = Object, description = "The keys to set; `null` removes a key"),
+    responses((status = 200, description = "The whole merged preferences", body = Data<Preferences>)))]
 async fn update_preferences(
     State(state): State<AppState>,
     Authed(actor): Authed,
     ApiJson(body): ApiJson<Value>,
-) -> ApiResult<impl IntoResponse> {
-    Ok(ok(state
-        .cms
-        .account()
-        .update_preferences(&actor, body)
-        .await?))
+) -> ApiResult<Json<Data<Preferences>>> {
+    Ok(ok(Preferences(
+        state.cms.account().update_preferences(&actor, body).await?,
+    )))
 }
 
-#[derive(Deserialize)]
-struct ResetRequestBody {
+#[derive(Deserialize, ToSchema)]
+struct PasswordResetRequest {
+    /// The address of the account.
     email: Option<String>,
 }
 
+/// What a reset request answers, whether or not an account uses the address.
+#[derive(Debug, Serialize, ToSchema)]
+struct ResetRequested {
+    message: String,
+}
+
+/// Sends a password-reset link when an account uses the address; the answer is the same
+/// either way.
+#[utoipa::path(post, path = "/api/user/request-password-reset", tag = TAG, security(()),
+    request_body = PasswordResetRequest,
+    responses(
+        (status = 200, description = "The request is taken", body = Data<ResetRequested>),
+        (status = 403, description = "A cookie-authenticated request failed the CSRF check",
+            body = crate::error::AccessRefusal),
+    ))]
 async fn request_password_reset(
     State(state): State<AppState>,
     Client(client): Client,
-    ApiJson(body): ApiJson<ResetRequestBody>,
-) -> ApiResult<impl IntoResponse> {
+    ApiJson(body): ApiJson<PasswordResetRequest>,
+) -> ApiResult<Json<Data<ResetRequested>>> {
     state
         .cms
         .account()
         .request_password_reset(body.email.as_deref(), &client)
         .await?;
-    Ok(ok(json!({
-        "message": "if an account uses this address, a reset link is on its way"
-    })))
+    Ok(ok(ResetRequested {
+        message: "if an account uses this address, a reset link is on its way".into(),
+    }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct ResetBody {
+struct PasswordResetBody {
+    /// The token of the reset link.
     token: Option<String>,
     new_password: Option<String>,
 }
 
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct PasswordReset {
+    /// Always `true`.
+    password_reset: bool,
+}
+
+/// Sets a new password with the token of a reset link; every session of the account ends.
+#[utoipa::path(post, path = "/api/user/reset-password", tag = TAG, security(()),
+    request_body = PasswordResetBody,
+    responses(
+        (status = 200, description = "The password is changed", body = Data<PasswordReset>),
+        (status = 403, description = "A cookie-authenticated request failed the CSRF check",
+            body = crate::error::AccessRefusal),
+    ))]
 async fn reset_password(
     State(state): State<AppState>,
-    ApiJson(body): ApiJson<ResetBody>,
-) -> ApiResult<impl IntoResponse> {
+    ApiJson(body): ApiJson<PasswordResetBody>,
+) -> ApiResult<Json<Data<PasswordReset>>> {
     state
         .cms
         .account()
         .reset_password(body.token.as_deref(), body.new_password.as_deref())
         .await?;
-    Ok(ok(json!({ "passwordReset": true })))
+    Ok(ok(PasswordReset {
+        password_reset: true,
+    }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct VerifyQuery {
+    /// The token of the verification link.
+    #[param(required = true)]
     token: Option<String>,
+    /// Where to redirect afterwards: a path on this instance or a URL on its own origin.
     #[serde(rename = "callbackURL")]
     callback_url: Option<String>,
 }
 
-/// 200, or 302 to the checked `callbackURL`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct EmailVerified {
+    /// Always `true`.
+    email_verified: bool,
+}
+
+/// Follows an e-mail verification link: 200, or 302 to the checked `callbackURL`.
+#[utoipa::path(get, path = "/api/auth/verify-email", tag = TAG, security(()),
+    params(VerifyQuery),
+    responses(
+        (status = 200, description = "The address is verified", body = Data<EmailVerified>),
+        (status = 302, description = "The address is verified; on to `callbackURL` (the body is not enveloped)",
+            body = EmailVerified,
+            headers(("location" = String, description = "The `callbackURL`"))),
+    ))]
 async fn verify_email(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<VerifyQuery>,
@@ -126,15 +200,18 @@ async fn verify_email(
         .account()
         .verify_email(query.token.as_deref(), query.callback_url.as_deref())
         .await?;
+    let body = EmailVerified {
+        email_verified: true,
+    };
     let Some(target) = verified.redirect else {
-        return Ok(ok(json!({ "emailVerified": true })).into_response());
+        return Ok(ok(body).into_response());
     };
     let location = HeaderValue::from_str(&target)
         .map_err(|_| Error::bad_request("callbackURL is not a valid URL"))?;
     Ok((
         StatusCode::FOUND,
         [(header::LOCATION, location)],
-        Json(json!({ "emailVerified": true })),
+        Json(body),
     )
         .into_response())
 }

@@ -2,47 +2,106 @@
 //! (CONTRACT.md section 3). Success
 //! bodies follow the better-auth shapes (`{ token, user }`), errors the handler envelope.
 
+use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, header};
-use axum::response::{IntoResponse, Response};
-use axum::{Json, Router, routing};
-use cms_service::{Authenticated, ClaimCode, Credential, SignIn, SignUp, SignedUp};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
+use axum::response::AppendHeaders;
+use cms_service::{
+    Authenticated, ClaimCode, Credential, SessionView, SignIn, SignUp, SignedUp, User,
+};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-use crate::error::ApiResult;
+use crate::error::{AccessRefusal, ApiResult, ErrorBody};
 use crate::extract::{ApiJson, Authed, Client, MaybeAuthed};
 use crate::{AppState, session_cookie};
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/api/auth/sign-up/email", routing::post(sign_up))
-        .route("/api/auth/sign-in/email", routing::post(sign_in))
-        .route("/api/auth/sign-out", routing::post(sign_out))
-        .route("/api/auth/get-session", routing::get(get_session))
-        .route("/api/user", routing::delete(delete_account))
+const TAG: &str = "auth";
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(sign_up))
+        .routes(routes!(sign_in))
+        .routes(routes!(sign_out))
+        .routes(routes!(get_session))
+        .routes(routes!(delete_account))
 }
 
-#[derive(Deserialize)]
+/// A `Set-Cookie` header of the response.
+type SetCookie = [(HeaderName, HeaderValue); 1];
+
+/// A new account.
+#[derive(Deserialize, ToSchema)]
 struct SignUpBody {
+    /// The person's name.
     name: Option<String>,
+    /// The e-mail address, which signs in.
     email: Option<String>,
     password: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// E-mail and password.
+#[derive(Deserialize, ToSchema)]
 struct SignInBody {
     email: Option<String>,
     password: Option<String>,
 }
 
+/// A new session: its bearer token and its user. The same token is set as the session cookie.
+#[derive(Debug, Serialize, ToSchema)]
+struct SignedIn {
+    /// The session token, for `Authorization: Bearer`.
+    token: String,
+    user: User,
+}
+
+/// A new account: signed in at once, or (when the address must be verified first) without a
+/// session, `token` then being `null`.
+#[derive(Debug, Serialize, ToSchema)]
+struct SignedUpBody {
+    /// The session token, for `Authorization: Bearer`; `null` until the address is verified.
+    token: Option<String>,
+    user: User,
+}
+
+/// `{ "success": true }`: the session (and for a deleted account, the account) is over.
+#[derive(Debug, Serialize, ToSchema)]
+struct SignedOut {
+    /// Always `true`.
+    success: bool,
+}
+
+/// Creates an account (CONTRACT.md section 12). While the instance has no administrator, the
+/// first-admin policy decides who may claim it; a query parameter named like a claim code
+/// (`code`, `claimCode`, ...) is refused.
+#[utoipa::path(post, path = "/api/auth/sign-up/email", tag = TAG, security(()),
+    request_body = SignUpBody,
+    params(
+        ("x-cms-bootstrap-code" = Option<String>, Header, nullable = false,
+            description = "The first-admin claim code from the server log (first sign-up only)"),
+        ("cms_bootstrap_code" = Option<String>, Cookie, nullable = false,
+            description = "The claim code, when the header is absent"),
+    ),
+    responses(
+        (status = 200, description = "The account; signed in (session cookie set) unless the address must be verified first (`token` null, no cookie)",
+            body = SignedUpBody,
+            headers(("set-cookie" = String, description = "The session cookie, when signed in"))),
+        (status = 403, description = "The sign-up policy refuses this sign-up (handler-layer body), or a cookie-authenticated request failed the CSRF check",
+            body = AccessRefusal),
+        (status = 422, description = "An account with this e-mail already exists", body = ErrorBody),
+    ))]
 async fn sign_up(
     State(state): State<AppState>,
     Client(client): Client,
     uri: axum::http::Uri,
     headers: HeaderMap,
     ApiJson(body): ApiJson<SignUpBody>,
-) -> ApiResult<Response> {
+) -> ApiResult<(
+    AppendHeaders<Option<(HeaderName, HeaderValue)>>,
+    Json<SignedUpBody>,
+)> {
     let signed_up = state
         .cms
         .auth()
@@ -55,20 +114,40 @@ async fn sign_up(
         })
         .await?;
     Ok(match signed_up {
-        SignedUp::SignedIn(auth) => with_session(&state, &headers, auth),
-        // better-auth's answer when the address must be verified first: no session yet.
-        SignedUp::VerificationRequired(user) => {
-            Json(json!({ "token": null, "user": user })).into_response()
+        SignedUp::SignedIn(auth) => {
+            let cookie = cookie(&state, &headers, &auth);
+            (
+                AppendHeaders(Some((header::SET_COOKIE, cookie))),
+                Json(SignedUpBody {
+                    token: Some(auth.token),
+                    user: auth.user,
+                }),
+            )
         }
+        // better-auth's answer when the address must be verified first: no session yet.
+        SignedUp::VerificationRequired(user) => (
+            AppendHeaders(None),
+            Json(SignedUpBody { token: None, user }),
+        ),
     })
 }
 
+/// Signs in with e-mail and password; the session cookie is set.
+#[utoipa::path(post, path = "/api/auth/sign-in/email", tag = TAG, security(()),
+    request_body = SignInBody,
+    responses(
+        (status = 200, description = "Signed in", body = SignedIn,
+            headers(("set-cookie" = String, description = "The session cookie"))),
+        (status = 401, description = "The e-mail or password is wrong", body = ErrorBody),
+        (status = 403, description = "The address must be verified first (handler-layer body; a new link is sent), or a cookie-authenticated request failed the CSRF check",
+            body = AccessRefusal),
+    ))]
 async fn sign_in(
     State(state): State<AppState>,
     Client(client): Client,
     headers: HeaderMap,
     ApiJson(body): ApiJson<SignInBody>,
-) -> ApiResult<Response> {
+) -> ApiResult<(SetCookie, Json<SignedIn>)> {
     let signed_in = state
         .cms
         .auth()
@@ -78,68 +157,102 @@ async fn sign_in(
             client,
         })
         .await?;
-    Ok(with_session(&state, &headers, signed_in))
+    let cookie = cookie(&state, &headers, &signed_in);
+    Ok((
+        [(header::SET_COOKIE, cookie)],
+        Json(SignedIn {
+            token: signed_in.token,
+            user: signed_in.user,
+        }),
+    ))
 }
 
+/// Ends the caller's session, if any (an API key has none), and clears the session cookie.
+#[utoipa::path(post, path = "/api/auth/sign-out", tag = TAG, security(()),
+    responses(
+        (status = 200, description = "Signed out", body = SignedOut,
+            headers(("set-cookie" = String, description = "Clears the session cookie"))),
+        (status = 403, description = "A cookie-authenticated request failed the CSRF check",
+            body = AccessRefusal),
+    ))]
 async fn sign_out(
     State(state): State<AppState>,
     headers: HeaderMap,
     MaybeAuthed(actor): MaybeAuthed,
-) -> ApiResult<Response> {
+) -> ApiResult<(SetCookie, Json<SignedOut>)> {
     if let Some(actor) = &actor {
         state.cms.auth().sign_out(actor).await?;
     }
-    let mut response = Json(json!({ "success": true })).into_response();
-    response.headers_mut().insert(
-        header::SET_COOKIE,
-        session_cookie::clear(state.is_secure(&headers)),
-    );
-    Ok(response)
+    Ok((
+        [(
+            header::SET_COOKIE,
+            session_cookie::clear(state.is_secure(&headers)),
+        )],
+        Json(SignedOut { success: true }),
+    ))
 }
 
-#[derive(Deserialize)]
-struct DeleteAccountBody {
+#[derive(Deserialize, ToSchema)]
+struct AccountDeletion {
+    /// The caller's password, confirming the deletion.
     password: Option<String>,
 }
 
 /// DELETE /api/user: the caller's own account, confirmed by password; the cookie is cleared.
+/// A session is required (an API key is refused with 403).
+#[utoipa::path(delete, path = "/api/user", tag = TAG, request_body = AccountDeletion,
+    responses(
+        (status = 200, description = "The account is gone", body = SignedOut,
+            headers(("set-cookie" = String, description = "Clears the session cookie"))),
+        (status = 401, description = "No valid credential, or the password is wrong (handler-layer body)",
+            body = AccessRefusal),
+        (status = 409, description = "The caller is the last owner of an organization", body = ErrorBody),
+    ))]
 async fn delete_account(
     State(state): State<AppState>,
     headers: HeaderMap,
     Authed(actor): Authed,
-    ApiJson(body): ApiJson<DeleteAccountBody>,
-) -> ApiResult<Response> {
+    ApiJson(body): ApiJson<AccountDeletion>,
+) -> ApiResult<(SetCookie, Json<SignedOut>)> {
     state
         .cms
         .auth()
         .delete_account(&actor, body.password.as_deref())
         .await?;
-    let mut response = Json(json!({ "success": true })).into_response();
-    response.headers_mut().insert(
-        header::SET_COOKIE,
-        session_cookie::clear(state.is_secure(&headers)),
-    );
-    Ok(response)
+    Ok((
+        [(
+            header::SET_COOKIE,
+            session_cookie::clear(state.is_secure(&headers)),
+        )],
+        Json(SignedOut { success: true }),
+    ))
+}
+
+/// The caller's session and user.
+#[derive(Debug, Serialize, ToSchema)]
+struct SessionBody {
+    session: SessionView,
+    user: User,
 }
 
 /// `{ session, user }`, or `null` when the request carries no session (signed out, or an API
 /// key, which is not a session).
-async fn get_session(MaybeAuthed(actor): MaybeAuthed) -> Json<Value> {
-    match actor {
-        Some(actor) => match actor.credential {
-            Credential::Session(session) => Json(json!({ "session": session, "user": actor.user })),
-            Credential::ApiKey { .. } => Json(Value::Null),
-        },
-        None => Json(Value::Null),
-    }
+#[utoipa::path(get, path = "/api/auth/get-session", tag = TAG, security(()),
+    responses((status = 200, description = "The session, or null", body = Option<SessionBody>)))]
+async fn get_session(MaybeAuthed(actor): MaybeAuthed) -> Json<Option<SessionBody>> {
+    Json(actor.and_then(|actor| match actor.credential {
+        Credential::Session(session) => Some(SessionBody {
+            session,
+            user: actor.user,
+        }),
+        Credential::ApiKey { .. } => None,
+    }))
 }
 
-fn with_session(state: &AppState, headers: &HeaderMap, auth: Authenticated) -> Response {
+/// The `Set-Cookie` value of a new session.
+fn cookie(state: &AppState, headers: &HeaderMap, auth: &Authenticated) -> HeaderValue {
     let max_age = state.cms.settings().session_lifetime_days * 86_400;
-    let cookie = session_cookie::set(&auth.cookie_value, max_age, state.is_secure(headers));
-    let mut response = Json(json!({ "token": auth.token, "user": auth.user })).into_response();
-    response.headers_mut().insert(header::SET_COOKIE, cookie);
-    response
+    session_cookie::set(&auth.cookie_value, max_age, state.is_secure(headers))
 }
 
 /// The first-admin claim code of a sign-up: header `x-cms-bootstrap-code`, else cookie

@@ -31,7 +31,7 @@ const CLAIM_CODE_KEY: &str = "claimCodeHash";
 const DAY_MS: i64 = 86_400_000;
 
 /// A user as every door shows it. Never carries the password hash.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct User {
     pub id: String,
@@ -63,7 +63,7 @@ impl User {
 }
 
 /// A session as `get-session` shows it. Never carries the token.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionView {
     pub id: String,
