@@ -8,27 +8,98 @@ use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::{Router, routing};
 use cms_service::assets::{MediaAccess, MediaAsset, MediaRequest};
 use futures_util::TryStreamExt;
+use serde::Deserialize;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-use super::params::{Params, param};
 use crate::AppState;
-use crate::error::ApiResult;
+use crate::error::{AccessRefusal, ApiResult, ErrorBody};
 use crate::extract::{ApiQuery, MaybeAuthed};
+
+const TAG: &str = "media";
 
 /// Uploaded files never run: no scripts, no plugins, no forms, even when a browser renders them.
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'; sandbox";
 
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/media/{id}/{filename}", routing::get(media))
+/// Axum answers HEAD for this GET route with the same headers and no body.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(get))
 }
 
-async fn media(
+// Describes the response body only: the handler streams the bytes from storage.
+/// The file's bytes, as stored, in the asset's own content type (`text/*` types with
+/// `charset=utf-8`).
+#[derive(ToSchema)]
+#[schema(value_type = String, format = Binary)]
+#[allow(dead_code)]
+struct FileBytes(Vec<u8>);
+
+/// A signed link's query (`GET /api/assets/{id}/signed-url`). Either one present means both are
+/// verified: a missing, wrong or expired signature is 403, also for a public asset. An empty
+/// value counts as present.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct SignedQuery {
+    /// The link's signature.
+    sig: Option<String>,
+    /// When the link expires, in Unix seconds.
+    #[param(value_type = Option<i64>)]
+    exp: Option<String>,
+}
+
+/// Delivers an asset's bytes, whole or one byte range. Public assets need no credential;
+/// private ones (`assets.private`) a session or API key that may read the asset, or a valid
+/// `sig` and `exp`. HEAD answers the same headers without a body.
+#[utoipa::path(get, path = "/media/{id}/{filename}", tag = TAG, security(()),
+    params(
+        ("id" = String, Path, description = "The asset id"),
+        ("filename" = String, Path, description = "The asset's stored file name"),
+        SignedQuery,
+        ("Range" = Option<String>, Header, description = "One byte range, `bytes=a-b`, `bytes=a-` or `bytes=-n`; anything else gets the whole file"),
+        ("If-Range" = Option<String>, Header, description = "The range is served only when this is the current `ETag`, else the whole file"),
+        ("If-None-Match" = Option<String>, Header, description = "Entity tags (or `*`); 304 when one is the current `ETag`"),
+    ),
+    responses(
+        (status = 200, description = "The whole file, in its own content type",
+            content_type = "*/*", body = inline(FileBytes),
+            headers(
+                ("ETag" = String, description = "The file's SHA-256, quoted"),
+                ("Cache-Control" = String, description = "`public` or `private`, `max-age=31536000, immutable`"),
+                ("Content-Length" = i64, description = "The file's size"),
+                ("Accept-Ranges" = String, description = "`bytes`"),
+                ("Content-Disposition" = String, description = "`inline` for raster images, else `attachment`, with the file name"),
+            )),
+        (status = 206, description = "The requested byte range",
+            content_type = "*/*", body = inline(FileBytes),
+            headers(
+                ("Content-Range" = String, description = "`bytes a-b/size`"),
+                ("ETag" = String, description = "The file's SHA-256, quoted"),
+                ("Cache-Control" = String, description = "`public` or `private`, `max-age=31536000, immutable`"),
+                ("Content-Length" = i64, description = "The range's length"),
+            )),
+        (status = 304, description = "`If-None-Match` names the current tag; no body",
+            headers(
+                ("ETag" = String, description = "The file's SHA-256, quoted"),
+                ("Cache-Control" = String, description = "`public` or `private`, `max-age=31536000, immutable`"),
+            )),
+        (status = 401, description = "The asset is private and the request has neither a credential nor a signature", body = AccessRefusal),
+        (status = 403, description = "The signature is missing, wrong or expired, or the credential may not read the asset", body = AccessRefusal),
+        (status = 404, description = "No such asset under this file name, or not visible to the caller", body = ErrorBody),
+        (status = 416, description = "The range starts past the end of the file; no body",
+            headers(
+                ("Content-Range" = String, description = "`bytes */size`"),
+                ("ETag" = String, description = "The file's SHA-256, quoted"),
+            )),
+        (status = 503, description = "The asset storage is unavailable", body = ErrorBody),
+    ))]
+async fn get(
     State(state): State<AppState>,
     MaybeAuthed(actor): MaybeAuthed,
     Path((id, filename)): Path<(String, String)>,
-    ApiQuery(params): Params,
+    ApiQuery(q): ApiQuery<SignedQuery>,
     method: Method,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
@@ -36,8 +107,8 @@ async fn media(
     let request = MediaRequest {
         id: &id,
         filename: &filename,
-        sig: param(&params, "sig"),
-        exp: param(&params, "exp"),
+        sig: q.sig.as_deref(),
+        exp: q.exp.as_deref(),
     };
     let asset = assets.media(actor.as_ref(), request).await?;
     let etag = format!("\"{}\"", asset.sha256);

@@ -113,7 +113,7 @@ pub struct DirectUpload {
 }
 
 /// What a bulk delete did.
-#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[derive(Debug, Clone, Copy, serde::Serialize, utoipa::ToSchema)]
 pub struct BulkDeleted {
     pub deleted: usize,
     /// Ids that named no asset of the actor's organization.

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::documents::Pagination;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AssetView {
     pub id: String,
@@ -95,18 +95,19 @@ impl AssetPage {
 }
 
 /// A document that references an asset (`data.references` elements).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReferenceView {
     pub document_id: String,
     #[serde(rename = "type")]
     pub doc_type: String,
     /// `published` when the document has a published copy, else `draft`.
+    #[schema(value_type = String, pattern = "^(draft|published)$")]
     pub status: &'static str,
 }
 
 /// A signed delivery link.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SignedUrl {
     pub url: String,
@@ -114,7 +115,7 @@ pub struct SignedUrl {
 }
 
 /// Where a client puts the bytes of a direct upload.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UploadTicket {
     pub upload_url: String,
