@@ -248,8 +248,11 @@ async fn schemathesis_finds_no_contradiction(url: String) {
     .into_iter()
     .map(String::from)
     .collect();
+    // Schemathesis keeps its caches in the working directory: the test's, not the checkout.
+    let work = dir.clone();
     let out = tokio::task::spawn_blocking(move || {
         Command::new("schemathesis")
+            .current_dir(&work)
             .args(&args)
             .output()
             .unwrap_or_else(|e| panic!("schemathesis could not start (.ci/run installs it): {e}"))
@@ -276,6 +279,8 @@ async fn schemathesis_finds_no_contradiction(url: String) {
 struct Known {
     ids: Vec<String>,
     types: Vec<String>,
+    files: Vec<String>,
+    names: Vec<String>,
 }
 
 impl Known {
@@ -289,14 +294,19 @@ impl Known {
         };
         format!(
             "[dictionaries.ids]\nvalues = [{}]\n\n[dictionaries.types]\nvalues = [{}]\n\n\
+             [dictionaries.files]\nvalues = [{}]\n\n[dictionaries.names]\nvalues = [{}]\n\n\
              [dictionaries.numbers]\nvalues = [1, 2]\n\n\
              [parameters]\n\
              \"path.id\" = {{ dictionary = \"ids\", probability = 0.8 }}\n\
              \"path.number\" = {{ dictionary = \"numbers\", probability = 0.8 }}\n\
+             \"path.filename\" = {{ dictionary = \"files\", probability = 0.8 }}\n\
+             \"path.name\" = {{ dictionary = \"names\", probability = 0.8 }}\n\
              \"query.type\" = {{ dictionary = \"types\", probability = 0.8 }}\n\
              \"body.type\" = {{ dictionary = \"types\", probability = 0.8 }}\n",
             list(&self.ids),
             list(&self.types),
+            list(&self.files),
+            list(&self.names),
         )
     }
 }
@@ -323,6 +333,25 @@ async fn seed(app: &TestApp, session: &Session) -> Known {
             .ids
             .push(res.body["data"]["id"].as_str().unwrap().to_string());
     }
+    for (i, bytes) in [crate::assets::png(8, 8, 100), b"plain words".to_vec()]
+        .iter()
+        .enumerate()
+    {
+        let name = format!("file-{i}.{}", if i == 0 { "png" } else { "txt" });
+        let asset = crate::assets::uploaded(app, session, &name, bytes).await;
+        known.ids.push(asset["id"].as_str().unwrap().to_string());
+        known.files.push(asset["filename"].as_str().unwrap().to_string());
+    }
+    let role = app
+        .post(
+            "/api/roles",
+            json!({"name": "reviewer", "capabilities": ["document.read"]}),
+        )
+        .cookie(session)
+        .send()
+        .await;
+    assert_eq!(role.status, StatusCode::CREATED, "{}", role.body);
+    known.names.push("reviewer".into());
     known
 }
 

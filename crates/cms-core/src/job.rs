@@ -44,6 +44,18 @@ impl JobStatus {
     }
 }
 
+/// A string, one of [`JobStatus::ALL`] by its stored name.
+impl utoipa::PartialSchema for JobStatus {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .enum_values(Some(JobStatus::ALL.map(JobStatus::as_str)))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for JobStatus {}
+
 #[cfg(test)]
 mod tests {
     use super::JobStatus;

@@ -17,8 +17,36 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let axum::Json(value) = axum::Json::<T>::from_request(req, state).await?;
-        Ok(ApiJson(value))
+        let axum::Json(value) = axum::Json::<serde_json::Value>::from_request(req, state).await?;
+        if holds_nul(&value) {
+            return Err(ApiError::Service(Error::bad_request(
+                "the body contains a NUL character (\\u0000), which no value can hold",
+            )));
+        }
+        serde_path_to_error::deserialize(value)
+            .map(ApiJson)
+            .map_err(|e| {
+                let path = e.path().to_string();
+                let message = if path == "." {
+                    format!("the body is not valid: {}", e.inner())
+                } else {
+                    format!("the body is not valid at `{path}`: {}", e.inner())
+                };
+                ApiError::Service(Error::bad_request(message))
+            })
+    }
+}
+
+/// Whether a key or string anywhere in `value` holds a NUL character. PostgreSQL can store
+/// none in text or jsonb, so like a NUL in the URL (`middleware::refuse_nul`) it is refused at
+/// the door, the same on every store, rather than failing deep inside a query.
+fn holds_nul(value: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(items) => items.iter().any(holds_nul),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
     }
 }
 

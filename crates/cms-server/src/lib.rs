@@ -21,6 +21,7 @@ use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::middleware as axum_middleware;
 use axum::response::Response;
 use cms_service::Cms;
+use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 use utoipa::openapi::OpenApi;
@@ -125,10 +126,27 @@ pub fn router(cms: Cms, settings: ServerSettings) -> Router {
             let id = req.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("");
             tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
         }))
+        // A bug that panics in a handler answers 500 in the envelope, and is logged, instead of
+        // dropping the connection.
+        .layer(CatchPanicLayer::custom(panic_response))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         // Outermost: a client's own x-request-id is kept, otherwise a UUID is made.
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         .with_state(state)
+}
+
+fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let detail = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic without a message");
+    tracing::error!(panic = %detail, "a handler panicked");
+    error::handler_error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "an internal error occurred",
+        &[],
+    )
 }
 
 async fn not_found() -> Response {
@@ -149,15 +167,15 @@ fn api(max_upload_bytes: u64, graphql_path: &str) -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(routes::documents::routes())
         .merge(routes::docs::routes())
-        .merge(routes::health::routes().into())
+        .merge(routes::health::routes())
         .merge(routes::auth::routes())
         .merge(routes::account::routes())
-        .merge(routes::organizations::routes().into())
+        .merge(routes::organizations::routes())
         .merge(routes::api_keys::routes())
         .merge(routes::assets::routes(max_upload_bytes))
         .merge(routes::media::routes())
-        .merge(routes::schemas::routes().into())
-        .merge(routes::jobs::routes().into())
+        .merge(routes::schemas::routes())
+        .merge(routes::jobs::routes())
         .merge(routes::instance_settings::routes())
         .merge(routes::roles::routes())
         .merge(graphql::routes(graphql_path).into())

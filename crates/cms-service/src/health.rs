@@ -9,8 +9,10 @@ use serde::Serialize;
 
 use crate::Inner;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// `healthy`, `degraded` (storage failing, database answering) or `unhealthy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
+#[schema(as = HealthStatus)]
 pub enum Status {
     Healthy,
     Degraded,
@@ -18,7 +20,7 @@ pub enum Status {
 }
 
 /// The outcome of one adapter check.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckReport {
     pub status: Status,
@@ -34,10 +36,12 @@ impl CheckReport {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// The report of /api/cms-health.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct HealthReport {
     pub status: Status,
     pub database: CheckReport,
+    /// Present only when the storage check is enabled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub storage: Option<CheckReport>,
 }

@@ -3,6 +3,8 @@
 
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema as ObjSchema, Type};
+use utoipa::openapi::{Ref, RefOr};
 
 use super::model::{Field, FieldType, Schema};
 
@@ -24,6 +26,110 @@ impl Serialize for Schema {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.to_json().serialize(serializer)
     }
+}
+
+/// The emitted JSON, described for the OpenAPI document: what [`Schema::to_json`] writes.
+/// Options that are left out by default (`false` flags, absent bounds) are not required.
+///
+/// `ComposeSchema` (which gives `PartialSchema`) rather than `PartialSchema` itself, as the
+/// derive does: the routes answer `Data<Schema>`, and a generic's argument must compose.
+impl utoipa::__dev::ComposeSchema for Schema {
+    fn compose(_generics: Vec<RefOr<ObjSchema>>) -> RefOr<ObjSchema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .description(Some(
+                "A registered document or object type, as declared (CONTRACT.md section 2).",
+            ))
+            .property(
+                "type",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(["document", "object"])),
+            )
+            .required("type")
+            .property("name", string())
+            .required("name")
+            .property("title", string())
+            .property(
+                "singleton",
+                boolean(
+                    "At most one document of this type per organization (only `true` is written).",
+                ),
+            )
+            .property("access", access_schema())
+            .property("fields", fields_schema())
+            .required("fields")
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Schema {
+    fn schemas(schemas: &mut Vec<(String, RefOr<ObjSchema>)>) {
+        schemas.push((FIELD_SCHEMA.into(), field_schema()));
+    }
+}
+
+/// The component name of one field's description (fields nest: arrays and objects).
+const FIELD_SCHEMA: &str = "SchemaField";
+
+fn field_schema() -> RefOr<ObjSchema> {
+    let integer = || {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(0))
+    };
+    let strings = || ArrayBuilder::new().items(string());
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .description(Some(
+            "One field of a type. `type` is a built-in field type or the name of an object \
+             type; the other options belong to the type they apply to.",
+        ))
+        .property("name", string())
+        .required("name")
+        .property("type", string())
+        .required("type")
+        .property("title", string())
+        .property("required", boolean("Only `true` is written."))
+        .property("indexed", boolean("Only `true` is written."))
+        .property("access", access_schema())
+        .property("minLength", integer())
+        .property("maxLength", integer())
+        .property("pattern", string())
+        .property("options", strings())
+        .property("min", ObjectBuilder::new().schema_type(Type::Number))
+        .property("max", ObjectBuilder::new().schema_type(Type::Number))
+        .property("integer", boolean("Only `true` is written."))
+        .property("source", string())
+        .property("to", strings())
+        .property("accept", strings())
+        .property("of", fields_schema())
+        .property("minItems", integer())
+        .property("maxItems", integer())
+        .property("fields", fields_schema())
+        .into()
+}
+
+fn string() -> ObjectBuilder {
+    ObjectBuilder::new().schema_type(Type::String)
+}
+
+fn boolean(description: &str) -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::Boolean)
+        .description(Some(description))
+}
+
+fn fields_schema() -> ArrayBuilder {
+    ArrayBuilder::new().items(Ref::from_schema_name(FIELD_SCHEMA))
+}
+
+/// Role names per operation.
+fn access_schema() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .description(Some("The role names each listed operation is open to."))
+        .additional_properties(Some(ArrayBuilder::new().items(string())))
 }
 
 fn fields_json(fields: &[Field]) -> Value {

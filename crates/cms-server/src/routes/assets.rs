@@ -244,7 +244,12 @@ async fn read_form(state: &AppState, actor: &Actor, request: Request) -> ApiResu
                 )));
             }
         };
-        *slot = Some(field.text().await.map_err(form_error)?);
+        let text = field.text().await.map_err(form_error)?;
+        // As in JSON bodies (`extract::ApiJson`): no stored text can hold a NUL.
+        if text.contains('\0') {
+            return Err(bad(format!("`{name}` contains a NUL character")));
+        }
+        *slot = Some(text);
     }
     Ok(form)
 }

@@ -1,23 +1,41 @@
 //! Health endpoints, unauthenticated: `/healthz` for load balancers, `/api/cms-health` for
 //! operators.
 
+use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::response::IntoResponse;
-use axum::{Json, Router, routing};
-use cms_service::Status;
-use serde_json::json;
+use cms_service::{HealthReport, Status};
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::AppState;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/healthz", routing::get(healthz))
-        .route("/api/cms-health", routing::get(cms_health))
+const TAG: &str = "health";
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(healthz))
+        .routes(routes!(cms_health))
+}
+
+/// Whether the database and the asset storage answer.
+#[derive(Debug, Serialize, ToSchema)]
+struct Liveness {
+    /// `db && storage`.
+    ok: bool,
+    db: bool,
+    storage: bool,
 }
 
 /// `{ ok, db, storage }`: 200 when both answer, 503 otherwise.
-async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
+#[utoipa::path(get, path = "/healthz", tag = TAG, security(()),
+    responses(
+        (status = 200, description = "The database and the storage answer", body = Liveness),
+        (status = 503, description = "The database or the storage does not answer", body = Liveness),
+    ))]
+async fn healthz(State(state): State<AppState>) -> (StatusCode, Json<Liveness>) {
     let (db, storage) = state.cms.health().liveness().await;
     let ok = db.healthy() && storage.healthy();
     let status = if ok {
@@ -27,12 +45,21 @@ async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
     };
     (
         status,
-        Json(json!({ "ok": ok, "db": db.healthy(), "storage": storage.healthy() })),
+        Json(Liveness {
+            ok,
+            db: db.healthy(),
+            storage: storage.healthy(),
+        }),
     )
 }
 
 /// `{ status, database, storage? }`: 503 only when the database does not answer.
-async fn cms_health(State(state): State<AppState>) -> impl IntoResponse {
+#[utoipa::path(get, path = "/api/cms-health", tag = TAG, security(()),
+    responses(
+        (status = 200, description = "`healthy`, or `degraded` when the storage check fails", body = HealthReport),
+        (status = 503, description = "`unhealthy`: the database does not answer", body = HealthReport),
+    ))]
+async fn cms_health(State(state): State<AppState>) -> (StatusCode, Json<HealthReport>) {
     let report = state.cms.health().report().await;
     let status = if report.status == Status::Unhealthy {
         StatusCode::SERVICE_UNAVAILABLE

@@ -2,65 +2,70 @@
 //! Which credentials each endpoint accepts is decided in the service (see
 //! `cms_service::OrganizationService`).
 
+use axum::Json;
 use axum::extract::{Path, State};
-use axum::response::IntoResponse;
-use axum::{Router, routing};
-use cms_service::{NewOrganization, OrganizationUpdate};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use axum::http::StatusCode;
+use cms_service::{Invitation, Member, NewOrganization, Organization, OrganizationUpdate};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-use super::{created, ok};
+use super::documents::Deleted;
+use super::{Data, created, ok};
 use crate::AppState;
-use crate::error::ApiResult;
+use crate::error::{ApiResult, ErrorBody};
 use crate::extract::{ApiJson, Authed};
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/api/organizations", routing::get(list).post(create))
-        .route("/api/organizations/switch", routing::post(switch))
-        .route(
-            "/api/organizations/members",
-            routing::get(members)
-                .patch(change_role)
-                .delete(remove_member),
-        )
-        .route(
-            "/api/organizations/invitations",
-            routing::get(invitations)
-                .post(invite)
-                .delete(cancel_invitation),
-        )
-        .route(
-            "/api/organizations/invitations/{id}/accept",
-            routing::post(accept_invitation),
-        )
-        .route(
-            "/api/organizations/{id}",
-            routing::get(get).patch(update).delete(delete),
-        )
+const TAG: &str = "organizations";
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(switch))
+        .routes(routes!(members, change_role, remove_member))
+        .routes(routes!(invitations, invite, cancel_invitation))
+        .routes(routes!(accept_invitation))
+        .routes(routes!(get, update, delete))
 }
 
-#[derive(Deserialize)]
+/// A new organization.
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct CreateBody {
+struct OrganizationCreate {
+    /// 1 to 100 characters.
     name: Option<String>,
+    /// Lowercase letters and digits, words joined by single hyphens; at most 64 characters.
     slug: Option<String>,
+    /// A JSON object (default `{}`).
+    #[schema(value_type = Option<Object>)]
     metadata: Option<Value>,
+    /// Makes it a child of this organization, where the caller must be owner or admin.
     parent_id: Option<String>,
 }
 
+/// The caller's organizations with their role in each (an API key: its own organization).
+#[utoipa::path(get, path = "/api/organizations", tag = TAG,
+    responses((status = 200, description = "The caller's organizations", body = Data<Vec<Organization>>)))]
 async fn list(
     State(state): State<AppState>,
     Authed(actor): Authed,
-) -> ApiResult<impl IntoResponse> {
+) -> ApiResult<Json<Data<Vec<Organization>>>> {
     Ok(ok(state.cms.organizations().list(&actor).await?))
 }
 
+/// Creates an organization owned by the caller (sessions only).
+#[utoipa::path(post, path = "/api/organizations", tag = TAG, request_body = OrganizationCreate,
+    responses(
+        (status = 201, description = "The new organization", body = Data<Organization>),
+        (status = 409, description = "The slug is taken", body = ErrorBody),
+    ))]
 async fn create(
     State(state): State<AppState>,
     Authed(actor): Authed,
-    ApiJson(body): ApiJson<CreateBody>,
-) -> ApiResult<impl IntoResponse> {
+    ApiJson(body): ApiJson<OrganizationCreate>,
+) -> ApiResult<(StatusCode, Json<Data<Organization>>)> {
     let input = NewOrganization {
         name: body.name,
         slug: body.slug,
@@ -72,17 +77,21 @@ async fn create(
     ))
 }
 
-#[derive(Deserialize)]
+/// The organization to make active.
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct SwitchBody {
+struct SwitchOrganization {
     organization_id: Option<String>,
 }
 
+/// Makes an organization the active one of the caller's session (sessions only).
+#[utoipa::path(post, path = "/api/organizations/switch", tag = TAG, request_body = SwitchOrganization,
+    responses((status = 200, description = "The now active organization", body = Data<Organization>)))]
 async fn switch(
     State(state): State<AppState>,
     Authed(actor): Authed,
-    ApiJson(body): ApiJson<SwitchBody>,
-) -> ApiResult<impl IntoResponse> {
+    ApiJson(body): ApiJson<SwitchOrganization>,
+) -> ApiResult<Json<Data<Organization>>> {
     let org = state
         .cms
         .organizations()
@@ -91,30 +100,45 @@ async fn switch(
     Ok(ok(org))
 }
 
+/// Reads an organization the caller has standing in.
+#[utoipa::path(get, path = "/api/organizations/{id}", tag = TAG,
+    params(("id" = String, Path, description = "The organization id")),
+    responses((status = 200, description = "The organization", body = Data<Organization>)))]
 async fn get(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path(id): Path<String>,
-) -> ApiResult<impl IntoResponse> {
+) -> ApiResult<Json<Data<Organization>>> {
     Ok(ok(state.cms.organizations().get(&actor, &id).await?))
 }
 
 /// `parentId` cannot be changed (one level, fixed at creation): an unknown field is a 400
 /// rather than silently ignored.
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct UpdateBody {
+struct OrganizationPatch {
+    /// 1 to 100 characters.
     name: Option<String>,
+    /// Lowercase letters and digits, words joined by single hyphens; at most 64 characters.
     slug: Option<String>,
+    /// A JSON object; replaces the stored metadata as a whole.
+    #[schema(value_type = Option<Object>)]
     metadata: Option<Value>,
 }
 
+/// Updates name, slug and/or metadata (`org.settings` in that organization).
+#[utoipa::path(patch, path = "/api/organizations/{id}", tag = TAG, request_body = OrganizationPatch,
+    params(("id" = String, Path, description = "The organization id")),
+    responses(
+        (status = 200, description = "The updated organization", body = Data<Organization>),
+        (status = 409, description = "The slug is taken", body = ErrorBody),
+    ))]
 async fn update(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path(id): Path<String>,
-    ApiJson(body): ApiJson<UpdateBody>,
-) -> ApiResult<impl IntoResponse> {
+    ApiJson(body): ApiJson<OrganizationPatch>,
+) -> ApiResult<Json<Data<Organization>>> {
     let input = OrganizationUpdate {
         name: body.name,
         slug: body.slug,
@@ -127,34 +151,53 @@ async fn update(
         .await?))
 }
 
+/// Deletes an organization with everything in it (sessions only; an owner or an instance
+/// super admin).
+#[utoipa::path(delete, path = "/api/organizations/{id}", tag = TAG,
+    params(("id" = String, Path, description = "The organization id")),
+    responses(
+        (status = 200, description = "The organization is gone", body = Data<Deleted>),
+        (status = 409, description = "The organization has child organizations", body = ErrorBody),
+    ))]
 async fn delete(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path(id): Path<String>,
-) -> ApiResult<impl IntoResponse> {
+) -> ApiResult<Json<Data<Deleted>>> {
     state.cms.organizations().delete(&actor, &id).await?;
-    Ok(ok(json!({ "id": id, "deleted": true })))
+    Ok(ok(Deleted { id, deleted: true }))
 }
 
+/// The members of the active organization, oldest first.
+#[utoipa::path(get, path = "/api/organizations/members", tag = TAG,
+    responses((status = 200, description = "The members", body = Data<Vec<Member>>)))]
 async fn members(
     State(state): State<AppState>,
     Authed(actor): Authed,
-) -> ApiResult<impl IntoResponse> {
+) -> ApiResult<Json<Data<Vec<Member>>>> {
     Ok(ok(state.cms.members().list(&actor).await?))
 }
 
-#[derive(Deserialize)]
+/// A member of the active organization, and for a role change the new role.
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct MemberBody {
+struct MemberTarget {
     user_id: Option<String>,
+    /// The new role (role changes only): a role of the organization.
     role: Option<String>,
 }
 
+/// Gives a member another role (`member.changeRole`).
+#[utoipa::path(patch, path = "/api/organizations/members", tag = TAG, request_body = MemberTarget,
+    responses(
+        (status = 200, description = "The member with the new role", body = Data<Member>),
+        (status = 409, description = "The last owner cannot be demoted", body = ErrorBody),
+    ))]
 async fn change_role(
     State(state): State<AppState>,
     Authed(actor): Authed,
-    ApiJson(body): ApiJson<MemberBody>,
-) -> ApiResult<impl IntoResponse> {
+    ApiJson(body): ApiJson<MemberTarget>,
+) -> ApiResult<Json<Data<Member>>> {
     let member = state
         .cms
         .members()
@@ -163,37 +206,69 @@ async fn change_role(
     Ok(ok(member))
 }
 
+/// What removing a member reports.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct MemberRemoved {
+    /// The `userId` sent.
+    user_id: Option<String>,
+    /// Always `true`.
+    removed: bool,
+}
+
+/// Removes a member (`member.remove`); their API keys there are deleted.
+#[utoipa::path(delete, path = "/api/organizations/members", tag = TAG, request_body = MemberTarget,
+    responses(
+        (status = 200, description = "The member is gone", body = Data<MemberRemoved>),
+        (status = 409, description = "The last owner cannot be removed", body = ErrorBody),
+    ))]
 async fn remove_member(
     State(state): State<AppState>,
     Authed(actor): Authed,
-    ApiJson(body): ApiJson<MemberBody>,
-) -> ApiResult<impl IntoResponse> {
+    ApiJson(body): ApiJson<MemberTarget>,
+) -> ApiResult<Json<Data<MemberRemoved>>> {
     state
         .cms
         .members()
         .remove(&actor, body.user_id.as_deref())
         .await?;
-    Ok(ok(json!({ "userId": body.user_id, "removed": true })))
+    Ok(ok(MemberRemoved {
+        user_id: body.user_id,
+        removed: true,
+    }))
 }
 
+/// The open invitations of the active organization, newest first (`member.invite`).
+#[utoipa::path(get, path = "/api/organizations/invitations", tag = TAG,
+    responses((status = 200, description = "Pending and expired invitations", body = Data<Vec<Invitation>>)))]
 async fn invitations(
     State(state): State<AppState>,
     Authed(actor): Authed,
-) -> ApiResult<impl IntoResponse> {
+) -> ApiResult<Json<Data<Vec<Invitation>>>> {
     Ok(ok(state.cms.invitations().list(&actor).await?))
 }
 
-#[derive(Deserialize)]
-struct InviteBody {
+/// An address to invite with a role.
+#[derive(Deserialize, ToSchema)]
+struct InvitationCreate {
     email: Option<String>,
+    /// A role of the organization.
     role: Option<String>,
 }
 
+/// Invites an address to the active organization and e-mails it the accept link
+/// (`member.invite`).
+#[utoipa::path(post, path = "/api/organizations/invitations", tag = TAG, request_body = InvitationCreate,
+    responses(
+        (status = 201, description = "The pending invitation", body = Data<Invitation>),
+        (status = 409, description = "The address is a member or has a pending invitation already", body = ErrorBody),
+        (status = 503, description = "The e-mail could not be sent: the invitation was withdrawn", body = ErrorBody),
+    ))]
 async fn invite(
     State(state): State<AppState>,
     Authed(actor): Authed,
-    ApiJson(body): ApiJson<InviteBody>,
-) -> ApiResult<impl IntoResponse> {
+    ApiJson(body): ApiJson<InvitationCreate>,
+) -> ApiResult<(StatusCode, Json<Data<Invitation>>)> {
     let invitation = state
         .cms
         .invitations()
@@ -202,16 +277,24 @@ async fn invite(
     Ok(created(invitation))
 }
 
-#[derive(Deserialize)]
-struct CancelBody {
+/// The invitation to cancel.
+#[derive(Deserialize, ToSchema)]
+struct InvitationCancel {
+    /// The invitation id.
     id: Option<String>,
 }
 
+/// Cancels an invitation of the active organization (`member.invite`).
+#[utoipa::path(delete, path = "/api/organizations/invitations", tag = TAG, request_body = InvitationCancel,
+    responses(
+        (status = 200, description = "The cancelled invitation", body = Data<Invitation>),
+        (status = 409, description = "The invitation was accepted or cancelled already", body = ErrorBody),
+    ))]
 async fn cancel_invitation(
     State(state): State<AppState>,
     Authed(actor): Authed,
-    ApiJson(body): ApiJson<CancelBody>,
-) -> ApiResult<impl IntoResponse> {
+    ApiJson(body): ApiJson<InvitationCancel>,
+) -> ApiResult<Json<Data<Invitation>>> {
     Ok(ok(state
         .cms
         .invitations()
@@ -219,10 +302,18 @@ async fn cancel_invitation(
         .await?))
 }
 
+/// Accepts an invitation as the signed-in person it was sent to (sessions only): they join
+/// with the invited role and the organization becomes their active one.
+#[utoipa::path(post, path = "/api/organizations/invitations/{id}/accept", tag = TAG,
+    params(("id" = String, Path, description = "The invitation id")),
+    responses(
+        (status = 200, description = "The organization joined", body = Data<Organization>),
+        (status = 409, description = "The invitation is not pending, or the caller is a member already", body = ErrorBody),
+    ))]
 async fn accept_invitation(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path(id): Path<String>,
-) -> ApiResult<impl IntoResponse> {
+) -> ApiResult<Json<Data<Organization>>> {
     Ok(ok(state.cms.invitations().accept(&actor, &id).await?))
 }

@@ -84,10 +84,11 @@ impl AssetPage {
             data,
             pagination: Pagination {
                 total,
-                page: offset / limit + 1,
+                page: (offset / limit).saturating_add(1),
                 page_size: limit,
                 total_pages,
-                has_next_page: offset + limit < total,
+                // An offset near i64::MAX is a valid, empty page, not an overflow.
+                has_next_page: offset.saturating_add(limit) < total,
                 has_prev_page: offset > 0,
             },
         }

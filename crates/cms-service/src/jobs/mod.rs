@@ -36,13 +36,16 @@ pub(crate) const SCHEDULED_UNPUBLISH: &str = "cms.schedule.unpublish";
 /// Attempts a job gets unless it says otherwise.
 pub(crate) const DEFAULT_MAX_ATTEMPTS: i64 = 5;
 
-#[derive(Debug, Clone, Serialize)]
+/// A domain event of the log.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EventView {
     pub id: String,
+    /// `null` for an instance-wide event.
     pub organization_id: Option<String>,
     #[serde(rename = "type")]
     pub event_type: String,
+    /// What the event carries, as its type defines it (any JSON value).
     pub payload: Value,
     pub created_at: Timestamp,
 }
@@ -59,14 +62,18 @@ impl From<EventRecord> for EventView {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// A job of the queue.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JobView {
     pub id: String,
+    /// `null` for an instance-wide job.
     pub organization_id: Option<String>,
     #[serde(rename = "type")]
     pub job_type: String,
+    #[schema(value_type = JobStatus)]
     pub status: String,
+    /// What the job's handler receives (any JSON value).
     pub payload: Value,
     pub attempts: i64,
     pub max_attempts: i64,
@@ -101,10 +108,11 @@ impl From<JobRecord> for JobView {
 }
 
 /// GET /api/jobs/health.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct QueueHealth {
-    /// Every status, zero included.
+    /// The number of jobs in each status, every status present (zero included).
+    #[schema(value_type = std::collections::BTreeMap<String, i64>)]
     pub counts: serde_json::Map<String, Value>,
     /// How long the oldest due pending job has waited; 0 when none waits.
     pub oldest_pending_seconds: i64,

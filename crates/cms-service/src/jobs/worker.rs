@@ -16,7 +16,7 @@ use super::{
 use crate::{Cms, Error, Result};
 
 /// What one tick did: the body of POST /api/internal/workers/run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct TickReport {
     pub claimed: u64,
     pub completed: u64,

@@ -27,13 +27,14 @@ const CANCELLED: &str = "cancelled";
 const EXPIRED: &str = "expired";
 
 /// An invitation as every door shows it (exactly the fields of CONTRACT.md section 4).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Invitation {
     pub id: String,
     pub email: String,
     pub role: String,
     /// `pending`, `accepted`, `cancelled` or `expired`.
+    #[schema(pattern = "^(pending|accepted|cancelled|expired)$")]
     pub status: String,
     pub expires_at: Timestamp,
 }

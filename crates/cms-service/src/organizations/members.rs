@@ -17,7 +17,7 @@ use crate::actor::Actor;
 use crate::error::{Error, Result};
 
 /// A member as every door shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Member {
     pub user_id: String,

@@ -34,13 +34,16 @@ const MAX_NAME_CHARS: usize = 100;
 const MAX_SLUG_CHARS: usize = 64;
 
 /// An organization as every door shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Organization {
     pub id: String,
     pub name: String,
     pub slug: String,
+    /// A JSON object of the organization's own.
+    #[schema(value_type = Object)]
     pub metadata: Value,
+    /// The parent organization; `null` for a top-level one.
     pub parent_id: Option<String>,
     /// The caller's role there; `null` for an instance administrator who is not a member.
     pub role: Option<String>,
