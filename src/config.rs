@@ -850,6 +850,14 @@ mod tests {
     }
 
     #[test]
+    fn the_docs_ui_is_on_unless_turned_off() {
+        let default = Config::load(None, env(&[])).unwrap().config;
+        assert!(default.openapi.docs_ui);
+        let off = Config::load(None, env(&[("CMS_OPENAPI_DOCS_UI", "false")])).unwrap();
+        assert!(!off.config.openapi.docs_ui);
+    }
+
+    #[test]
     fn the_file_then_the_environment_decide() {
         let dir = std::env::temp_dir().join(format!("cms-config-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

@@ -198,6 +198,24 @@ fn version_and_migrate_run_without_a_server() {
     );
     assert!(db.exists(), "migrate creates the database the URL names");
 
+    // `cms openapi` prints the document the server would serve, and only it, on stdout.
+    let out = Command::new(env!("CARGO_BIN_EXE_cms"))
+        .arg("openapi")
+        .env("CMS_DATA_DIR", &dir)
+        .env("CMS_DATABASE_URL", format!("sqlite://{}", db.display()))
+        .env("CMS_GRAPHQL_PATH", "/graph/ql")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert!(doc["paths"]["/graph/ql"]["post"].is_object());
+    assert!(doc["components"]["schemas"]["PostData"].is_object());
+
     // A bad setting stops the start with the key named, and a non-zero status.
     let out = Command::new(env!("CARGO_BIN_EXE_cms"))
         .arg("migrate")

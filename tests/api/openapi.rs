@@ -340,7 +340,9 @@ async fn seed(app: &TestApp, session: &Session) -> Known {
         let name = format!("file-{i}.{}", if i == 0 { "png" } else { "txt" });
         let asset = crate::assets::uploaded(app, session, &name, bytes).await;
         known.ids.push(asset["id"].as_str().unwrap().to_string());
-        known.files.push(asset["filename"].as_str().unwrap().to_string());
+        known
+            .files
+            .push(asset["filename"].as_str().unwrap().to_string());
     }
     let role = app
         .post(

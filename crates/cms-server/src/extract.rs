@@ -18,10 +18,14 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let axum::Json(value) = axum::Json::<serde_json::Value>::from_request(req, state).await?;
-        if holds_nul(&value) {
-            return Err(ApiError::Service(Error::bad_request(
-                "the body contains a NUL character (\\u0000), which no value can hold",
-            )));
+        if let Some(path) = nul_path(&value, String::new()) {
+            return Err(ApiError::Service(Error::invalid(vec![
+                cms_core::Issue::new(
+                    path,
+                    "invalid",
+                    "holds a NUL character (\\u0000), which no value can hold",
+                ),
+            ])));
         }
         serde_path_to_error::deserialize(value)
             .map(ApiJson)
@@ -37,16 +41,30 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     }
 }
 
-/// Whether a key or string anywhere in `value` holds a NUL character. PostgreSQL can store
-/// none in text or jsonb, so like a NUL in the URL (`middleware::refuse_nul`) it is refused at
-/// the door, the same on every store, rather than failing deep inside a query.
-fn holds_nul(value: &serde_json::Value) -> bool {
+/// Where in `value` a key or string holds a NUL character, as an issue path (`data.tags[2]`).
+/// PostgreSQL can store none in text or jsonb, so like a NUL in the URL
+/// (`middleware::refuse_nul`) it is refused at the door, the same on every store, rather than
+/// failing deep inside a query.
+fn nul_path(value: &serde_json::Value, path: String) -> Option<String> {
     use serde_json::Value;
     match value {
-        Value::String(s) => s.contains('\0'),
-        Value::Array(items) => items.iter().any(holds_nul),
-        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
-        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+        Value::String(s) => s.contains('\0').then_some(path),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| nul_path(item, format!("{path}[{i}]"))),
+        Value::Object(map) => map.iter().find_map(|(key, item)| {
+            if key.contains('\0') {
+                return Some(path.clone());
+            }
+            let child = if path.is_empty() {
+                key.clone()
+            } else {
+                format!("{path}.{key}")
+            };
+            nul_path(item, child)
+        }),
+        Value::Null | Value::Bool(_) | Value::Number(_) => None,
     }
 }
 
