@@ -4,11 +4,15 @@
 #   1. create+publish throughput (POST /api/documents with publish: true), which also seeds;
 #   2. GET one document by id with an API key;
 #   3. a where + sort + page-of-20 query over the seeded posts on an indexed field.
-# Usage: bench/documents.sh [seconds-per-phase] [sqlite|postgres|both]
+# Usage: [POSTS=100000] bench/documents.sh [seconds-per-phase] [sqlite|postgres|both]
+# POSTS: after the measured create phase, keep creating (unmeasured) until this many posts exist,
+# so the reads run over a dataset of that size. On PostgreSQL the table is then analyzed (what
+# autovacuum does on its own within a minute or so of a bulk load).
 # Needs wrk (apt-get install -y wrk) and, for PostgreSQL, the local server (CMS_TEST_POSTGRES_URL).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-10}
+posts=${POSTS:-0}
 engines=${2:-both}
 command -v wrk >/dev/null || { echo "wrk is needed: apt-get install -y wrk" >&2; exit 1; }
 cargo build --release --quiet
@@ -68,8 +72,16 @@ run_engine() {
   wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" -s "$scripts/create.lua" "$base/api/documents" \
     | report "POST /api/documents (create+publish)"
   local first total
-  first=$(curl -sf -H "x-api-key: $key" "$base/api/documents?type=post&pageSize=1")
-  total=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["pagination"]["total"])' <<<"$first")
+  count() {
+    first=$(curl -sf -H "x-api-key: $key" "$base/api/documents?type=post&pageSize=1")
+    total=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["pagination"]["total"])' <<<"$first")
+  }
+  count
+  while [ "$total" -lt "$posts" ]; do
+    wrk -t2 -c32 -d10s -H "x-api-key: $key" -s "$scripts/create.lua" "$base/api/documents" >/dev/null
+    count
+  done
+  [ "$engine" = postgres ] && psql "${pg_server%/*}/cms_bench" -qc "VACUUM ANALYZE" >/dev/null
   id=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["data"][0]["id"])' <<<"$first")
   echo "  seeded posts: $total"
   wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" "$base/api/documents/$id" \
