@@ -4,7 +4,7 @@
 #   1. create+publish throughput (POST /api/documents with publish: true), which also seeds;
 #   2. GET one document by id with an API key;
 #   3. a where + sort + page-of-20 query over the seeded posts on an indexed field.
-# Usage: [POSTS=100000] bench/documents.sh [seconds-per-phase] [sqlite|postgres|both]
+# Usage: [POSTS=100000] [KEEP=1] bench/documents.sh [seconds-per-phase] [sqlite|postgres|both]
 # POSTS: after the measured create phase, keep creating (unmeasured) until this many posts exist,
 # so the reads run over a dataset of that size. On PostgreSQL the table is then analyzed (what
 # autovacuum does on its own within a minute or so of a bulk load).
@@ -84,6 +84,10 @@ run_engine() {
   [ "$engine" = postgres ] && psql "${pg_server%/*}/cms_bench" -qc "VACUUM ANALYZE" >/dev/null
   id=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["data"][0]["id"])' <<<"$first")
   echo "  seeded posts: $total"
+  if [ "$posts" -gt 0 ]; then
+    wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" -s "$scripts/create.lua" "$base/api/documents" \
+      | report "POST /api/documents (create+publish) at $total"
+  fi
   wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" "$base/api/documents/$id" \
     | report "GET /api/documents/{id} (x-api-key)"
   wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" -s "$scripts/query.lua" "$base/api/documents/query" \
@@ -93,7 +97,7 @@ run_engine() {
   echo "  RSS after load: $(awk '/VmRSS/ {print $2}' /proc/$pid/status) kB"
   kill "$pid"; wait "$pid" 2>/dev/null || true
   rm -rf "$work"
-  [ "$engine" = postgres ] && psql "$pg_server" -qc "DROP DATABASE IF EXISTS cms_bench" >/dev/null
+  [ "$engine" = postgres ] && [ -z "${KEEP:-}" ] && psql "$pg_server" -qc "DROP DATABASE IF EXISTS cms_bench" >/dev/null
   return 0
 }
 
