@@ -71,16 +71,39 @@ pub enum Shape {
     List(Box<Shape>),
 }
 
-/// A document as a resolver's parent: the service's view and the copy its fields read.
+/// How a document was read, which its references are read the same way: the copy
+/// (`perspective`) and whether child organizations' documents are in reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Reading {
+    perspective: Perspective,
+    children: bool,
+}
+
+impl Reading {
+    const DRAFT: Reading = Reading {
+        perspective: Perspective::Draft,
+        children: false,
+    };
+
+    fn options(self) -> ReadOptions {
+        ReadOptions {
+            perspective: self.perspective,
+            depth: 0,
+            include_children: self.children,
+        }
+    }
+}
+
+/// A document as a resolver's parent: the service's view and how it was read.
 struct Doc {
     view: Arc<DocumentView>,
-    perspective: Perspective,
+    reading: Reading,
 }
 
 /// An object-valued part of a document's data.
 struct Part {
     data: Value,
-    perspective: Perspective,
+    reading: Reading,
 }
 
 /// A service error as a GraphQL error with `extensions.code`.
@@ -166,19 +189,31 @@ fn id_arg(ctx: &ResolverContext<'_>) -> async_graphql::Result<String> {
     Ok(ctx.args.try_get("id")?.string()?.to_string())
 }
 
-fn doc_value(view: DocumentView, perspective: Perspective) -> FieldValue<'static> {
+fn doc_value(view: DocumentView, reading: Reading) -> FieldValue<'static> {
     FieldValue::owned_any(Doc {
         view: Arc::new(view),
-        perspective,
+        reading,
     })
 }
 
-fn read(perspective: Perspective) -> ReadOptions {
-    ReadOptions {
-        perspective,
-        depth: 0,
-        include_children: false,
-    }
+/// The `perspective` and `includeChildOrganizations` arguments of a query field.
+fn reading_args(ctx: &ResolverContext<'_>) -> async_graphql::Result<Reading> {
+    let children = match ctx.args.get("includeChildOrganizations") {
+        Some(v) if !v.is_null() => v.boolean()?,
+        _ => false,
+    };
+    Ok(Reading {
+        perspective: perspective_arg(ctx)?,
+        children,
+    })
+}
+
+fn children_argument() -> InputValue {
+    InputValue::new(
+        "includeChildOrganizations",
+        TypeRef::named(TypeRef::BOOLEAN),
+    )
+    .description("Include the documents of child organizations (and resolve references there).")
 }
 
 /// `allT(perspective, where, sort, limit, page): [T!]!`
@@ -191,7 +226,7 @@ pub fn all_field(doc_type: &str, type_name: &str) -> Field {
             let doc_type = doc_type.clone();
             FieldFuture::new(async move {
                 let rc = rc(&ctx)?;
-                let perspective = perspective_arg(&ctx)?;
+                let reading = reading_args(&ctx)?;
                 let sort = match ctx.args.get("sort") {
                     Some(v) if !v.is_null() => v
                         .list()?
@@ -207,7 +242,7 @@ pub fn all_field(doc_type: &str, type_name: &str) -> Field {
                     published: None,
                     page: int_arg(&ctx, "page")?.unwrap_or(1),
                     page_size: int_arg(&ctx, "limit")?.unwrap_or(20),
-                    read: read(perspective),
+                    read: reading.options(),
                 };
                 call("list", 0);
                 let page = rc
@@ -217,7 +252,7 @@ pub fn all_field(doc_type: &str, type_name: &str) -> Field {
                     .await
                     .map_err(gql_error)?;
                 Ok(Some(FieldValue::list(
-                    page.data.into_iter().map(|v| doc_value(v, perspective)),
+                    page.data.into_iter().map(|v| doc_value(v, reading)),
                 )))
             })
         },
@@ -234,6 +269,7 @@ pub fn all_field(doc_type: &str, type_name: &str) -> Field {
     ))
     .argument(InputValue::new("limit", TypeRef::named(TypeRef::INT)))
     .argument(InputValue::new("page", TypeRef::named(TypeRef::INT)))
+    .argument(children_argument())
 }
 
 /// `T(id, perspective): T`: null when there is no such document for the caller.
@@ -241,16 +277,16 @@ pub fn one_field(_doc_type: &str, type_name: &str) -> Field {
     Field::new(type_name, TypeRef::named(type_name), move |ctx| {
         FieldFuture::new(async move {
             let rc = rc(&ctx)?;
-            let perspective = perspective_arg(&ctx)?;
+            let reading = reading_args(&ctx)?;
             let id = id_arg(&ctx)?;
             call("get", 1);
             match rc
                 .cms
                 .documents()
-                .get(&rc.actor, &id, read(perspective))
+                .get(&rc.actor, &id, reading.options())
                 .await
             {
-                Ok(view) => Ok(Some(doc_value(view, perspective))),
+                Ok(view) => Ok(Some(doc_value(view, reading))),
                 Err(Error::NotFound(_)) => Ok(None),
                 Err(e) => Err(gql_error(e)),
             }
@@ -262,6 +298,7 @@ pub fn one_field(_doc_type: &str, type_name: &str) -> Field {
         "perspective",
         TypeRef::named("Perspective"),
     ))
+    .argument(children_argument())
 }
 
 /// `createT`, `updateT`, `deleteT`, `publishT`, `unpublishT`. The documents they answer show
@@ -288,7 +325,7 @@ pub fn mutation_fields(doc_type: &str, type_name: &str) -> Vec<Field> {
                     .create(&rc.actor, input)
                     .await
                     .map_err(gql_error)?;
-                Ok(Some(doc_value(view, Perspective::Draft)))
+                Ok(Some(doc_value(view, Reading::DRAFT)))
             })
         })
         .argument(InputValue::new("data", TypeRef::named_nn("JSON")))
@@ -308,7 +345,7 @@ pub fn mutation_fields(doc_type: &str, type_name: &str) -> Vec<Field> {
                     .update(&rc.actor, &id_arg(&ctx)?, input)
                     .await
                     .map_err(gql_error)?;
-                Ok(Some(doc_value(view, Perspective::Draft)))
+                Ok(Some(doc_value(view, Reading::DRAFT)))
             })
         })
         .argument(id())
@@ -347,7 +384,7 @@ pub fn mutation_fields(doc_type: &str, type_name: &str) -> Vec<Field> {
                     )
                     .await
                     .map_err(gql_error)?;
-                Ok(Some(doc_value(view, Perspective::Draft)))
+                Ok(Some(doc_value(view, Reading::DRAFT)))
             })
         })
         .argument(id())
@@ -366,7 +403,7 @@ pub fn mutation_fields(doc_type: &str, type_name: &str) -> Vec<Field> {
                     )
                     .await
                     .map_err(gql_error)?;
-                Ok(Some(doc_value(view, Perspective::Draft)))
+                Ok(Some(doc_value(view, Reading::DRAFT)))
             })
         })
         .argument(id())
@@ -435,13 +472,14 @@ pub fn document_object(type_name: &str) -> Object {
 }
 
 /// The object a data field's parent holds, and the copy it was read from.
-fn parent_data<'p>(parent: &'p FieldValue<'_>) -> Option<(&'p Value, Perspective)> {
+fn parent_data<'p>(parent: &'p FieldValue<'_>) -> Option<(&'p Value, Reading)> {
     if let Some(doc) = parent.downcast_ref::<Doc>() {
-        return doc.view.data(doc.perspective).map(|d| (d, doc.perspective));
+        return doc
+            .view
+            .data(doc.reading.perspective)
+            .map(|d| (d, doc.reading));
     }
-    parent
-        .downcast_ref::<Part>()
-        .map(|p| (&p.data, p.perspective))
+    parent.downcast_ref::<Part>().map(|p| (&p.data, p.reading))
 }
 
 /// A data field named `name` in GraphQL, reading `key` of the stored data.
@@ -457,11 +495,11 @@ pub fn data_field(name: &str, key: &str, shape: Shape) -> Field {
         });
         let shape = shape.clone();
         FieldFuture::new(async move {
-            let Some((value, perspective)) = value else {
+            let Some((value, reading)) = value else {
                 return Ok(None);
             };
             let rc = rc(&ctx)?;
-            shaped(rc, &shape, value, perspective).await
+            shaped(rc, &shape, value, reading).await
         })
     })
 }
@@ -477,20 +515,17 @@ fn ref_value(
     targets: &[(String, String)],
     union: bool,
     doc: Arc<DocumentView>,
-    perspective: Perspective,
+    reading: Reading,
 ) -> Option<FieldValue<'static>> {
     let name = target_type(targets, &doc.doc_type)?;
-    let value = FieldValue::owned_any(Doc {
-        view: doc,
-        perspective,
-    });
+    let value = FieldValue::owned_any(Doc { view: doc, reading });
     Some(if union { value.with_type(name) } else { value })
 }
 
-fn ref_key(value: &Value, perspective: Perspective) -> Option<RefKey> {
+fn ref_key(value: &Value, reading: Reading) -> Option<RefKey> {
     value.get("_ref").and_then(Value::as_str).map(|id| RefKey {
         id: id.to_string(),
-        published: perspective == Perspective::Published,
+        reading,
     })
 }
 
@@ -499,12 +534,12 @@ fn shaped<'a>(
     rc: &'a RequestCtx,
     shape: &'a Shape,
     value: Value,
-    perspective: Perspective,
+    reading: Reading,
 ) -> BoxFuture<'a, async_graphql::Result<Option<FieldValue<'static>>>> {
     async move {
         let part = |data: Value| {
             data.is_object()
-                .then(|| FieldValue::owned_any(Part { data, perspective }))
+                .then(|| FieldValue::owned_any(Part { data, reading }))
         };
         Ok(match shape {
             Shape::String => value.as_str().map(|s| FieldValue::value(s.to_string())),
@@ -518,11 +553,11 @@ fn shaped<'a>(
             Shape::Image | Shape::File | Shape::Object(_) => part(value),
             Shape::Reference { type_name, targets } => {
                 let union = targets.len() > 1 || type_name != &targets[0].1;
-                let Some(key) = ref_key(&value, perspective) else {
+                let Some(key) = ref_key(&value, reading) else {
                     return Ok(None);
                 };
                 let doc = rc.loader.load_one(key).await?;
-                doc.and_then(|d| ref_value(targets, union, d, perspective))
+                doc.and_then(|d| ref_value(targets, union, d, reading))
             }
             Shape::List(inner) => {
                 let Value::Array(items) = value else {
@@ -531,11 +566,11 @@ fn shaped<'a>(
                 if let Shape::Reference { type_name, targets } = inner.as_ref() {
                     let union = targets.len() > 1 || type_name != &targets[0].1;
                     let keys: Vec<Option<RefKey>> =
-                        items.iter().map(|v| ref_key(v, perspective)).collect();
+                        items.iter().map(|v| ref_key(v, reading)).collect();
                     let found = rc.loader.load_many(keys.iter().flatten().cloned()).await?;
                     let values = keys.into_iter().map(|k| {
                         k.and_then(|k| found.get(&k).cloned())
-                            .and_then(|d| ref_value(targets, union, d, perspective))
+                            .and_then(|d| ref_value(targets, union, d, reading))
                             .unwrap_or(FieldValue::NULL)
                     });
                     Some(FieldValue::list(values.collect::<Vec<_>>()))
@@ -543,7 +578,7 @@ fn shaped<'a>(
                     let mut values = Vec::with_capacity(items.len());
                     for item in items {
                         values.push(
-                            shaped(rc, inner, item, perspective)
+                            shaped(rc, inner, item, reading)
                                 .await?
                                 .unwrap_or(FieldValue::NULL),
                         );
@@ -601,14 +636,14 @@ pub fn file_object() -> Object {
         .field(part_field("assetId", TypeRef::named(TypeRef::ID), asset_id))
 }
 
-/// A referenced document, by id and the perspective of the document that references it.
+/// A referenced document, by id and how the document that references it was read.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RefKey {
     id: String,
-    published: bool,
+    reading: Reading,
 }
 
-/// Batches reference resolution: one `documents().by_ids` call per perspective and 100 ids,
+/// Batches reference resolution: one `documents().by_ids` call per way of reading and 100 ids,
 /// however many documents of a response hold references.
 pub struct RefLoader {
     cms: Cms,
@@ -624,29 +659,31 @@ impl Loader<RefKey> for RefLoader {
         keys: &[RefKey],
     ) -> Result<HashMap<RefKey, Arc<DocumentView>>, Self::Error> {
         let mut found = HashMap::new();
-        for published in [false, true] {
+        // One group per way of reading (at most four), in a stable order.
+        let mut readings: Vec<Reading> = Vec::new();
+        for key in keys {
+            if !readings.contains(&key.reading) {
+                readings.push(key.reading);
+            }
+        }
+        for reading in readings {
             let ids: Vec<String> = keys
                 .iter()
-                .filter(|k| k.published == published)
+                .filter(|k| k.reading == reading)
                 .map(|k| k.id.clone())
                 .collect();
-            let perspective = if published {
-                Perspective::Published
-            } else {
-                Perspective::Draft
-            };
             for chunk in ids.chunks(MAX_BY_IDS) {
                 call("by_ids", chunk.len());
                 let views = self
                     .cms
                     .documents()
-                    .by_ids(&self.actor, chunk, read(perspective))
+                    .by_ids(&self.actor, chunk, reading.options())
                     .await
                     .map_err(gql_error)?;
                 for view in views {
                     let key = RefKey {
                         id: view.id.clone(),
-                        published,
+                        reading,
                     };
                     found.insert(key, Arc::new(view));
                 }

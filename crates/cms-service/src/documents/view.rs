@@ -7,7 +7,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// Which copy of a document a read evaluates: `where`, `sort` and `depth` apply to it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, utoipa::ToSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Perspective {
     #[default]
