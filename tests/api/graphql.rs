@@ -612,7 +612,57 @@ async fn parents_read_children_only_when_asked(url: String) {
     assert_eq!(shown["Post"]["author"]["name"], "Child author");
 }
 
+/// Image and file fields resolve their asset record, in one batch for a whole page.
+async fn images_resolve_their_asset_records(url: String) {
+    let app = TestApp::start(&url).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let mut assets = Vec::new();
+    for i in 0..3 {
+        let bytes = crate::assets::png(10 + i, 20, 50);
+        let asset = crate::assets::uploaded(&app, &ada, &format!("cover-{i}.png"), &bytes).await;
+        assets.push(asset["id"].as_str().unwrap().to_string());
+    }
+    for (i, id) in assets.iter().enumerate() {
+        create_post(
+            &app,
+            &ada,
+            json!({"title": format!("Post {i}"), "cover": {"asset": {"_ref": id}, "alt": "A cover"}}),
+            false,
+        )
+        .await;
+    }
+    create_post(
+        &app,
+        &ada,
+        json!({"title": "Post 9", "cover": {"asset": {"_ref": "no-such-asset"}}}),
+        false,
+    )
+    .await;
+    let query = "{ allPost(sort: [\"title\"]) { title cover { assetId alt asset { id filename url mimeType assetType size width height } } } }";
+    counted(&app, &ada, query).await;
+    let (data, counter) = counted(&app, &ada, query).await;
+    let posts = data["allPost"].as_array().unwrap();
+    assert_eq!(posts.len(), 4);
+    for (i, post) in posts.iter().take(3).enumerate() {
+        let asset = &post["cover"]["asset"];
+        assert_eq!(asset["id"], assets[i].as_str());
+        assert_eq!(post["cover"]["alt"], "A cover");
+        assert_eq!(asset["filename"], format!("cover-{i}.png"));
+        assert_eq!(asset["url"], format!("/media/{}/cover-{i}.png", assets[i]));
+        assert_eq!(asset["mimeType"], "image/png");
+        assert_eq!(asset["assetType"], "image");
+        assert_eq!(asset["width"], 10 + i);
+        assert_eq!(asset["height"], 20);
+        assert!(asset["size"].as_f64().unwrap() > 0.0);
+    }
+    // A reference to an asset that does not exist is null, not an error.
+    assert_eq!(posts[3]["cover"]["assetId"], "no-such-asset");
+    assert_eq!(posts[3]["cover"]["asset"], Value::Null);
+    assert_eq!(counter.get("asset_by_ids"), 1, "one batch for every cover");
+}
+
 cms_store::both_engines!(
+    images_resolve_their_asset_records,
     parents_read_children_only_when_asked,
     mutations_follow_the_document_lifecycle,
     queries_take_perspective_where_and_sort,

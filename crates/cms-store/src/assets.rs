@@ -103,6 +103,13 @@ pub trait Assets {
     async fn insert_asset(&mut self, asset: &AssetRecord) -> Result<()>;
     /// The asset, when it belongs to one of `organizations`.
     async fn asset(&mut self, organizations: &[String], id: &str) -> Result<Option<AssetRecord>>;
+    /// The assets of `organizations` among `ids`, in no particular order; unknown ids are left
+    /// out.
+    async fn assets_by_ids(
+        &mut self,
+        organizations: &[String],
+        ids: &[String],
+    ) -> Result<Vec<AssetRecord>>;
     /// The asset by id alone, for /media delivery (the unit must be a delivery unit on PostgreSQL: `Store::read_for_delivery`).
     async fn asset_for_delivery(&mut self, id: &str) -> Result<Option<AssetRecord>>;
     /// One page and the total number matching.
@@ -264,6 +271,26 @@ macro_rules! impl_assets {
                     query = query.bind(org);
                 }
                 Ok(query.fetch_optional(self.conn().await?).await?)
+            }
+
+            async fn assets_by_ids(
+                &mut self,
+                organizations: &[String],
+                ids: &[String],
+            ) -> $crate::Result<Vec<$crate::assets::AssetRecord>> {
+                if organizations.is_empty() || ids.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let sql = format!(
+                    "SELECT * FROM assets WHERE id IN ({}) AND organization_id IN ({})",
+                    $crate::documents::placeholders(1, ids.len()),
+                    $crate::documents::placeholders(ids.len() + 1, organizations.len())
+                );
+                let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+                for id in ids.iter().chain(organizations) {
+                    query = query.bind(id);
+                }
+                Ok(query.fetch_all(self.conn().await?).await?)
             }
 
             async fn asset_for_delivery(

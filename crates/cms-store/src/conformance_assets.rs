@@ -124,6 +124,22 @@ async fn assets_are_inserted_read_and_scoped(url: String) {
     );
     assert_eq!(tx.asset(&[], "a1").await.unwrap(), None);
     assert_eq!(tx.asset(&orgs(&["o1"]), "nope").await.unwrap(), None);
+    let wanted = ["a2".to_string(), "nope".to_string(), "a1".to_string()];
+    let found = tx.assets_by_ids(&orgs(&["o1"]), &wanted).await.unwrap();
+    assert_eq!(ids(&found), ["a1"], "by ids: the organization's only");
+    let mut found = tx
+        .assets_by_ids(&orgs(&["o1", "o2"]), &wanted)
+        .await
+        .unwrap();
+    found.sort_by(|a, b| a.id.cmp(&b.id));
+    assert_eq!(found, [a1.clone(), a2.clone()]);
+    assert!(
+        tx.assets_by_ids(&orgs(&["o1"]), &[])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(tx.assets_by_ids(&[], &wanted).await.unwrap().is_empty());
     drop(tx);
 
     // Delivery reads by id alone.

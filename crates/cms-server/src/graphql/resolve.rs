@@ -10,6 +10,7 @@ use async_graphql::dynamic::{
     Field, FieldFuture, FieldValue, InputValue, Object, ResolverContext, TypeRef,
 };
 use async_graphql::{ErrorExtensions, Value as GqlValue};
+use cms_service::assets::AssetView;
 use cms_service::documents::{
     DocumentView, DraftUpdate, ListRequest, MAX_BY_IDS, NewDocument, Perspective, ReadOptions,
 };
@@ -30,21 +31,28 @@ pub struct RequestCtx {
     cms: Cms,
     actor: Actor,
     loader: DataLoader<RefLoader>,
+    assets: DataLoader<AssetLoader>,
 }
 
 impl RequestCtx {
     pub fn new(cms: Cms, actor: Actor) -> Self {
+        // Each batch runs on a task of its own: it keeps the request's span and subscriber.
+        let spawn = |fut: BoxFuture<'static, ()>| {
+            tokio::spawn(fut.in_current_span().with_current_subscriber())
+        };
         let loader = RefLoader {
+            cms: cms.clone(),
+            actor: actor.clone(),
+        };
+        let assets = AssetLoader {
             cms: cms.clone(),
             actor: actor.clone(),
         };
         RequestCtx {
             cms,
             actor,
-            // The batch runs on a task of its own: it keeps the request's span and subscriber.
-            loader: DataLoader::new(loader, |fut| {
-                tokio::spawn(fut.in_current_span().with_current_subscriber())
-            }),
+            loader: DataLoader::new(loader, spawn),
+            assets: DataLoader::new(assets, spawn),
         }
     }
 }
@@ -618,6 +626,7 @@ pub fn image_object() -> Object {
     Object::new("ImageValue")
         .description("An image field: `assetId` is the referenced asset (GET /api/assets/{id}).")
         .field(part_field("assetId", TypeRef::named(TypeRef::ID), asset_id))
+        .field(asset_field())
         .field(part_field("alt", TypeRef::named(TypeRef::STRING), |v| {
             v.get("alt").and_then(Value::as_str).map(GqlValue::from)
         }))
@@ -634,6 +643,166 @@ pub fn file_object() -> Object {
     Object::new("FileValue")
         .description("A file field: `assetId` is the referenced asset (GET /api/assets/{id}).")
         .field(part_field("assetId", TypeRef::named(TypeRef::ID), asset_id))
+        .field(asset_field())
+}
+
+/// `asset: Asset` of an image or file value: the asset record, null when it is gone or out of
+/// the caller's reach. Loaded in batches like references.
+fn asset_field() -> Field {
+    Field::new("asset", TypeRef::named("Asset"), |ctx| {
+        let key = ctx.parent_value.downcast_ref::<Part>().and_then(|p| {
+            asset_id(&p.data).and_then(|id| match id {
+                GqlValue::String(id) => Some(AssetKey {
+                    id,
+                    children: p.reading.children,
+                }),
+                _ => None,
+            })
+        });
+        FieldFuture::new(async move {
+            let Some(key) = key else {
+                return Ok(None);
+            };
+            let asset = rc(&ctx)?.assets.load_one(key).await?;
+            Ok(asset.map(FieldValue::owned_any))
+        })
+    })
+}
+
+/// An asset's field: `get` reads it from the service's view.
+fn asset_view_field(name: &str, ty: TypeRef, get: fn(&AssetView) -> Option<GqlValue>) -> Field {
+    Field::new(name, ty, move |ctx| {
+        let value = ctx
+            .parent_value
+            .downcast_ref::<Arc<AssetView>>()
+            .and_then(|a| get(a));
+        FieldFuture::from_value(value)
+    })
+}
+
+/// The `Asset` type: the asset record as GET /api/assets/{id} shows it.
+pub fn asset_object() -> Object {
+    Object::new("Asset")
+        .description("An uploaded file; `url` is its /media path.")
+        .field(asset_view_field(
+            "id",
+            TypeRef::named_nn(TypeRef::ID),
+            |a| Some(GqlValue::from(a.id.as_str())),
+        ))
+        .field(asset_view_field(
+            "filename",
+            TypeRef::named_nn(TypeRef::STRING),
+            |a| Some(GqlValue::from(a.filename.as_str())),
+        ))
+        .field(asset_view_field(
+            "url",
+            TypeRef::named_nn(TypeRef::STRING),
+            |a| Some(GqlValue::from(a.url.as_str())),
+        ))
+        .field(asset_view_field(
+            "assetType",
+            TypeRef::named_nn(TypeRef::STRING),
+            |a| Some(GqlValue::from(a.asset_type.as_str())),
+        ))
+        .field(asset_view_field(
+            "mimeType",
+            TypeRef::named_nn(TypeRef::STRING),
+            |a| Some(GqlValue::from(a.mime_type.as_str())),
+        ))
+        // Bytes as a Float: GraphQL's Int is 32-bit.
+        .field(asset_view_field(
+            "size",
+            TypeRef::named_nn(TypeRef::FLOAT),
+            |a| Some(GqlValue::from(a.size as f64)),
+        ))
+        .field(asset_view_field(
+            "width",
+            TypeRef::named(TypeRef::INT),
+            |a| a.width.map(GqlValue::from),
+        ))
+        .field(asset_view_field(
+            "height",
+            TypeRef::named(TypeRef::INT),
+            |a| a.height.map(GqlValue::from),
+        ))
+        .field(asset_view_field(
+            "sha256",
+            TypeRef::named_nn(TypeRef::STRING),
+            |a| Some(GqlValue::from(a.sha256.as_str())),
+        ))
+        .field(asset_view_field(
+            "title",
+            TypeRef::named(TypeRef::STRING),
+            |a| optional(&a.title),
+        ))
+        .field(asset_view_field(
+            "alt",
+            TypeRef::named(TypeRef::STRING),
+            |a| optional(&a.alt),
+        ))
+        .field(asset_view_field(
+            "description",
+            TypeRef::named(TypeRef::STRING),
+            |a| optional(&a.description),
+        ))
+        .field(asset_view_field(
+            "creditLine",
+            TypeRef::named(TypeRef::STRING),
+            |a| optional(&a.credit_line),
+        ))
+}
+
+fn optional(s: &Option<String>) -> Option<GqlValue> {
+    s.as_deref().map(GqlValue::from)
+}
+
+/// An asset by id, and whether child organizations are in reach.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AssetKey {
+    id: String,
+    children: bool,
+}
+
+/// Batches asset records: one `assets().by_ids` call per reach and 100 ids.
+pub struct AssetLoader {
+    cms: Cms,
+    actor: Actor,
+}
+
+impl Loader<AssetKey> for AssetLoader {
+    type Value = Arc<AssetView>;
+    type Error = async_graphql::Error;
+
+    async fn load(
+        &self,
+        keys: &[AssetKey],
+    ) -> Result<HashMap<AssetKey, Arc<AssetView>>, Self::Error> {
+        let mut found = HashMap::new();
+        for children in [false, true] {
+            let ids: Vec<String> = keys
+                .iter()
+                .filter(|k| k.children == children)
+                .map(|k| k.id.clone())
+                .collect();
+            for chunk in ids.chunks(MAX_BY_IDS) {
+                call("asset_by_ids", chunk.len());
+                let views = self
+                    .cms
+                    .assets()
+                    .by_ids(&self.actor, chunk, children)
+                    .await
+                    .map_err(gql_error)?;
+                for view in views {
+                    let key = AssetKey {
+                        id: view.id.clone(),
+                        children,
+                    };
+                    found.insert(key, Arc::new(view));
+                }
+            }
+        }
+        Ok(found)
+    }
 }
 
 /// A referenced document, by id and how the document that references it was read.

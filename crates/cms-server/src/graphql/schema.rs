@@ -138,6 +138,7 @@ pub fn build(schemas: &Schemas) -> Result<Schema, SchemaError> {
         .register(perspective)
         .register(resolve::image_object())
         .register(resolve::file_object())
+        .register(resolve::asset_object())
         .register(query)
         .register(mutation)
         .limit_depth(MAX_DEPTH)

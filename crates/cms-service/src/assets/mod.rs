@@ -218,6 +218,28 @@ impl<'a> AssetService<'a> {
         Ok(views.remove(0))
     }
 
+    /// Assets by id, in request order; unknown ids and other organizations' assets are left
+    /// out. At most [`MAX_BY_IDS`](crate::documents::MAX_BY_IDS) per call, like documents.
+    pub async fn by_ids(
+        &self,
+        actor: &Actor,
+        ids: &[String],
+        include_children: bool,
+    ) -> Result<Vec<AssetView>> {
+        let orgs = self.readable_organizations(actor, include_children).await?;
+        if ids.len() > crate::documents::MAX_BY_IDS {
+            return Err(Error::bad_request(format!(
+                "at most {} ids per request",
+                crate::documents::MAX_BY_IDS
+            )));
+        }
+        let mut tx = self.inner.store.read_for(&orgs[0]).await?;
+        let records = tx.assets_by_ids(&orgs, ids).await?;
+        let mut views = self.views(&mut *tx, actor, records).await?;
+        views.sort_by_key(|v| ids.iter().position(|id| *id == v.id));
+        Ok(views)
+    }
+
     /// Changes title, description, alt text or credit line.
     pub async fn update(
         &self,
