@@ -20,18 +20,10 @@ impl Drop for Server {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Starts `cms serve` in `dir` with no configuration but the port, and waits until /healthz
 /// answers 200.
 async fn start(dir: &Path) -> Server {
-    let port = free_port();
+    let port = crate::support::free_port();
     let child = Command::new(env!("CARGO_BIN_EXE_cms"))
         .args(["serve", "--port", &port.to_string()])
         .current_dir(dir)
@@ -348,7 +340,7 @@ async fn serve_logs_the_claim_code_once_and_the_first_sign_up_uses_it() {
     use std::io::BufRead;
     let dir = std::env::temp_dir().join(format!("cms-claim-{}", uuid::Uuid::now_v7().simple()));
     std::fs::create_dir_all(&dir).unwrap();
-    let port = free_port();
+    let port = crate::support::free_port();
     let mut child = Command::new(env!("CARGO_BIN_EXE_cms"))
         .args(["serve", "--port", &port.to_string()])
         .current_dir(&dir)

@@ -932,38 +932,11 @@ async fn access_is_checked_and_other_organizations_are_invisible(url: String) {
     app.stop().await;
 }
 
-/// An organization and one post in it, written straight to the store (the organization
-/// endpoints come with the tenancy work).
+/// An organization and one post in it, written straight to the store.
 async fn insert_org_with_post(app: &TestApp, org_id: &str, parent: Option<&str>, title: &str) {
-    let mut tx = app.app.cms.store().write().await.unwrap();
-    let org = cms_store::organizations::OrganizationRecord {
-        id: org_id.into(),
-        name: org_id.into(),
-        slug: org_id.into(),
-        metadata: cms_store::Json(json!({})),
-        parent_id: parent.map(String::from),
-        created_at: 0,
-        updated_at: 0,
-    };
-    tx.insert_organization(&org).await.unwrap();
-    tx.act_for(org_id).await.unwrap();
-    let doc = cms_store::documents::DocumentRecord {
-        id: format!("{org_id}-post"),
-        organization_id: org_id.into(),
-        doc_type: "post".into(),
-        singleton: false,
-        draft_data: cms_store::Json(json!({"title": title})),
-        published_data: None,
-        published_hash: None,
-        revision: 1,
-        created_by: None,
-        updated_by: None,
-        created_at: 0,
-        updated_at: 0,
-        published_at: None,
-    };
-    tx.insert_document(&doc).await.unwrap();
-    tx.commit().await.unwrap();
+    let id = format!("{org_id}-post");
+    let post = (id.as_str(), "post", json!({"title": title}));
+    crate::support::insert_organization(app, org_id, parent, &[post]).await;
 }
 
 async fn parents_read_children_only_when_asked(url: String) {

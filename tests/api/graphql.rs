@@ -526,49 +526,6 @@ async fn the_path_is_configurable(url: String) {
     assert!(message.contains("graphql.path"), "{message}");
 }
 
-/// A child organization with an author and a post referencing it, written straight to the store
-/// as the documents tests do.
-async fn child_with_post(app: &TestApp, parent: &str) {
-    let mut tx = app.app.cms.store().write().await.unwrap();
-    let org = cms_store::organizations::OrganizationRecord {
-        id: "child".into(),
-        name: "Child".into(),
-        slug: "child".into(),
-        metadata: cms_store::Json(json!({})),
-        parent_id: Some(parent.to_string()),
-        created_at: 0,
-        updated_at: 0,
-    };
-    tx.insert_organization(&org).await.unwrap();
-    tx.act_for("child").await.unwrap();
-    for (id, doc_type, data) in [
-        ("child-author", "author", json!({"name": "Child author"})),
-        (
-            "child-post",
-            "post",
-            json!({"title": "Child's", "author": {"_ref": "child-author"}}),
-        ),
-    ] {
-        let doc = cms_store::documents::DocumentRecord {
-            id: id.into(),
-            organization_id: "child".into(),
-            doc_type: doc_type.into(),
-            singleton: false,
-            draft_data: cms_store::Json(data),
-            published_data: None,
-            published_hash: None,
-            revision: 1,
-            created_by: None,
-            updated_by: None,
-            created_at: 0,
-            updated_at: 0,
-            published_at: None,
-        };
-        tx.insert_document(&doc).await.unwrap();
-    }
-    tx.commit().await.unwrap();
-}
-
 /// `includeChildOrganizations` as in REST: a parent reads its children's documents only when
 /// asked, and their references resolve within the same reach.
 async fn parents_read_children_only_when_asked(url: String) {
@@ -576,7 +533,13 @@ async fn parents_read_children_only_when_asked(url: String) {
     let ada = app.sign_up("Ada", "ada@example.com").await;
     let org = app.active_organization(&ada).await;
     create_post(&app, &ada, json!({"title": "Parent's"}), false).await;
-    child_with_post(&app, &org).await;
+    let author = ("child-author", "author", json!({"name": "Child author"}));
+    let post = (
+        "child-post",
+        "post",
+        json!({"title": "Child's", "author": {"_ref": "child-author"}}),
+    );
+    crate::support::insert_organization(&app, "child", Some(&org), &[author, post]).await;
 
     let titles = |data: &Value| -> Vec<String> {
         data["allPost"]

@@ -17,7 +17,7 @@ pub struct S3Server {
 
 impl S3Server {
     pub async fn start() -> S3Server {
-        let port = free_port();
+        let port = crate::support::free_port();
         let child = spawn_moto(port);
         let mut server = S3Server {
             endpoint: format!("http://127.0.0.1:{port}"),
@@ -87,14 +87,6 @@ impl Drop for S3Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// `moto_server`, or `python -m moto.server` where pip left the script off PATH.
@@ -277,7 +269,7 @@ async fn health_is_ok_on_a_reachable_bucket() {
 
 #[tokio::test]
 async fn health_fails_quickly_where_nothing_listens() {
-    let port = free_port();
+    let port = crate::support::free_port();
     let storage = ObjectStorage::s3(&S3Settings {
         bucket: "nowhere".into(),
         endpoint: Some(format!("http://127.0.0.1:{port}")),

@@ -29,6 +29,57 @@ pub struct TestApp {
 /// The `Host` of every test request, as an HTTP/1.1 client always sends one.
 pub const HOST: &str = "cms.test";
 
+/// A port nothing listens on now, for a server a test starts.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// An organization (a child of `parent`, when given) with draft documents `(id, type, data)`,
+/// written straight to the store: for tests of reach across organizations that do not need
+/// the organization endpoints.
+pub async fn insert_organization(
+    app: &TestApp,
+    org_id: &str,
+    parent: Option<&str>,
+    documents: &[(&str, &str, Value)],
+) {
+    let mut tx = app.app.cms.store().write().await.unwrap();
+    let org = cms_store::organizations::OrganizationRecord {
+        id: org_id.into(),
+        name: org_id.into(),
+        slug: org_id.into(),
+        metadata: cms_store::Json(serde_json::json!({})),
+        parent_id: parent.map(String::from),
+        created_at: 0,
+        updated_at: 0,
+    };
+    tx.insert_organization(&org).await.unwrap();
+    tx.act_for(org_id).await.unwrap();
+    for (id, doc_type, data) in documents {
+        let doc = cms_store::documents::DocumentRecord {
+            id: id.to_string(),
+            organization_id: org_id.into(),
+            doc_type: doc_type.to_string(),
+            singleton: false,
+            draft_data: cms_store::Json(data.clone()),
+            published_data: None,
+            published_hash: None,
+            revision: 1,
+            created_by: None,
+            updated_by: None,
+            created_at: 0,
+            updated_at: 0,
+            published_at: None,
+        };
+        tx.insert_document(&doc).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+}
+
 pub fn config_for(url: &str) -> Config {
     let dir = std::env::temp_dir().join(format!("cms-app-{}", uuid::Uuid::now_v7().simple()));
     let mut config = Config {

@@ -29,15 +29,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
         }
         serde_path_to_error::deserialize(value)
             .map(ApiJson)
-            .map_err(|e| {
-                let path = e.path().to_string();
-                let message = if path == "." {
-                    format!("the body is not valid: {}", e.inner())
-                } else {
-                    format!("the body is not valid at `{path}`: {}", e.inner())
-                };
-                ApiError::Service(Error::bad_request(message))
-            })
+            .map_err(|e| refusal(e, "the body", "the body at"))
     }
 }
 
@@ -81,16 +73,24 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for ApiQuery<T> {
         let deserializer = serde_html_form::Deserializer::from_bytes(query.as_bytes());
         serde_path_to_error::deserialize(deserializer)
             .map(ApiQuery)
-            .map_err(|e| {
-                let path = e.path().to_string();
-                let message = if path == "." {
-                    format!("the query string is not valid: {}", e.inner())
-                } else {
-                    format!("the query parameter `{path}` is not valid: {}", e.inner())
-                };
-                ApiError::Service(Error::bad_request(message))
-            })
+            .map_err(|e| refusal(e, "the query string", "the query parameter"))
     }
+}
+
+/// A 400 naming where the input failed to decode: `{whole} is not valid: ...` at the top, or
+/// `{part} `x.y` is not valid: ...` at a path.
+fn refusal<E: std::fmt::Display>(
+    e: serde_path_to_error::Error<E>,
+    whole: &str,
+    part: &str,
+) -> ApiError {
+    let path = e.path().to_string();
+    let message = if path == "." {
+        format!("{whole} is not valid: {}", e.inner())
+    } else {
+        format!("{part} `{path}` is not valid: {}", e.inner())
+    };
+    ApiError::Service(Error::bad_request(message))
 }
 
 /// The authenticated actor; a request without valid credentials is refused with 401 before the

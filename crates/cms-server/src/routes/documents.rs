@@ -67,6 +67,10 @@ enum Status {
 }
 
 /// How a read is made: which copy, how deep references resolve, whose documents.
+///
+/// `ListQuery` and `ByIdsQuery` repeat these three fields rather than `#[serde(flatten)]` them:
+/// a flattened struct receives every value as a string and no longer parses `depth` as a
+/// number.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
