@@ -3,7 +3,8 @@
 # loopback (2 wrk threads, 32 connections):
 #   1. create+publish throughput (POST /api/documents with publish: true), which also seeds;
 #   2. GET one document by id with an API key;
-#   3. a where + sort + page-of-20 query over the seeded posts on an indexed field.
+#   3. a where + sort + page-of-20 query over the seeded posts on an indexed field, once with a
+#      bound half the posts pass on average and once with a narrow range (~1% of the posts).
 # Usage: [POSTS=100000] [KEEP=1] bench/documents.sh [seconds-per-phase] [sqlite|postgres|both]
 # POSTS: after the measured create phase, keep creating (unmeasured) until this many posts exist,
 # so the reads run over a dataset of that size. On PostgreSQL the table is then analyzed (what
@@ -39,6 +40,18 @@ wrk.headers["content-type"] = "application/json"
 request = function()
   local low = math.random(0, 990000)
   local body = string.format('{"type":"post","where":{"views":{"greater_than":%d}},"sort":"views","limit":20,"page":1}', low)
+  return wrk.format(nil, nil, nil, body)
+end
+LUA
+
+# The same query with a narrow bound: about 1% of the posts match (a selective filter, where the
+# exact total is cheap to count).
+cat > "$scripts/query-narrow.lua" <<'LUA'
+wrk.method = "POST"
+wrk.headers["content-type"] = "application/json"
+request = function()
+  local low = math.random(0, 990000)
+  local body = string.format('{"type":"post","where":{"views":{"greater_than":%d,"less_than":%d}},"sort":"views","limit":20,"page":1}', low, low + 10000)
   return wrk.format(nil, nil, nil, body)
 end
 LUA
@@ -93,6 +106,10 @@ run_engine() {
   wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" -s "$scripts/query.lua" "$base/api/documents/query" \
     | report "POST /api/documents/query (where+sort, 20)"
   wrk -t1 -c1 -d"${secs}s" --latency -H "x-api-key: $key" -s "$scripts/query.lua" "$base/api/documents/query" \
+    | report "  the same, one client (latency)"
+  wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" -s "$scripts/query-narrow.lua" "$base/api/documents/query" \
+    | report "POST /api/documents/query (~1% match, 20)"
+  wrk -t1 -c1 -d"${secs}s" --latency -H "x-api-key: $key" -s "$scripts/query-narrow.lua" "$base/api/documents/query" \
     | report "  the same, one client (latency)"
   echo "  RSS after load: $(awk '/VmRSS/ {print $2}' /proc/$pid/status) kB"
   kill "$pid"; wait "$pid" 2>/dev/null || true
