@@ -121,6 +121,17 @@ async fn the_document_describes_the_instance(url: String) {
     assert_eq!(post["properties"]["tags"]["items"]["type"], "string");
     assert_eq!(post["properties"]["publishedOn"]["format"], "date");
     assert!(schemas["SiteSettingsData"].is_object());
+    // The document type named in a list or a new document is one of this instance's.
+    let types = json!(["post", "author", "page", "siteSettings"]);
+    assert_eq!(schemas["CreateBody"]["properties"]["type"]["enum"], types);
+    let list = doc["paths"]["/api/documents"]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "type")
+        .unwrap()
+        .clone();
+    assert_eq!(list["schema"]["enum"], types);
 
     // Security schemes for both credentials.
     assert_eq!(

@@ -11,6 +11,7 @@ mod graphql;
 
 use cms_core::schema::Schemas;
 use utoipa::openapi::path::Operation;
+use utoipa::openapi::schema::Schema;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{
     ContentBuilder, InfoBuilder, OpenApi, Ref, RefOr, Response, ResponseBuilder,
@@ -66,12 +67,28 @@ pub(crate) fn finish(mut doc: OpenApi, schemas: &Schemas, graphql_path: &str) ->
     for (name, schema) in data::document_schemas(schemas) {
         components.schemas.entry(name).or_insert(schema);
     }
+    let types: Vec<String> = schemas.documents().map(|s| s.name.clone()).collect();
+    for body in ["CreateBody", "QueryBody"] {
+        if let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(body)
+            && let Some(RefOr::T(Schema::Object(property))) = object.properties.get_mut("type")
+        {
+            property.enum_values = Some(types.iter().map(|t| t.as_str().into()).collect());
+        }
+    }
     doc.security = Some(vec![
         SecurityRequirement::new(API_KEY, Vec::<String>::new()),
         SecurityRequirement::new(SESSION, Vec::<String>::new()),
     ]);
     for item in doc.paths.paths.values_mut() {
         operations(item).for_each(qualify_operation_id);
+    }
+    if let Some(list) = doc
+        .paths
+        .paths
+        .get_mut("/api/documents")
+        .and_then(|item| item.get.as_mut())
+    {
+        name_the_types(list, &types);
     }
     if let Some(item) = graphql::path_item() {
         doc.paths.paths.insert(graphql_path.to_string(), item);
@@ -94,6 +111,22 @@ fn operations(item: &mut utoipa::openapi::PathItem) -> impl Iterator<Item = &mut
     ]
     .into_iter()
     .flatten()
+}
+
+/// The `type` query parameter of the document list names a registered document type: this
+/// instance's are listed.
+fn name_the_types(operation: &mut Operation, types: &[String]) {
+    let parameter = operation
+        .parameters
+        .iter_mut()
+        .flatten()
+        .find_map(|p| match p {
+            RefOr::T(parameter) if parameter.name == "type" => Some(parameter),
+            _ => None,
+        });
+    if let Some(RefOr::T(Schema::Object(schema))) = parameter.and_then(|p| p.schema.as_mut()) {
+        schema.enum_values = Some(types.iter().map(|t| t.as_str().into()).collect());
+    }
 }
 
 /// Handlers are named for what they do within their module (`list`, `create`): the tag makes
