@@ -231,6 +231,10 @@ async fn schemathesis_finds_no_contradiction(url: String) {
     let config = dir.join("schemathesis.toml");
     std::fs::write(&config, known.toml()).unwrap();
     let served = serve(&app).await;
+    // Bounded and repeatable for CI; `CMS_SCHEMATHESIS_EXAMPLES=200` and another
+    // `CMS_SCHEMATHESIS_SEED` dig deeper on demand.
+    let examples = std::env::var("CMS_SCHEMATHESIS_EXAMPLES").unwrap_or_else(|_| "15".to_string());
+    let seed = std::env::var("CMS_SCHEMATHESIS_SEED").unwrap_or_else(|_| "20261123".to_string());
 
     let args: Vec<String> = [
         "--config-file",
@@ -247,9 +251,9 @@ async fn schemathesis_finds_no_contradiction(url: String) {
         "--phases",
         "examples,coverage,fuzzing",
         "--max-examples",
-        "15",
+        &examples,
         "--seed",
-        "20261123",
+        &seed,
         // One worker: the generator's Python is not reliable across threads.
         "--workers",
         "1",
