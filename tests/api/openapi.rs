@@ -2,50 +2,13 @@
 //! `openapi-spec-validator`, exercised by `schemathesis` against a running server) and the
 //! rendered reference at `/api/docs` (in headless Chromium, with no network beyond the server).
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use crate::support::{Session, TestApp, config_for};
-
-/// The app served on a loopback port until the returned guard drops.
-struct Served {
-    origin: String,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-    }
-}
-
-async fn serve(app: &TestApp) -> Served {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let origin = format!("http://{}", listener.local_addr().unwrap());
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let router = app.app.router.clone();
-    tokio::spawn(async move {
-        axum::serve(
-            listener,
-            router.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(async {
-            let _ = rx.await;
-        })
-        .await
-        .unwrap();
-    });
-    Served {
-        origin,
-        shutdown: Some(tx),
-    }
-}
+use crate::support::{Session, TestApp, config_for, serve};
 
 /// A Python tool the test command installs (`.ci/run`); missing, the test fails loudly.
 fn python_tool(args: &[&str]) -> std::process::Output {

@@ -29,6 +29,42 @@ pub struct TestApp {
 /// The `Host` of every test request, as an HTTP/1.1 client always sends one.
 pub const HOST: &str = "cms.test";
 
+/// The app served on a loopback port until the returned guard drops.
+pub struct Served {
+    pub origin: String,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+pub async fn serve(app: &TestApp) -> Served {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let router = app.app.router.clone();
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .with_graceful_shutdown(async {
+            let _ = rx.await;
+        })
+        .await
+        .unwrap();
+    });
+    Served {
+        origin,
+        shutdown: Some(tx),
+    }
+}
+
 /// A port nothing listens on now, for a server a test starts.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
