@@ -120,6 +120,11 @@ pub fn access_refusal(status: StatusCode) -> Response {
     (status, Json(body)).into_response()
 }
 
+/// The answer for a path no endpoint serves (and for one that is turned off).
+pub fn no_such_endpoint() -> Response {
+    handler_error(StatusCode::NOT_FOUND, "no such endpoint", &[])
+}
+
 /// The handler layer's body.
 pub fn handler_error(status: StatusCode, message: &str, issues: &[Issue]) -> Response {
     let body = ErrorBody {

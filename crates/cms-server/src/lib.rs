@@ -150,7 +150,7 @@ fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
 }
 
 async fn not_found() -> Response {
-    error::handler_error(StatusCode::NOT_FOUND, "no such endpoint", &[])
+    error::no_such_endpoint()
 }
 
 async fn method_not_allowed() -> Response {

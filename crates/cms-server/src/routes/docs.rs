@@ -12,7 +12,7 @@ use utoipa_axum::routes;
 use utoipa_swagger_ui::Config;
 
 use crate::AppState;
-use crate::error::handler_error;
+use crate::error::{handler_error, no_such_endpoint};
 use crate::extract::{Authed, MaybeAuthed};
 
 const TAG: &str = "meta";
@@ -73,11 +73,7 @@ async fn docs_index(State(state): State<AppState>, MaybeAuthed(actor): MaybeAuth
 /// is not a signed-in person.
 fn gate(state: &AppState, actor: Option<&cms_service::Actor>) -> Option<Response> {
     if !state.settings.docs_ui {
-        return Some(handler_error(
-            StatusCode::NOT_FOUND,
-            "no such endpoint",
-            &[],
-        ));
+        return Some(no_such_endpoint());
     }
     match actor {
         Some(actor) if !actor.is_api_key() => None,
