@@ -43,6 +43,7 @@
 //! ```
 
 pub mod config;
+pub mod plugin;
 mod schemas;
 
 use std::path::Path;
@@ -50,10 +51,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use cms_core as core;
+pub use cms_server as server;
 pub use cms_server::ServerSettings;
 pub use cms_service as service;
 pub use cms_service::{AuthSecret, BlobStore, Clock, Cms, Mailer};
 pub use config::{Config, ConfigError};
+pub use plugin::{Plugin, PluginError, PluginParts};
 
 /// Why the service could not start.
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +67,8 @@ pub enum StartError {
     Store(#[from] cms_store::StoreError),
     #[error("service: {0}")]
     Service(#[from] cms_service::Error),
+    #[error(transparent)]
+    Plugin(#[from] PluginError),
     #[error("{0}")]
     Io(String),
 }
@@ -72,13 +77,13 @@ pub enum StartError {
 pub struct App {
     pub cms: Cms,
     pub router: cms_server::Router,
-    settings: ServerSettings,
+    openapi: utoipa::openapi::OpenApi,
 }
 
 impl App {
     /// The OpenAPI document this instance serves at `/api/openapi.json` (`cms openapi`).
     pub fn openapi_document(&self) -> Vec<u8> {
-        cms_server::openapi_document(&self.cms, &self.settings)
+        cms_server::openapi_pretty(&self.openapi)
     }
 }
 
@@ -93,6 +98,7 @@ pub struct Builder {
     registry: cms_service::Registry,
     plugin_capabilities: Vec<cms_core::Capability>,
     policies: cms_service::AccessPolicies,
+    plugins: Vec<Arc<dyn Plugin>>,
 }
 
 impl Builder {
@@ -106,7 +112,16 @@ impl Builder {
             registry: cms_service::Registry::default(),
             plugin_capabilities: Vec::new(),
             policies: cms_service::AccessPolicies::default(),
+            plugins: Vec::new(),
         }
+    }
+
+    /// Registers a plugin (see [`plugin`]). Plugins register in this order, after the
+    /// first-party `forms` plugin and before the first-party `webhooks` plugin (which then
+    /// knows every event type).
+    pub fn plugin(mut self, plugin: impl Plugin) -> Self {
+        self.plugins.push(Arc::new(plugin));
+        self
     }
 
     /// Declares capabilities beyond the core ones (namespaced, `forms.export`): they can be
@@ -175,10 +190,26 @@ impl Builder {
     pub async fn build(self) -> Result<App, StartError> {
         let config = self.config;
         // Schemas first: a broken schema file stops the start before anything is touched.
-        let schemas = match self.schemas {
+        let mut schemas = match self.schemas {
             Some(schemas) => schemas,
             None => schemas::load(&config.schemas.paths)?,
         };
+        // Plugins next: their schemas join the host's, and a bad declaration stops the start
+        // just as early.
+        let host_types: Vec<String> = schemas.iter().map(|s| s.name.clone()).collect();
+        let plugins = plugin::collect(&self.plugins, &host_types, &self.plugin_capabilities)?;
+        schemas.extend(plugins.schemas.iter().cloned());
+        let mut registry = self.registry;
+        for consumer in plugins.consumers.iter().cloned() {
+            registry = registry
+                .consumer(consumer)
+                .map_err(|e| ConfigError(format!("plugins: {e}")))?;
+        }
+        for (job_type, handler) in &plugins.job_handlers {
+            registry = registry
+                .job_handler(job_type, handler.clone())
+                .map_err(|e| ConfigError(format!("plugins: {e}")))?;
+        }
         let schemas =
             cms_core::schema::Schemas::new(schemas).map_err(|e| ConfigError(e.to_string()))?;
         self.policies
@@ -221,11 +252,9 @@ impl Builder {
             clock: self
                 .clock
                 .unwrap_or_else(|| Arc::new(cms_service::SystemClock)),
-            capabilities: cms_service::CapabilityRegistry::with_plugin_capabilities(
-                self.plugin_capabilities,
-            ),
+            capabilities: capability_registry(self.plugin_capabilities, &plugins),
             schemas: Arc::new(schemas),
-            registry: self.registry,
+            registry,
             policies: self.policies,
             mailer,
         })
@@ -239,21 +268,44 @@ impl Builder {
         };
         // The router refuses (by panicking) a configured path that another route already
         // serves, such as `graphql.path = "/api/documents"`: a start-up error, not a crash.
-        let router = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            cms_server::router(cms.clone(), settings.clone())
+        let extensions = plugins.extensions;
+        let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            cms_server::build(cms.clone(), settings.clone(), extensions)
         }))
         .map_err(|_| {
             ConfigError(format!(
-                "graphql.path `{}` is already an endpoint of the service: choose another path",
+                "graphql.path `{}` is already an endpoint of the service, or a plugin route overlaps one: choose another path",
                 config.graphql.path
             ))
+        })?
+        .map_err(|e| {
+            StartError::Plugin(PluginError {
+                plugin: e.plugin,
+                message: e.message,
+            })
         })?;
         Ok(App {
             cms,
-            router,
-            settings,
+            router: built.router,
+            openapi: built.openapi,
         })
     }
+}
+
+/// The core capabilities, those the host declared by name, and those plugins declared with
+/// their catalog entries.
+fn capability_registry(
+    host: Vec<cms_core::Capability>,
+    plugins: &plugin::Collected,
+) -> cms_service::CapabilityRegistry {
+    let host = host.into_iter().map(|name| cms_core::CapabilityInfo {
+        title: name.to_string(),
+        description: String::new(),
+        group: "plugins".into(),
+        plugin: None,
+        name,
+    });
+    cms_service::CapabilityRegistry::with_catalog(host.chain(plugins.capabilities.iter().cloned()))
 }
 
 /// The configured asset storage: local disk (default) or an S3 bucket.

@@ -65,6 +65,68 @@ impl CoreCapability {
     }
 }
 
+/// What a capability is for, as a capability picker shows it (SPEC.md extension point
+/// `cms/capabilities`: `title`, `description`, `group`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct CapabilityInfo {
+    #[schema(value_type = String)]
+    pub name: Capability,
+    pub title: String,
+    pub description: String,
+    /// Where a picker lists it: `documents`, `assets`, `people`, `settings`, or a plugin's own.
+    pub group: String,
+    /// The plugin that declared it; absent for a core capability.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<String>,
+}
+
+impl CoreCapability {
+    /// The catalog entry of a core capability, worded after SPEC.md's table.
+    pub fn info(self) -> CapabilityInfo {
+        use CoreCapability::*;
+        let (title, description, group) = match self {
+            DocumentRead => (
+                "Read documents",
+                "Read documents, draft and published",
+                "documents",
+            ),
+            DocumentCreate => ("Create documents", "Create documents", "documents"),
+            DocumentUpdate => ("Update documents", "Update documents", "documents"),
+            DocumentDelete => ("Delete documents", "Delete documents", "documents"),
+            DocumentPublish => ("Publish documents", "Publish a draft", "documents"),
+            DocumentUnpublish => (
+                "Unpublish documents",
+                "Revert a published document to draft",
+                "documents",
+            ),
+            AssetRead => ("Read assets", "Read assets", "assets"),
+            AssetUpload => ("Upload assets", "Upload assets", "assets"),
+            AssetDelete => ("Delete assets", "Delete assets", "assets"),
+            MemberInvite => ("Invite members", "Invite members", "people"),
+            MemberRemove => ("Remove members", "Remove members", "people"),
+            MemberChangeRole => ("Change roles", "Change a member's role", "people"),
+            ApiKeyManage => ("Manage API keys", "Create and delete API keys", "settings"),
+            RoleManage => (
+                "Manage roles",
+                "Create, edit and delete custom roles",
+                "settings",
+            ),
+            OrgSettings => (
+                "Organization settings",
+                "Edit the organization's name, slug, metadata and plugin settings",
+                "settings",
+            ),
+        };
+        CapabilityInfo {
+            name: Capability::Core(self),
+            title: title.into(),
+            description: description.into(),
+            group: group.into(),
+            plugin: None,
+        }
+    }
+}
+
 impl fmt::Display for CoreCapability {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -350,5 +412,124 @@ mod tests {
         .collect();
         let both = a.intersect(&b);
         assert_eq!(both.to_strings(), vec!["document.read"]);
+    }
+}
+
+/// Who may call a plugin route or use a plugin's assistant tool (SPEC.md "Plugin-contributed
+/// routes"): anyone, any signed-in member of the active organization, or a member holding
+/// every listed capability. There is no default: a declaration must say which.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RequiredCapabilities {
+    /// `"public"`: no credential needed.
+    Public,
+    /// `[]`: any signed-in member of the active organization.
+    Members,
+    /// `["forms.export", ...]`: a member holding all of these.
+    All(Vec<Capability>),
+}
+
+impl RequiredCapabilities {
+    /// Every one of `capabilities`; an empty list means any member.
+    pub fn all(capabilities: impl IntoIterator<Item = Capability>) -> Self {
+        let list: Vec<Capability> = capabilities.into_iter().collect();
+        if list.is_empty() {
+            RequiredCapabilities::Members
+        } else {
+            RequiredCapabilities::All(list)
+        }
+    }
+
+    /// Parses the JSON form of a declaration: the string `"public"` or an array of
+    /// capability names.
+    pub fn from_json(value: &serde_json::Value) -> Result<Self, String> {
+        match value {
+            serde_json::Value::String(s) if s == "public" => Ok(RequiredCapabilities::Public),
+            serde_json::Value::Array(items) => items
+                .iter()
+                .map(|item| {
+                    item.as_str()
+                        .ok_or_else(|| format!("`{item}` is not a capability name"))?
+                        .parse::<Capability>()
+                        .map_err(|e| e.to_string())
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(RequiredCapabilities::all),
+            other => Err(format!(
+                "requiredCapabilities must be \"public\" or an array of capabilities, not `{other}`"
+            )),
+        }
+    }
+
+    /// The capabilities a caller must hold (none for `Public` and `Members`).
+    pub fn capabilities(&self) -> &[Capability] {
+        match self {
+            RequiredCapabilities::All(list) => list,
+            _ => &[],
+        }
+    }
+
+    pub fn is_public(&self) -> bool {
+        matches!(self, RequiredCapabilities::Public)
+    }
+}
+
+impl Serialize for RequiredCapabilities {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RequiredCapabilities::Public => serializer.serialize_str("public"),
+            other => other.capabilities().serialize(serializer),
+        }
+    }
+}
+
+impl utoipa::PartialSchema for RequiredCapabilities {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, OneOfBuilder, Type};
+        OneOfBuilder::new()
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(["public"])),
+            )
+            .item(ArrayBuilder::new().items(ObjectBuilder::new().schema_type(Type::String)))
+            .description(Some(
+                "`public` (anyone), `[]` (any signed-in member) or the capabilities a member must hold",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for RequiredCapabilities {}
+
+#[cfg(test)]
+mod required_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_three_forms_parse_and_serialize_back() {
+        for (raw, parsed) in [
+            (json!("public"), RequiredCapabilities::Public),
+            (json!([]), RequiredCapabilities::Members),
+            (
+                json!(["forms.export", "document.read"]),
+                RequiredCapabilities::All(vec![
+                    "forms.export".parse().unwrap(),
+                    Capability::Core(CoreCapability::DocumentRead),
+                ]),
+            ),
+        ] {
+            let got = RequiredCapabilities::from_json(&raw).unwrap();
+            assert_eq!(got, parsed);
+            assert_eq!(serde_json::to_value(&got).unwrap(), raw);
+        }
+        for bad in [
+            json!("anyone"),
+            json!(null),
+            json!(["document.reed"]),
+            json!([1]),
+        ] {
+            assert!(RequiredCapabilities::from_json(&bad).is_err(), "{bad}");
+        }
     }
 }

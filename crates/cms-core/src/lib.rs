@@ -22,7 +22,9 @@ pub mod time;
 
 pub use access::{EffectiveRole, Grant, Membership};
 pub use api_key::{KeyPermission, KeyScope};
-pub use capability::{Capability, CapabilitySet, CoreCapability};
+pub use capability::{
+    Capability, CapabilityInfo, CapabilitySet, CoreCapability, RequiredCapabilities,
+};
 pub use field_kind::{FieldKind, FieldLookup};
 pub use identity::{Email, Password};
 pub use issue::{Issue, Issues};

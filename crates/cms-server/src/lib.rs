@@ -11,6 +11,7 @@ mod extract;
 mod graphql;
 mod middleware;
 mod openapi;
+pub mod plugins;
 mod routes;
 mod session_cookie;
 
@@ -29,7 +30,10 @@ use utoipa_axum::router::OpenApiRouter;
 
 pub use axum::Router;
 pub use client_address::TrustedProxy;
-pub use error::{ApiError, error_name};
+pub use error::{ApiError, ApiResult, error_name};
+pub use extract::{ApiJson, ApiQuery, Authed, MaybeAuthed};
+pub use plugins::{ExtensionError, Extensions, PluginRoute, RouteWrap};
+pub use routes::{Data, Paged, created, ok, paged};
 
 /// Settings of the HTTP door.
 #[derive(Debug, Clone)]
@@ -78,6 +82,8 @@ pub(crate) struct AppState {
     pub(crate) graphql: graphql::Built,
     /// The OpenAPI document as served, built once with the router.
     pub(crate) openapi: Arc<[u8]>,
+    /// What the plugins declared (`GET /api/plugins`).
+    pub(crate) plugins: Arc<[plugins::PluginManifest]>,
 }
 
 impl AppState {
@@ -95,8 +101,34 @@ impl AppState {
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-/// The whole HTTP API.
+/// The whole HTTP API, without plugins.
 pub fn router(cms: Cms, settings: ServerSettings) -> Router {
+    match build(cms, settings, Extensions::default()) {
+        Ok(built) => built.router,
+        // Without extensions nothing can conflict.
+        Err(e) => unreachable!("{e}"),
+    }
+}
+
+/// A router and the OpenAPI document it serves.
+pub struct Built {
+    pub router: Router,
+    pub openapi: OpenApi,
+}
+
+/// The document of `/api/openapi.json`, pretty-printed (`cms openapi`).
+pub fn openapi_pretty(document: &OpenApi) -> Vec<u8> {
+    to_bytes(document, true)
+}
+
+/// The whole HTTP API with what plugins add: their routes, behind their gates, and their
+/// wrappers around built-in routes. A plugin route on a path the service serves, two plugins
+/// declaring one route, or a wrapper of a route that does not exist is refused here.
+pub fn build(
+    cms: Cms,
+    settings: ServerSettings,
+    extensions: Extensions,
+) -> Result<Built, ExtensionError> {
     let body_limit = settings.max_json_bytes;
     let max_upload_bytes = cms.settings().assets.max_upload_bytes;
     let public_origin = settings.public_url.as_deref().and_then(|url| {
@@ -107,16 +139,20 @@ pub fn router(cms: Cms, settings: ServerSettings) -> Router {
         origin
     });
     let graphql_path = settings.graphql_path.clone();
-    let (routes, openapi) = api(max_upload_bytes, &graphql_path).split_for_parts();
-    let openapi = openapi_bytes(openapi, &cms, &graphql_path, false);
+    let (routes, mut collected) = api(max_upload_bytes, &graphql_path).split_for_parts();
+    extensions.check(&collected, &graphql_path)?;
+    extensions.describe(&mut collected);
+    let openapi = openapi::finish(collected, cms.schemas(), &graphql_path);
     let state = AppState {
         graphql: graphql::build(cms.schemas()),
-        openapi: openapi.into(),
+        openapi: to_bytes(&openapi, false).into(),
+        plugins: extensions.manifest.clone().into(),
         cms,
         settings: Arc::new(settings),
         public_origin,
     };
-    routes
+    let router = extensions
+        .mount(routes)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum_middleware::from_fn_with_state(state.clone(), middleware::resolve_actor))
@@ -132,7 +168,8 @@ pub fn router(cms: Cms, settings: ServerSettings) -> Router {
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         // Outermost: a client's own x-request-id is kept, otherwise a UUID is made.
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
-        .with_state(state)
+        .with_state(state);
+    Ok(Built { router, openapi })
 }
 
 fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
@@ -178,15 +215,15 @@ fn api(max_upload_bytes: u64, graphql_path: &str) -> OpenApiRouter<AppState> {
         .merge(routes::jobs::routes())
         .merge(routes::instance_settings::routes())
         .merge(routes::roles::routes())
+        .merge(routes::plugins::routes())
         .merge(graphql::routes(graphql_path).into())
 }
 
-fn openapi_bytes(collected: OpenApi, cms: &Cms, graphql_path: &str, pretty: bool) -> Vec<u8> {
-    let document = openapi::finish(collected, cms.schemas(), graphql_path);
+fn to_bytes(document: &OpenApi, pretty: bool) -> Vec<u8> {
     let bytes = if pretty {
-        serde_json::to_vec_pretty(&document)
+        serde_json::to_vec_pretty(document)
     } else {
-        serde_json::to_vec(&document)
+        serde_json::to_vec(document)
     };
     // The document is made of types this crate defines: failing to serialize it is a bug,
     // reported where it is served rather than taking the service down.
@@ -194,17 +231,6 @@ fn openapi_bytes(collected: OpenApi, cms: &Cms, graphql_path: &str, pretty: bool
         tracing::error!(error = %e, "the OpenAPI document does not serialize");
         b"{}".to_vec()
     })
-}
-
-/// The OpenAPI document of an instance with these settings, as `/api/openapi.json` serves it
-/// (`cms openapi`).
-pub fn openapi_document(cms: &Cms, settings: &ServerSettings) -> Vec<u8> {
-    let collected = api(
-        cms.settings().assets.max_upload_bytes,
-        &settings.graphql_path,
-    )
-    .into_openapi();
-    openapi_bytes(collected, cms, &settings.graphql_path, true)
 }
 
 /// Serves the API on `listener` until `shutdown` resolves, then lets in-flight requests finish.

@@ -1,6 +1,6 @@
 //! The actor: who is asking, in which organization, with what grant.
 
-use cms_core::{CoreCapability, Grant};
+use cms_core::{Capability, CoreCapability, EffectiveRole, Grant};
 
 use crate::auth::{SessionView, User};
 use crate::error::{Error, Result};
@@ -31,6 +31,24 @@ impl Actor {
         match &self.organization_id {
             Some(org) if self.grant.capabilities.has(capability) => Ok(org),
             _ => Err(Error::Forbidden),
+        }
+    }
+
+    /// The active organization, when the actor holds every one of `capabilities` there (a
+    /// plugin route's `requiredCapabilities`). An empty list asks only for membership: an
+    /// active organization in which the actor has a role.
+    pub fn require_all(&self, capabilities: &[Capability]) -> Result<&str> {
+        let org = match &self.organization_id {
+            Some(org) if self.grant.role != EffectiveRole::None => org,
+            _ => return Err(Error::Forbidden),
+        };
+        if capabilities
+            .iter()
+            .all(|c| self.grant.capabilities.contains(c))
+        {
+            Ok(org)
+        } else {
+            Err(Error::Forbidden)
         }
     }
 

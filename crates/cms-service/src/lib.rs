@@ -320,6 +320,11 @@ impl Cms {
         &self.0.schemas
     }
 
+    /// Every declared capability, core and plugin, with its catalog entry.
+    pub fn capabilities(&self) -> &CapabilityRegistry {
+        &self.0.capabilities
+    }
+
     pub fn health(&self) -> HealthService<'_> {
         HealthService::new(&self.0)
     }
