@@ -44,6 +44,7 @@
 
 pub mod config;
 pub mod plugin;
+pub mod plugins;
 mod schemas;
 
 use std::path::Path;

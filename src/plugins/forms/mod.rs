@@ -1,0 +1,3 @@
+//! The `forms` plugin (CONTRACT.md section 11).
+
+pub mod submission;

@@ -1,0 +1,3 @@
+//! The `webhooks` plugin (CONTRACT.md section 11).
+
+pub mod delivery;
