@@ -91,6 +91,7 @@ pub struct Builder {
     mailer: Option<Arc<dyn Mailer>>,
     schemas: Option<Vec<cms_core::schema::Schema>>,
     registry: cms_service::Registry,
+    event_types: Vec<cms_service::EventDeclaration>,
     plugin_capabilities: Vec<cms_core::Capability>,
     policies: cms_service::AccessPolicies,
 }
@@ -104,6 +105,7 @@ impl Builder {
             mailer: None,
             schemas: None,
             registry: cms_service::Registry::default(),
+            event_types: Vec::new(),
             plugin_capabilities: Vec::new(),
             policies: cms_service::AccessPolicies::default(),
         }
@@ -146,6 +148,29 @@ impl Builder {
     /// Event consumers and job handlers (see [`cms_service::jobs::Registry`]).
     pub fn registry(mut self, registry: cms_service::Registry) -> Self {
         self.registry = registry;
+        self
+    }
+
+    /// Declares a custom event type with its payload schema (see [`cms_service::events`]):
+    /// emitted with `cms.events().emit(..)` or `cms.documents().create_emitting(..)`, and
+    /// subscribable by consumers. A bad name, a built-in name, a second declaration, an
+    /// invalid payload schema, or a consumer subscribed to a type nobody declared stops the
+    /// start with an error naming the event.
+    ///
+    /// ```no_run
+    /// # fn f(config: cms::Config) -> Result<cms::Builder, Box<dyn std::error::Error>> {
+    /// let submitted = cms::service::EventDeclaration::from_json(
+    ///     "forms.submission.created",
+    ///     &serde_json::json!([
+    ///         { "name": "submissionId", "type": "string", "required": true },
+    ///         { "name": "formId", "type": "string", "required": true }
+    ///     ]),
+    /// )?;
+    /// Ok(cms::Builder::new(config).event_type(submitted))
+    /// # }
+    /// ```
+    pub fn event_type(mut self, declaration: cms_service::EventDeclaration) -> Self {
+        self.event_types.push(declaration);
         self
     }
 
@@ -226,6 +251,7 @@ impl Builder {
             ),
             schemas: Arc::new(schemas),
             registry: self.registry,
+            event_types: self.event_types,
             policies: self.policies,
             mailer,
         })
