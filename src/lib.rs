@@ -97,6 +97,7 @@ pub struct Builder {
     mailer: Option<Arc<dyn Mailer>>,
     schemas: Option<Vec<cms_core::schema::Schema>>,
     registry: cms_service::Registry,
+    event_types: Vec<cms_service::EventDeclaration>,
     plugin_capabilities: Vec<cms_core::Capability>,
     policies: cms_service::AccessPolicies,
     plugins: Vec<Arc<dyn Plugin>>,
@@ -111,6 +112,7 @@ impl Builder {
             mailer: None,
             schemas: None,
             registry: cms_service::Registry::default(),
+            event_types: Vec::new(),
             plugin_capabilities: Vec::new(),
             policies: cms_service::AccessPolicies::default(),
             plugins: Vec::new(),
@@ -165,6 +167,29 @@ impl Builder {
         self
     }
 
+    /// Declares a custom event type with its payload schema (see [`cms_service::events`]):
+    /// emitted with `cms.events().emit(..)` or `cms.documents().create_emitting(..)`, and
+    /// subscribable by consumers. A bad name, a built-in name, a second declaration, an
+    /// invalid payload schema, or a consumer subscribed to a type nobody declared stops the
+    /// start with an error naming the event.
+    ///
+    /// ```no_run
+    /// # fn f(config: cms::Config) -> Result<cms::Builder, Box<dyn std::error::Error>> {
+    /// let submitted = cms::service::EventDeclaration::from_json(
+    ///     "forms.submission.created",
+    ///     &serde_json::json!([
+    ///         { "name": "submissionId", "type": "string", "required": true },
+    ///         { "name": "formId", "type": "string", "required": true }
+    ///     ]),
+    /// )?;
+    /// Ok(cms::Builder::new(config).event_type(submitted))
+    /// # }
+    /// ```
+    pub fn event_type(mut self, declaration: cms_service::EventDeclaration) -> Self {
+        self.event_types.push(declaration);
+        self
+    }
+
     /// Registers these schemas instead of the configured files (or the demo schemas).
     pub fn schemas(mut self, schemas: Vec<cms_core::schema::Schema>) -> Self {
         self.schemas = Some(schemas);
@@ -198,7 +223,14 @@ impl Builder {
         // Plugins next: their schemas join the host's, and a bad declaration stops the start
         // just as early.
         let host_types: Vec<String> = schemas.iter().map(|s| s.name.clone()).collect();
-        let plugins = plugin::collect(&self.plugins, &host_types, &self.plugin_capabilities)?;
+        let mut event_types = self.event_types;
+        let plugins = plugin::collect(
+            &self.plugins,
+            &host_types,
+            &self.plugin_capabilities,
+            &event_types,
+        )?;
+        event_types.extend(plugins.event_types.iter().cloned());
         schemas.extend(plugins.schemas.iter().cloned());
         let mut registry = self.registry;
         for consumer in plugins.consumers.iter().cloned() {
@@ -256,6 +288,7 @@ impl Builder {
             capabilities: capability_registry(self.plugin_capabilities, &plugins),
             schemas: Arc::new(schemas),
             registry,
+            event_types,
             policies: self.policies,
             mailer,
         })

@@ -42,6 +42,7 @@ use cms_server::plugins::{
     RouteInfo,
 };
 use cms_server::{PluginRoute, RouteWrap};
+use cms_service::events::{BUILT_IN_EVENT_TYPES, EventDeclaration};
 use cms_service::jobs::{Consumer, JobHandler};
 use serde_json::Value;
 
@@ -118,6 +119,7 @@ pub struct PluginParts {
     id: String,
     pub(crate) schemas: Vec<Schema>,
     pub(crate) capabilities: Vec<CapabilityInfo>,
+    pub(crate) event_types: Vec<EventDeclaration>,
     pub(crate) consumers: Vec<Consumer>,
     pub(crate) job_handlers: Vec<(String, Arc<dyn JobHandler>)>,
     pub(crate) routes: Vec<PluginRoute>,
@@ -127,16 +129,21 @@ pub struct PluginParts {
     pub(crate) field_components: Vec<FieldComponent>,
     pub(crate) document_actions: Vec<DocumentAction>,
     pub(crate) admin_tools: Vec<AdminTool>,
+    /// Event types known when this plugin registers: built-in, the host's, and those of the
+    /// plugins registered before it.
+    known_event_types: Vec<String>,
     /// Declarations that were wrong as given; reported together at start.
     errors: Vec<String>,
 }
 
 impl PluginParts {
-    fn new(id: &str) -> Self {
+    fn new(id: &str, known_event_types: Vec<String>) -> Self {
         PluginParts {
             id: id.to_string(),
             schemas: Vec::new(),
             capabilities: Vec::new(),
+            event_types: Vec::new(),
+            known_event_types,
             consumers: Vec::new(),
             job_handlers: Vec::new(),
             routes: Vec::new(),
@@ -212,6 +219,20 @@ impl PluginParts {
             }
         }
         RequiredCapabilities::all(list)
+    }
+
+    /// A custom event type (`<vendor>.<thing>.<happened>`) and its payload schema; emitted with
+    /// `cms.events().emit(..)`, which parses the payload first.
+    pub fn event_type(&mut self, declaration: EventDeclaration) -> &mut Self {
+        self.known_event_types.push(declaration.name.clone());
+        self.event_types.push(declaration);
+        self
+    }
+
+    /// Every event type a consumer of this plugin may subscribe to: the built-in ones, the
+    /// host's, those of the plugins registered before this one, and this plugin's own so far.
+    pub fn known_event_types(&self) -> &[String] {
+        &self.known_event_types
     }
 
     /// `cms/event/consumer`.
@@ -304,6 +325,7 @@ impl PluginParts {
 pub(crate) struct Collected {
     pub(crate) schemas: Vec<Schema>,
     pub(crate) capabilities: Vec<CapabilityInfo>,
+    pub(crate) event_types: Vec<EventDeclaration>,
     pub(crate) consumers: Vec<Consumer>,
     pub(crate) job_handlers: Vec<(String, Arc<dyn JobHandler>)>,
     pub(crate) extensions: cms_server::Extensions,
@@ -331,8 +353,14 @@ pub(crate) fn collect(
     plugins: &[Arc<dyn Plugin>],
     host_types: &[String],
     host_capabilities: &[Capability],
+    host_event_types: &[EventDeclaration],
 ) -> Result<Collected, PluginError> {
     let mut all = Collected::default();
+    let mut known_event_types: Vec<String> = BUILT_IN_EVENT_TYPES
+        .iter()
+        .map(|t| t.to_string())
+        .chain(host_event_types.iter().map(|e| e.name.clone()))
+        .collect();
     let mut ids = BTreeSet::new();
     let mut registered = Vec::new();
     for plugin in plugins {
@@ -346,8 +374,9 @@ pub(crate) fn collect(
         if !ids.insert(id.clone()) {
             return Err(plugin_error(&id, "is registered twice"));
         }
-        let mut parts = PluginParts::new(&id);
+        let mut parts = PluginParts::new(&id, known_event_types.clone());
         plugin.register(&mut parts);
+        known_event_types.extend(parts.event_types.iter().map(|e| e.name.clone()));
         if let Some(first) = parts.errors.first() {
             return Err(plugin_error(&id, first.clone()));
         }
@@ -379,6 +408,7 @@ pub(crate) fn collect(
         let PluginParts {
             schemas,
             capabilities,
+            event_types,
             consumers,
             job_handlers,
             routes,
@@ -389,6 +419,7 @@ pub(crate) fn collect(
         } = parts;
         all.schemas.extend(schemas);
         all.capabilities.extend(capabilities);
+        all.event_types.extend(event_types);
         all.consumers.extend(consumers);
         all.job_handlers.extend(job_handlers);
         all.extensions
@@ -565,7 +596,7 @@ fn manifest(parts: &PluginParts) -> PluginManifest {
             .iter()
             .map(|c| c.name.to_string())
             .collect(),
-        events: Vec::new(),
+        events: parts.event_types.iter().map(|e| e.name.clone()).collect(),
         consumers: parts.consumers.iter().map(|c| c.id.clone()).collect(),
         job_types: parts.job_handlers.iter().map(|(t, _)| t.clone()).collect(),
         routes: parts

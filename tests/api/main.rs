@@ -13,6 +13,7 @@ mod auth;
 mod binary;
 mod browser;
 mod csrf;
+mod custom_events;
 mod documents;
 mod email;
 mod first_admin;

@@ -1,4 +1,9 @@
 //! The actor: who is asking, in which organization, with what grant.
+//!
+//! An `Actor` is built by the auth service from checked credentials (a session or an API key),
+//! or, for a plugin's own work, by the host's code through `Cms::plugin_actor`: holding one
+//! means either the credentials were checked and the grant resolved, or the host itself vouches
+//! for the work (SPEC.md Authentication point 8).
 
 use cms_core::{Capability, CoreCapability, EffectiveRole, Grant};
 
@@ -9,11 +14,25 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone)]
 pub enum Credential {
     Session(SessionView),
-    ApiKey { key_id: String },
+    ApiKey {
+        key_id: String,
+    },
+    /// No credentials: a plugin doing system work the host's code asked for (a public form
+    /// submission stored into a type nobody may create by hand). Built only by
+    /// `Cms::plugin_actor`; its user is synthetic ([`PLUGIN_USER_PREFIX`] + plugin id), so
+    /// every operation bound to a person (sessions, API keys, profile, preferences,
+    /// memberships, invitations, role management) refuses it with 403.
+    Plugin {
+        plugin_id: String,
+    },
 }
 
-/// An authenticated caller. Built only by the auth service, so holding one means the
-/// credentials were checked and the grant resolved (SPEC.md Authentication point 8).
+/// The id prefix of a plugin actor's synthetic user: documents a plugin writes carry
+/// `createdBy: "plugin:<id>"`.
+pub const PLUGIN_USER_PREFIX: &str = "plugin:";
+
+/// An authenticated caller. Built by the auth service from checked credentials, or by the
+/// host's own code for a plugin (`Cms::plugin_actor`); never from anything a request carries.
 #[derive(Debug, Clone)]
 pub struct Actor {
     pub user: User,
@@ -54,5 +73,23 @@ impl Actor {
 
     pub fn is_api_key(&self) -> bool {
         matches!(self.credential, Credential::ApiKey { .. })
+    }
+
+    /// The plugin a plugin actor works for.
+    pub fn plugin_id(&self) -> Option<&str> {
+        match &self.credential {
+            Credential::Plugin { plugin_id } => Some(plugin_id),
+            _ => None,
+        }
+    }
+
+    /// Refuses (403) an actor that is not a person: operations bound to a user record
+    /// (sessions, API keys, profile, preferences, memberships, invitations) have none to bind
+    /// a plugin to.
+    pub fn require_person(&self) -> Result<()> {
+        match self.credential {
+            Credential::Plugin { .. } => Err(Error::Forbidden),
+            _ => Ok(()),
+        }
     }
 }

@@ -63,6 +63,7 @@ impl<'a> ApiKeyService<'a> {
 
     /// Creates a key bound to the actor's active organization (needs `apiKey.manage`).
     pub async fn create(&self, actor: &Actor, input: NewApiKey) -> Result<CreatedApiKey> {
+        actor.require_person()?;
         let organization_id = actor.require(CoreCapability::ApiKeyManage)?.to_string();
         let (name, scope, expires_in_days) = self.validate(actor, input)?;
         let now = self.inner.clock.now();
@@ -96,6 +97,7 @@ impl<'a> ApiKeyService<'a> {
 
     /// The keys of the actor's active organization, newest first (needs `apiKey.manage`).
     pub async fn list(&self, actor: &Actor) -> Result<Vec<ApiKey>> {
+        actor.require_person()?;
         let organization_id = actor.require(CoreCapability::ApiKeyManage)?;
         let mut tx = self.inner.store.read().await?;
         let records = tx.api_keys(organization_id).await?;
@@ -104,6 +106,7 @@ impl<'a> ApiKeyService<'a> {
 
     /// Deletes a key of the actor's active organization; it stops working on the next request.
     pub async fn delete(&self, actor: &Actor, id: &str) -> Result<()> {
+        actor.require_person()?;
         let organization_id = actor.require(CoreCapability::ApiKeyManage)?;
         let mut tx = self.inner.store.write().await?;
         if !tx.delete_api_key(organization_id, id).await? {

@@ -16,6 +16,7 @@ mod capabilities;
 mod clock;
 pub mod documents;
 mod error;
+pub mod events;
 mod health;
 mod instance_settings;
 pub mod jobs;
@@ -33,7 +34,7 @@ use cms_core::schema::Schemas;
 use cms_store::Store;
 
 pub use account::{AccountService, EmailVerified, ProfileUpdate};
-pub use actor::{Actor, Credential};
+pub use actor::{Actor, Credential, PLUGIN_USER_PREFIX};
 pub use api_keys::{ApiKey, ApiKeyService, CreatedApiKey, NewApiKey};
 pub use assets::{AssetService, AssetSettings};
 pub use auth::secret::{AuthSecret, random_token};
@@ -43,8 +44,11 @@ pub use auth::{
 };
 pub use capabilities::CapabilityRegistry;
 pub use clock::{Clock, OffsetClock, SystemClock};
-pub use documents::{AccessPolicies, DocumentService, Policy, PolicyAuth, PolicyDocument};
+pub use documents::{
+    AccessPolicies, DocumentLocation, DocumentService, Policy, PolicyAuth, PolicyDocument,
+};
 pub use error::{Error, Result};
+pub use events::{BUILT_IN_EVENT_TYPES, EventDeclaration, EventService, NewEvent};
 pub use health::{CheckReport, HealthReport, HealthService, Status};
 pub use instance_settings::{InstanceSettingsService, SignUpPolicy, SignUpPolicyView};
 pub use jobs::{JobService, Registry, TickReport, Worker};
@@ -133,6 +137,9 @@ pub struct Parts {
     pub schemas: Arc<Schemas>,
     /// Event consumers and job handlers.
     pub registry: Registry,
+    /// Custom event types with their payload schemas; consumers may subscribe only to these
+    /// and the built-in ones.
+    pub event_types: Vec<events::EventDeclaration>,
     /// Access policy functions of a Rust host application, beside the schemas' role lists.
     pub policies: AccessPolicies,
     /// Delivers invitations, verification and password-reset e-mails.
@@ -152,6 +159,7 @@ pub(crate) struct Inner {
     pub(crate) capabilities: CapabilityRegistry,
     pub(crate) schemas: Arc<Schemas>,
     pub(crate) registry: Registry,
+    pub(crate) event_types: events::EventTypes,
     /// When this process last removed expired rate-limit counters (Unix milliseconds).
     pub(crate) rate_limit_purged_at: AtomicI64,
     pub(crate) access: documents::AccessRules,
@@ -215,9 +223,13 @@ impl Cms {
     /// Starts the service on a migrated store: reconciles what must hold at every boot (the
     /// `owner` role of every organization holds every declared capability).
     /// A policy for an undeclared type, or for an operation the schema already rules, is
-    /// refused here (400 in the service's terms: the host's input is wrong).
+    /// refused here (400 in the service's terms: the host's input is wrong), and so is a bad
+    /// custom event declaration (see [`events`]) or a consumer subscribed to an unknown event
+    /// type.
     pub async fn start(parts: Parts) -> Result<Cms> {
         let access = documents::AccessRules::new(&parts.schemas, &parts.policies)?;
+        let event_types =
+            events::EventTypes::new(parts.event_types, &parts.schemas, &parts.registry)?;
         let media_signer =
             cms_core::asset::MediaSigner::new(parts.settings.assets.signing_secret.as_deref());
         let cms = Cms(Arc::new(Inner {
@@ -229,6 +241,7 @@ impl Cms {
             capabilities: parts.capabilities,
             schemas: parts.schemas,
             registry: parts.registry,
+            event_types,
             rate_limit_purged_at: AtomicI64::new(0),
             access,
             mailer: parts.mailer,
@@ -308,6 +321,55 @@ impl Cms {
 
     pub fn jobs(&self) -> JobService<'_> {
         JobService::new(&self.0)
+    }
+
+    /// Emitting declared custom events.
+    pub fn events(&self) -> EventService<'_> {
+        EventService::new(&self.0)
+    }
+
+    /// An actor for a plugin's own work in `organization_id` (404 when there is no such
+    /// organization): every declared capability there, and an instance administrator for
+    /// schema and field role lists, so a plugin may store into a type whose schema access lets
+    /// no person create (a form submission). Its user is synthetic (`plugin:<plugin_id>`, the
+    /// `createdBy` of what it writes) and it is refused (403) by everything bound to a person:
+    /// sessions, API keys, profile, preferences, memberships, invitations, role management.
+    /// It never crosses into another organization. Only the host's code can call this: no
+    /// request carries a plugin credential.
+    pub async fn plugin_actor(&self, plugin_id: &str, organization_id: &str) -> Result<Actor> {
+        if plugin_id.is_empty() {
+            return Err(Error::bad_request("a plugin actor needs a plugin id"));
+        }
+        if self
+            .0
+            .store
+            .read()
+            .await?
+            .organization_by_id(organization_id)
+            .await?
+            .is_none()
+        {
+            return Err(Error::not_found("organization"));
+        }
+        let now = self.0.clock.now();
+        let role = cms_core::InstanceRole::Admin;
+        Ok(Actor {
+            user: User {
+                id: format!("{PLUGIN_USER_PREFIX}{plugin_id}"),
+                email: String::new(),
+                name: plugin_id.to_string(),
+                email_verified: false,
+                role,
+                image: None,
+                created_at: now,
+                updated_at: now,
+            },
+            organization_id: Some(organization_id.to_string()),
+            grant: cms_core::access::user_grant(role, None, self.0.capabilities.every()),
+            credential: Credential::Plugin {
+                plugin_id: plugin_id.to_string(),
+            },
+        })
     }
 
     /// The queue's driver.

@@ -224,9 +224,10 @@ impl<'a> RoleService<'a> {
 }
 
 /// The active organization of a session that belongs to it (instance administrators count
-/// as members everywhere). API keys are refused: role endpoints are for sessions only.
+/// as members everywhere). API keys and plugins are refused: role endpoints are for sessions
+/// only.
 fn member_org(actor: &Actor) -> Result<&str> {
-    if actor.is_api_key() || actor.grant.role.name().is_none() {
+    if actor.is_api_key() || actor.require_person().is_err() || actor.grant.role.name().is_none() {
         return Err(Error::Forbidden);
     }
     actor.organization_id.as_deref().ok_or(Error::Forbidden)

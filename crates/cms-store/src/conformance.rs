@@ -1374,7 +1374,64 @@ async fn roles_are_edited_and_deleted_unless_still_assigned(url: String) {
     store.close().await;
 }
 
+/// The one lookup across organizations: from a unit that acts for no organization, or for
+/// another one (on PostgreSQL, past row-level security), a bare id tells its organization and
+/// type, and nothing else becomes visible.
+async fn a_document_is_located_from_any_unit(url: String) {
+    let store = open(&url).await;
+    with_two_organizations(&store).await;
+    let mut tx = store.write().await.unwrap();
+    tx.insert_organization(&org("o3", "stranger"))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let mut tx = store.write_for("o2").await.unwrap();
+    tx.insert_document(&document("d2", "o2", "form", false))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let found = crate::documents::DocumentLocation {
+        organization_id: "o2".into(),
+        doc_type: "form".into(),
+    };
+    let o2 = vec!["o2".to_string()];
+    for acting in [None, Some("o3"), Some("o2")] {
+        let mut tx = match acting {
+            None => store.read().await.unwrap(),
+            Some(org) => store.read_for(org).await.unwrap(),
+        };
+        assert_eq!(
+            tx.locate_document("d2").await.unwrap().as_ref(),
+            Some(&found),
+            "acting for {acting:?}"
+        );
+        assert_eq!(tx.locate_document("missing").await.unwrap(), None);
+        // The lookup opens nothing else: the rest of the unit is as walled as before.
+        let visible = tx.document(&o2, "d2").await.unwrap().is_some();
+        let dialect = store.dialect();
+        assert_eq!(
+            visible,
+            acting == Some("o2") || dialect == crate::Dialect::Sqlite,
+            "acting for {acting:?} on {dialect:?}"
+        );
+        drop(tx);
+    }
+    // Also inside a write unit, before and after other statements.
+    let mut tx = store.write_for("o3").await.unwrap();
+    tx.insert_document(&document("d3", "o3", "post", false))
+        .await
+        .unwrap();
+    assert_eq!(tx.locate_document("d2").await.unwrap(), Some(found.clone()));
+    assert_eq!(
+        tx.locate_document("d3").await.unwrap().map(|l| l.doc_type),
+        Some("post".to_string())
+    );
+    tx.commit().await.unwrap();
+    store.close().await;
+}
+
 crate::both_engines!(
+    a_document_is_located_from_any_unit,
     roles_are_edited_and_deleted_unless_still_assigned,
     events_carry_their_outbox_row_atomically,
     jobs_are_claimed_leased_finished_and_deduplicated,
@@ -1737,6 +1794,19 @@ mod row_level_security_binds_a_plain_owner_login {
         let mut tx = store.read_for("o1").await.unwrap();
         assert!(tx.document(&o1, "d1").await.unwrap().is_some());
         drop(tx);
+        // The cross-organization lookup works for a plain owner too, and opens nothing else.
+        for mut tx in [
+            store.read().await.unwrap(),
+            store.read_for("o2").await.unwrap(),
+        ] {
+            let found = tx.locate_document("d1").await.unwrap().unwrap();
+            assert_eq!(
+                (found.organization_id.as_str(), found.doc_type.as_str()),
+                ("o1", "post")
+            );
+            assert!(tx.document(&o1, "d1").await.unwrap().is_none());
+            drop(tx);
+        }
         // Raw SQL as the owner, without any role switch.
         let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
         let (user, bypasses): (String, bool) = sqlx::query_as(

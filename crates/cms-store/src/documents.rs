@@ -100,6 +100,19 @@ pub trait Documents {
     async fn delete_document(&mut self, id: &str) -> Result<bool>;
     /// One page of documents and the total number matching.
     async fn list_documents(&mut self, spec: &ListSpec<'_>) -> Result<(Vec<DocumentRecord>, i64)>;
+    /// The organization and type of the document with this id, in whichever organization owns
+    /// it: the one lookup that crosses organizations. It works from any unit of work, also one
+    /// that acts for no organization or another one (on PostgreSQL through the function of
+    /// migration 0008, past row-level security), and reveals nothing else of the document.
+    async fn locate_document(&mut self, id: &str) -> Result<Option<DocumentLocation>>;
+}
+
+/// Where a document lives: what [`Documents::locate_document`] reveals, and nothing more.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct DocumentLocation {
+    pub organization_id: String,
+    #[sqlx(rename = "type")]
+    pub doc_type: String,
 }
 
 /// The `WHERE` of a list (without the word) and its binds, placeholders from `$1`.
@@ -416,6 +429,16 @@ macro_rules! impl_documents {
                     .fetch_all(self.conn().await?)
                     .await?;
                 Ok((rows, total))
+            }
+
+            async fn locate_document(
+                &mut self,
+                id: &str,
+            ) -> $crate::Result<Option<$crate::documents::DocumentLocation>> {
+                Ok(sqlx::query_as(<$tx>::LOCATE_DOCUMENT)
+                    .bind(id)
+                    .fetch_optional(self.conn().await?)
+                    .await?)
             }
 
             async fn delete_document(&mut self, id: &str) -> $crate::Result<bool> {

@@ -252,6 +252,11 @@ pub(crate) struct PgTx {
 impl PgTx {
     pub(crate) const DIALECT: Dialect = Dialect::Postgres;
 
+    /// `Documents::locate_document`, through the function of migration 0008 that row-level
+    /// security lets see one row's organization and type from any unit of work.
+    pub(crate) const LOCATE_DOCUMENT: &'static str = "SELECT located_organization_id AS organization_id, \
+         located_type AS type FROM cms_locate_document($1)";
+
     /// The arguments for compiled SQL, in placeholder order.
     pub(crate) fn arguments(
         binds: Vec<crate::filter_sql::Bind>,

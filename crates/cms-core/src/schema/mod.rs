@@ -37,7 +37,7 @@ pub use access::{
 };
 pub use demo::demo_schemas;
 pub use model::{Field, FieldType, Pattern, Schema, SchemaKind, is_valid_name};
-pub use parse::parse_schemas;
+pub use parse::{parse_fields, parse_schemas};
 pub use references::{FoundReference, RefTarget};
 pub use registry::{Schemas, TypeFields};
 

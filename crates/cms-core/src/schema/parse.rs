@@ -23,6 +23,21 @@ pub fn parse_schemas(value: &Value) -> Result<Vec<Schema>, SchemaError> {
     }
 }
 
+/// Parses a list of field definitions declared outside any schema (an event's payload),
+/// exactly as a schema's `fields` are parsed; `owner` names them in errors. An empty list is
+/// allowed here: a value with no fields is the empty object. Relations to schemas are checked
+/// by `Schemas::check_fields`.
+pub fn parse_fields(owner: &str, value: &Value) -> Result<Vec<Field>, SchemaError> {
+    let ctx = Ctx {
+        schema: owner,
+        field: None,
+    };
+    match value {
+        Value::Array(items) if items.is_empty() => Ok(Vec::new()),
+        _ => field_list(Some(value), &ctx, ""),
+    }
+}
+
 /// An error of a schema without a usable name says which element of the list it is.
 fn locate(mut error: SchemaError, i: usize) -> SchemaError {
     if error.schema.is_none() {

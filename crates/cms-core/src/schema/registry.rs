@@ -63,6 +63,21 @@ impl Schemas {
         })
     }
 
+    /// Checks fields declared outside any schema (an event's payload) against the registry
+    /// exactly as an object type's fields are checked: valid and unique names, named object
+    /// types and reference targets that exist, slug sources, non-empty member lists. `owner`
+    /// names them in errors. Such a value is never stored as a document, so its fields take
+    /// no `indexed` and no `access` (neither has a meaning there; both are refused rather
+    /// than ignored).
+    pub fn check_fields(&self, owner: &str, fields: &[Field]) -> Result<(), SchemaError> {
+        let checker = Checker {
+            schemas: self,
+            schema: owner,
+        };
+        checker.level(fields, Level::Fields(""), false)?;
+        unstored_options(owner, fields, Level::Fields(""))
+    }
+
     /// The fields an object-shaped value of type `ty` holds: an inline `object`'s fields or
     /// a named object type's. `None` for every other type.
     pub(crate) fn children<'a>(&'a self, ty: &'a FieldType) -> Option<&'a [Field]> {
@@ -110,6 +125,29 @@ impl Schemas {
         stack.pop();
         Ok(())
     }
+}
+
+/// Refuses `indexed` and `access` anywhere in fields that are not stored as a document.
+fn unstored_options(owner: &str, fields: &[Field], level: Level) -> Result<(), SchemaError> {
+    for field in fields {
+        let path = level.path_of(&field.name);
+        let refuse = |option: &str| {
+            let message = format!("{option} applies only to fields of document types");
+            Err(SchemaError::new(Some(owner), Some(&path), message))
+        };
+        if field.indexed {
+            return refuse("indexed");
+        }
+        if !field.access.is_empty() {
+            return refuse("access");
+        }
+        match &field.ty {
+            FieldType::Object { fields } => unstored_options(owner, fields, Level::Fields(&path))?,
+            FieldType::Array { of, .. } => unstored_options(owner, of, Level::Members(&path))?,
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// The named types used anywhere inside `fields` (nested objects and array members included).
@@ -607,5 +645,108 @@ mod tests {
         assert_eq!(docs, ["author", "post"]);
         assert_eq!(schemas.get("seoMeta").unwrap().kind, SchemaKind::Object);
         assert!(schemas.get("nope").is_none());
+    }
+
+    /// Fields declared outside any schema (an event's payload) get the checks an object
+    /// type's fields get, name their owner in errors, and refuse the storage-only options.
+    #[test]
+    fn free_fields_are_checked_like_an_object_types() {
+        let schemas = lookup_fixture();
+        let check = |fields: Value| {
+            let fields = crate::schema::parse_fields("acme.thing.happened", &fields)
+                .map_err(|e| e.to_string())?;
+            schemas
+                .check_fields("acme.thing.happened", &fields)
+                .map(|()| fields.len())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(check(json!([])), Ok(0));
+        assert_eq!(
+            check(json!([
+                { "name": "postId", "type": "string", "required": true },
+                { "name": "seo", "type": "seoMeta" },
+                { "name": "post", "type": "reference", "to": ["post"] },
+                { "name": "tags", "type": "array", "of": [{ "type": "string" }] }
+            ])),
+            Ok(4)
+        );
+        let refused = [
+            (
+                json!([{ "name": "x", "type": "nope" }]),
+                "unknown type \"nope\"",
+            ),
+            (
+                json!([{ "name": "x", "type": "post" }]),
+                "is a document type",
+            ),
+            (
+                json!([{ "name": "x", "type": "reference", "to": ["seoMeta"] }]),
+                "is an object type",
+            ),
+            (
+                json!([{ "name": "x", "type": "string" }, { "name": "x", "type": "text" }]),
+                "declared twice",
+            ),
+            (
+                json!([{ "name": "x", "type": "string", "indexed": true }]),
+                "field \"x\": indexed applies only to fields of document types",
+            ),
+            (
+                json!([{ "name": "o", "type": "object", "fields": [
+                    { "name": "x", "type": "string", "access": { "read": ["admin"] } }
+                ] }]),
+                "field \"o.x\": access applies only to fields of document types",
+            ),
+            (
+                json!([{ "name": "bad name", "type": "string" }]),
+                "names must match",
+            ),
+            (json!({ "name": "x" }), "fields must be an array"),
+        ];
+        for (fields, expected) in refused {
+            let error = check(fields.clone()).unwrap_err();
+            assert!(
+                error.starts_with("schema \"acme.thing.happened\"") && error.contains(expected),
+                "{fields}: {error}"
+            );
+        }
+    }
+
+    /// A payload validates like a document: structure and publish rules, same issue paths.
+    #[test]
+    fn free_fields_validate_like_a_document() {
+        let schemas = lookup_fixture();
+        let fields = crate::schema::parse_fields(
+            "acme.thing.happened",
+            &json!([
+                { "name": "postId", "type": "string", "required": true, "minLength": 2 },
+                { "name": "count", "type": "number", "integer": true }
+            ]),
+        )
+        .unwrap();
+        schemas
+            .check_fields("acme.thing.happened", &fields)
+            .unwrap();
+        let ok = json!({ "postId": "p1", "count": 3 });
+        assert!(schemas.validate_fields(&fields, &ok).is_empty());
+        let wrong = json!({ "postId": 5, "extra": true });
+        let paths: Vec<String> = schemas
+            .check_structure_of(&fields, &wrong)
+            .into_iter()
+            .map(|i| i.path)
+            .collect();
+        assert_eq!(paths, ["extra", "postId"]);
+        let incomplete = json!({ "count": 1.5 });
+        assert!(schemas.check_structure_of(&fields, &incomplete).is_empty());
+        let paths: Vec<String> = schemas
+            .validate_fields(&fields, &incomplete)
+            .into_iter()
+            .map(|i| i.path)
+            .collect();
+        assert_eq!(paths, ["postId", "count"]);
+        assert_eq!(
+            schemas.validate_fields(&fields, &json!([1]))[0].message,
+            "data must be an object"
+        );
     }
 }

@@ -23,16 +23,38 @@ impl Schemas {
         self.walk(type_name, data, Mode::Publish)
     }
 
+    /// [`Schemas::check_structure`] for a value described by `fields` declared outside any
+    /// schema (an event's payload, checked first with [`Schemas::check_fields`]).
+    pub fn check_structure_of(&self, fields: &[Field], data: &Value) -> Vec<Issue> {
+        self.walk_fields(fields, data, Mode::Structure)
+    }
+
+    /// [`Schemas::validate_for_publish`] for a value described by `fields` declared outside
+    /// any schema: the issues look exactly like a document's.
+    pub fn validate_fields(&self, fields: &[Field], data: &Value) -> Vec<Issue> {
+        self.walk_fields(fields, data, Mode::Publish)
+    }
+
     fn walk(&self, type_name: &str, data: &Value, mode: Mode) -> Vec<Issue> {
+        match self.get(type_name) {
+            Some(schema) => self.walk_fields(&schema.fields, data, mode),
+            None => {
+                let mut issues = Issues::new();
+                issues.add("", "unknown", format!("unknown type \"{type_name}\""));
+                issues.into_vec()
+            }
+        }
+    }
+
+    fn walk_fields(&self, fields: &[Field], data: &Value, mode: Mode) -> Vec<Issue> {
         let mut walker = Walker {
             schemas: self,
             mode,
             issues: Issues::new(),
         };
-        match (self.get(type_name), data) {
-            (None, _) => walker.issue("", "unknown", format!("unknown type \"{type_name}\"")),
-            (Some(schema), Value::Object(map)) => walker.object(&schema.fields, map, "", true),
-            (Some(_), _) => walker.issue("", "type", "data must be an object"),
+        match data {
+            Value::Object(map) => walker.object(fields, map, "", true),
+            _ => walker.issue("", "type", "data must be an object"),
         }
         walker.issues.into_vec()
     }

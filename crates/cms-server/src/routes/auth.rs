@@ -245,7 +245,7 @@ async fn get_session(MaybeAuthed(actor): MaybeAuthed) -> Json<Option<SessionBody
             session,
             user: actor.user,
         }),
-        Credential::ApiKey { .. } => None,
+        Credential::ApiKey { .. } | Credential::Plugin { .. } => None,
     }))
 }
 

@@ -4,7 +4,8 @@
 //!
 //! Every operation checks the actor's capability first, then reads and writes in one unit of
 //! work: the document row, its version, its references and, on publish, its
-//! `document.published` event commit together or not at all.
+//! `document.published` event commit together or not at all; `create_emitting` adds custom
+//! events to that unit of work.
 
 mod access;
 mod schedules;
@@ -32,6 +33,7 @@ pub use view::{DocumentView, Meta, Pagination, Perspective, Validation, VersionV
 use crate::Inner;
 use crate::actor::Actor;
 use crate::error::{Error, Result};
+use crate::events::NewEvent;
 
 /// The most ids one by-ids request may name.
 pub const MAX_BY_IDS: usize = 100;
@@ -46,6 +48,13 @@ pub struct NewDocument {
     pub doc_type: String,
     pub data: Value,
     pub publish: bool,
+}
+
+/// Where a document lives, as [`DocumentService::locate`] reveals it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentLocation {
+    pub organization_id: String,
+    pub doc_type: String,
 }
 
 /// A draft replacement as received.
@@ -111,6 +120,20 @@ impl<'a> DocumentService<'a> {
         actor: &Actor,
         input: NewDocument,
     ) -> Result<(DocumentView, Validation)> {
+        self.create_emitting(actor, input, |_| Vec::new()).await
+    }
+
+    /// [`Self::create`], plus custom events appended in the same unit of work: the document,
+    /// its versions, its references and every event with its outbox row commit together or
+    /// not at all. `events` receives the new document's id. Each event's payload is parsed
+    /// against its declaration before anything is written: an undeclared or built-in type, or
+    /// an invalid payload, is a 400 (with `issues`) and leaves no document and no event.
+    pub async fn create_emitting(
+        &self,
+        actor: &Actor,
+        input: NewDocument,
+        events: impl FnOnce(&str) -> Vec<NewEvent>,
+    ) -> Result<(DocumentView, Validation)> {
         let org = actor.require(CoreCapability::DocumentCreate)?.to_string();
         if input.publish {
             actor.require(CoreCapability::DocumentPublish)?;
@@ -135,6 +158,10 @@ impl<'a> DocumentService<'a> {
             record.published_data = Some(record.draft_data.clone());
             record.published_at = Some(now.millis());
         }
+        let events = events(&record.id);
+        for event in &events {
+            self.inner.event_types.check(self.schemas(), event)?;
+        }
         let data = &record.draft_data.0;
         let schema_issues = self.schemas().validate_for_publish(&input.doc_type, data);
         let mut tx = self.inner.store.write_for(&org).await?;
@@ -151,8 +178,26 @@ impl<'a> DocumentService<'a> {
             )));
         }
         self.insert_new(&mut *tx, &record, by, now).await?;
+        for event in events {
+            let event =
+                crate::jobs::event_record(Some(&org), &event.event_type, event.payload, now);
+            tx.append_event(&event).await?;
+        }
         tx.commit().await?;
         Ok((gate.stripped(record), validation))
+    }
+
+    /// Which organization owns the document `id`, and its type; `None` when no document has
+    /// that id. The one lookup across organizations, and the one without an actor: for public
+    /// plugin routes that receive a bare id (a form's). It reveals only the organization and
+    /// the type; the caller then reads the document as an actor of that organization (a
+    /// plugin actor, or a person's), through every access rule as usual.
+    pub async fn locate(&self, id: &str) -> Result<Option<DocumentLocation>> {
+        let found = self.inner.store.read().await?.locate_document(id).await?;
+        Ok(found.map(|l| DocumentLocation {
+            organization_id: l.organization_id,
+            doc_type: l.doc_type,
+        }))
     }
 
     /// One document, in the actor's organization (and its children when asked).

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::{EventView, JobView};
 use crate::Cms;
+use crate::events::namespaced;
 
 /// A handler's failure: the job is retried with backoff, then dead-lettered.
 pub type HandlerError = Box<dyn std::error::Error + Send + Sync>;
@@ -131,6 +132,11 @@ impl Registry {
             .filter(move |c| c.events.iter().any(|e| e == event_type))
     }
 
+    /// Every registered consumer, in registration order.
+    pub(crate) fn consumers(&self) -> &[Consumer] {
+        &self.consumers
+    }
+
     pub(crate) fn consumer_by_id(&self, id: &str) -> Option<&Consumer> {
         self.consumers.iter().find(|c| c.id == id)
     }
@@ -138,17 +144,6 @@ impl Registry {
     pub(crate) fn handler(&self, job_type: &str) -> Option<&HandlerEntry> {
         self.handlers.get(job_type)
     }
-}
-
-/// `vendor.thing`: dot-separated, non-empty segments of letters, digits, `_` and `-`.
-fn namespaced(name: &str) -> bool {
-    let segments: Vec<&str> = name.split('.').collect();
-    segments.len() >= 2
-        && segments.iter().all(|s| {
-            !s.is_empty()
-                && s.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        })
 }
 
 #[cfg(test)]

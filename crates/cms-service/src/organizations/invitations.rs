@@ -93,6 +93,7 @@ impl<'a> InvitationService<'a> {
         email: Option<&str>,
         role: Option<&str>,
     ) -> Result<Invitation> {
+        actor.require_person()?;
         let org_id = actor.require(CoreCapability::MemberInvite)?.to_string();
         let email = crate::auth::required_email(email)?;
         let role = role_name(role)?;
@@ -210,6 +211,7 @@ impl<'a> InvitationService<'a> {
     /// join with the invited role, and the organization becomes their session's active one.
     /// An invitation that is not pending any more (accepted, cancelled, expired) is a 409.
     pub async fn accept(&self, actor: &Actor, id: &str) -> Result<Organization> {
+        actor.require_person()?;
         let session = session_of(actor)?;
         let now = self.inner.clock.now();
         let mut tx = self.inner.store.write().await?;

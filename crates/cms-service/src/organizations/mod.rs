@@ -93,10 +93,10 @@ impl<'a> OrganizationService<'a> {
     }
 
     /// The organizations the caller belongs to, with their role in each, oldest membership
-    /// first. An API key sees the one organization it is bound to.
+    /// first. An API key (or a plugin actor) sees the one organization it is bound to.
     pub async fn list(&self, actor: &Actor) -> Result<Vec<Organization>> {
         let mut tx = self.inner.store.read().await?;
-        if actor.is_api_key() {
+        if actor.is_api_key() || actor.plugin_id().is_some() {
             let Some(org_id) = actor.organization_id.as_deref() else {
                 return Ok(Vec::new());
             };
@@ -118,6 +118,7 @@ impl<'a> OrganizationService<'a> {
     /// caller must be owner or admin of the parent, which must not be a child itself. The
     /// active organization does not change.
     pub async fn create(&self, actor: &Actor, input: NewOrganization) -> Result<Organization> {
+        actor.require_person()?;
         session_of(actor)?;
         let mut issues = Issues::new();
         let name = check_name(&mut issues, input.name.as_deref(), true);
@@ -313,7 +314,8 @@ pub(crate) async fn standing(
     org_id: &str,
 ) -> Result<Option<Standing>> {
     let member = tx.member(org_id, &actor.user.id).await?;
-    if let Credential::ApiKey { .. } = actor.credential {
+    // A key and a plugin act in their one organization only, whatever their grant.
+    if let Credential::ApiKey { .. } | Credential::Plugin { .. } = actor.credential {
         return Ok(
             (actor.organization_id.as_deref() == Some(org_id)).then(|| Standing {
                 role: member.map(|m| m.role),
@@ -377,12 +379,12 @@ async fn membership(
     }))
 }
 
-/// The session behind a session actor; an API key is refused (403 `{error}`) where only a
-/// person's own session makes sense.
+/// The session behind a session actor; an API key or a plugin is refused (403 `{error}`)
+/// where only a person's own session makes sense.
 pub(crate) fn session_of(actor: &Actor) -> Result<&SessionView> {
     match &actor.credential {
         Credential::Session(session) => Ok(session),
-        Credential::ApiKey { .. } => Err(Error::Forbidden),
+        Credential::ApiKey { .. } | Credential::Plugin { .. } => Err(Error::Forbidden),
     }
 }
 

@@ -164,6 +164,10 @@ pub(crate) struct SqliteTx {
 impl SqliteTx {
     pub(crate) const DIALECT: Dialect = Dialect::Sqlite;
 
+    /// `Documents::locate_document`: one instance, no second wall, a plain query.
+    pub(crate) const LOCATE_DOCUMENT: &'static str =
+        "SELECT organization_id, type FROM documents WHERE id = $1";
+
     /// The arguments for compiled SQL, in placeholder order.
     pub(crate) fn arguments(
         binds: Vec<crate::filter_sql::Bind>,
