@@ -34,6 +34,7 @@
 //!     max_attempts: Some(8),
 //!     handler: Arc::new(Reindex),
 //!     settings: serde_json::json!({ "index": "posts" }),
+//!     plugin: None,
 //! })?;
 //! let config = cms::Config::load(None, std::env::vars())?.config;
 //! let app = cms::Builder::new(config).registry(registry).build().await?;
@@ -93,6 +94,7 @@ pub struct Builder {
     registry: cms_service::Registry,
     plugin_capabilities: Vec<cms_core::Capability>,
     policies: cms_service::AccessPolicies,
+    plugin_settings: Vec<cms_core::plugin_settings::SettingsDeclaration>,
 }
 
 impl Builder {
@@ -106,7 +108,21 @@ impl Builder {
             registry: cms_service::Registry::default(),
             plugin_capabilities: Vec::new(),
             policies: cms_service::AccessPolicies::default(),
+            plugin_settings: Vec::new(),
         }
+    }
+
+    /// Declares a plugin's settings: people with `org.settings` set them per organization
+    /// (`/api/plugin-settings`), and the plugin's consumers and job handlers receive them
+    /// (`Consumer::plugin`, `Registry::plugin_job_handler`). Secret fields need
+    /// `plugins.secretEncryptionKey` (CMS_SECRET_ENCRYPTION_KEY) to be saved. An invalid
+    /// declaration, or a plugin declared twice, stops the start.
+    pub fn plugin_settings(
+        mut self,
+        declaration: cms_core::plugin_settings::SettingsDeclaration,
+    ) -> Self {
+        self.plugin_settings.push(declaration);
+        self
     }
 
     /// Declares capabilities beyond the core ones (namespaced, `forms.export`): they can be
@@ -217,6 +233,7 @@ impl Builder {
                         .filter(|s| !s.is_empty()),
                     direct_upload: config.storage.direct_upload,
                 },
+                secret_encryption_key: config.plugins.encryption_key().map(str::to_string),
             },
             clock: self
                 .clock
@@ -228,6 +245,7 @@ impl Builder {
             registry: self.registry,
             policies: self.policies,
             mailer,
+            plugin_settings: self.plugin_settings,
         })
         .await?;
         let settings = ServerSettings {

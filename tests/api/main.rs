@@ -26,6 +26,7 @@ mod lifecycle;
 mod members;
 mod openapi;
 mod organizations;
+mod plugin_settings;
 mod rate_limit;
 mod roles;
 mod s3;
