@@ -66,6 +66,7 @@ async fn app(url: &str, batch_size: i64, arrivals: Arc<Arrivals>) -> cms::App {
             max_attempts: None,
             handler: arrivals,
             settings: json!({}),
+            plugin: None,
         })
         .unwrap();
     Builder::new(config)

@@ -71,6 +71,10 @@ const KEYS: &[(&str, Kind)] = &[
     ("email.smtp.username", Kind::Str),
     ("email.smtp.password", Kind::Str),
     ("email.smtp.timeoutMs", Kind::Int),
+    ("plugins.forms", Kind::Bool),
+    ("plugins.webhooks", Kind::Bool),
+    ("plugins.webhooksDenyPrivateTargets", Kind::Bool),
+    ("plugins.secretEncryptionKey", Kind::Str),
 ];
 
 /// Short environment names that SPEC.md and CONTRACT.md use beside the systematic ones.
@@ -78,6 +82,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("CMS_HOST", "server.host"),
     ("CMS_PORT", "server.port"),
     ("CMS_WORKER_SECRET", "jobs.workerSecret"),
+    ("CMS_SECRET_ENCRYPTION_KEY", "plugins.secretEncryptionKey"),
     ("CMS_EMBEDDED_WORKER", "jobs.embeddedWorker"),
     ("CMS_ASSET_SIGNING_SECRET", "assets.signingSecret"),
 ];
@@ -100,6 +105,42 @@ pub struct Config {
     pub versioning: VersioningConfig,
     pub jobs: JobsConfig,
     pub email: EmailConfig,
+    pub plugins: PluginsConfig,
+}
+
+/// The first-party plugins and plugin settings (CONTRACT.md sections 9, 11 and 12).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PluginsConfig {
+    /// The `forms` plugin.
+    pub forms: bool,
+    /// The `webhooks` plugin.
+    pub webhooks: bool,
+    /// Webhooks refuse loopback and private targets (after resolving the name).
+    pub webhooks_deny_private_targets: bool,
+    /// The string the key of secret plugin settings is derived from
+    /// (CMS_SECRET_ENCRYPTION_KEY): 32 or more characters. Unset, saving a secret is refused.
+    pub secret_encryption_key: Option<String>,
+}
+
+impl Default for PluginsConfig {
+    fn default() -> Self {
+        PluginsConfig {
+            forms: true,
+            webhooks: true,
+            webhooks_deny_private_targets: false,
+            secret_encryption_key: None,
+        }
+    }
+}
+
+impl PluginsConfig {
+    /// The encryption key, when one is set (an empty value counts as unset).
+    pub fn encryption_key(&self) -> Option<&str> {
+        self.secret_encryption_key
+            .as_deref()
+            .filter(|key| !key.is_empty())
+    }
 }
 
 /// How e-mail (invitations, verification and reset links) leaves the service.
@@ -357,6 +398,7 @@ impl Default for Config {
             versioning: VersioningConfig::default(),
             jobs: JobsConfig::default(),
             email: EmailConfig::default(),
+            plugins: PluginsConfig::default(),
         }
     }
 }
@@ -530,6 +572,17 @@ impl Config {
                 "assets.signingSecret is shorter than 32 characters: use a longer random value"
                     .into(),
             );
+        }
+        // Unlike the signing secret (a weak one only weakens links), a short encryption key
+        // would protect every stored secret poorly for as long as it is in use: refused.
+        if self
+            .plugins
+            .encryption_key()
+            .is_some_and(|key| key.chars().count() < 32)
+        {
+            return Err(ConfigError(
+                "plugins.secretEncryptionKey (CMS_SECRET_ENCRYPTION_KEY) is shorter than 32 characters: use a longer random value".into(),
+            ));
         }
         if self.auth.secret.as_ref().is_some_and(|s| s.len() < 32) {
             warnings.push(
@@ -948,6 +1001,69 @@ mod tests {
             "{err}"
         );
         assert!(Config::load(Some(Path::new("/nonexistent/cms.toml")), env(&[])).is_err());
+    }
+
+    #[test]
+    fn plugins_are_on_and_secrets_need_a_long_enough_key() {
+        let c = Config::load(None, env(&[])).unwrap().config;
+        assert!(c.plugins.forms && c.plugins.webhooks);
+        assert!(!c.plugins.webhooks_deny_private_targets);
+        assert_eq!(c.plugins.encryption_key(), None);
+
+        let key = "k".repeat(32);
+        let loaded = Config::load(
+            None,
+            env(&[
+                ("CMS_PLUGINS_FORMS", "false"),
+                ("CMS_PLUGINS_WEBHOOKS", "off"),
+                ("CMS_PLUGINS_WEBHOOKS_DENY_PRIVATE_TARGETS", "true"),
+                ("CMS_SECRET_ENCRYPTION_KEY", &key),
+            ]),
+        )
+        .unwrap();
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        let c = loaded.config;
+        assert!(!c.plugins.forms && !c.plugins.webhooks);
+        assert!(c.plugins.webhooks_deny_private_targets);
+        assert_eq!(c.plugins.encryption_key(), Some(key.as_str()));
+
+        // The file's camelCase keys; the systematic environment name works too.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("cms.toml");
+        std::fs::write(
+            &file,
+            "[plugins]\nforms = false\nwebhooksDenyPrivateTargets = true\n",
+        )
+        .unwrap();
+        let loaded = Config::load(
+            Some(&file),
+            env(&[("CMS_PLUGINS_SECRET_ENCRYPTION_KEY", &key)]),
+        )
+        .unwrap();
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        let c = loaded.config;
+        assert!(!c.plugins.forms && c.plugins.webhooks);
+        assert!(c.plugins.webhooks_deny_private_targets);
+        assert_eq!(c.plugins.encryption_key(), Some(key.as_str()));
+
+        // Too short is refused, counted in characters; empty means unset.
+        let short = "é".repeat(31);
+        let err = Config::load(None, env(&[("CMS_SECRET_ENCRYPTION_KEY", &short)]))
+            .err()
+            .unwrap();
+        assert!(
+            err.to_string().contains("CMS_SECRET_ENCRYPTION_KEY"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("32 characters"), "{err}");
+        let c = Config::load(None, env(&[("CMS_SECRET_ENCRYPTION_KEY", "")]))
+            .unwrap()
+            .config;
+        assert_eq!(c.plugins.encryption_key(), None);
+        let err = Config::load(None, env(&[("CMS_PLUGINS_FORMS", "maybe")]))
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("CMS_PLUGINS_FORMS"), "{err}");
     }
 
     #[test]

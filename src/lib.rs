@@ -34,6 +34,7 @@
 //!     max_attempts: Some(8),
 //!     handler: Arc::new(Reindex),
 //!     settings: serde_json::json!({ "index": "posts" }),
+//!     plugin: None,
 //! })?;
 //! let config = cms::Config::load(None, std::env::vars())?.config;
 //! let app = cms::Builder::new(config).registry(registry).build().await?;
@@ -101,6 +102,7 @@ pub struct Builder {
     plugin_capabilities: Vec<cms_core::Capability>,
     policies: cms_service::AccessPolicies,
     plugins: Vec<Arc<dyn Plugin>>,
+    plugin_settings: Vec<cms_core::plugin_settings::SettingsDeclaration>,
 }
 
 impl Builder {
@@ -116,6 +118,7 @@ impl Builder {
             plugin_capabilities: Vec::new(),
             policies: cms_service::AccessPolicies::default(),
             plugins: Vec::new(),
+            plugin_settings: Vec::new(),
         }
     }
 
@@ -124,6 +127,19 @@ impl Builder {
     /// knows every event type).
     pub fn plugin(mut self, plugin: impl Plugin) -> Self {
         self.plugins.push(Arc::new(plugin));
+        self
+    }
+
+    /// Declares a plugin's settings: people with `org.settings` set them per organization
+    /// (`/api/plugin-settings`), and the plugin's consumers and job handlers receive them
+    /// (`Consumer::plugin`, `Registry::plugin_job_handler`). Secret fields need
+    /// `plugins.secretEncryptionKey` (CMS_SECRET_ENCRYPTION_KEY) to be saved. An invalid
+    /// declaration, or a plugin declared twice, stops the start.
+    pub fn plugin_settings(
+        mut self,
+        declaration: cms_core::plugin_settings::SettingsDeclaration,
+    ) -> Self {
+        self.plugin_settings.push(declaration);
         self
     }
 
@@ -238,9 +254,9 @@ impl Builder {
                 .consumer(consumer)
                 .map_err(|e| ConfigError(format!("plugins: {e}")))?;
         }
-        for (job_type, handler) in &plugins.job_handlers {
+        for (plugin, job_type, handler) in &plugins.job_handlers {
             registry = registry
-                .job_handler(job_type, handler.clone())
+                .plugin_job_handler(plugin, job_type, handler.clone())
                 .map_err(|e| ConfigError(format!("plugins: {e}")))?;
         }
         let schemas =
@@ -281,6 +297,7 @@ impl Builder {
                         .filter(|s| !s.is_empty()),
                     direct_upload: config.storage.direct_upload,
                 },
+                secret_encryption_key: config.plugins.encryption_key().map(str::to_string),
             },
             clock: self
                 .clock
@@ -291,6 +308,11 @@ impl Builder {
             event_types,
             policies: self.policies,
             mailer,
+            plugin_settings: self
+                .plugin_settings
+                .into_iter()
+                .chain(plugins.settings.iter().cloned())
+                .collect(),
         })
         .await?;
         let settings = ServerSettings {

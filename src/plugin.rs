@@ -35,6 +35,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use cms_core::plugin_settings::{SettingField, SettingsDeclaration};
 use cms_core::schema::Schema;
 use cms_core::{Capability, CapabilityInfo, RequiredCapabilities};
 use cms_server::plugins::{
@@ -120,6 +121,7 @@ pub struct PluginParts {
     pub(crate) schemas: Vec<Schema>,
     pub(crate) capabilities: Vec<CapabilityInfo>,
     pub(crate) event_types: Vec<EventDeclaration>,
+    pub(crate) settings: Option<SettingsDeclaration>,
     pub(crate) consumers: Vec<Consumer>,
     pub(crate) job_handlers: Vec<(String, Arc<dyn JobHandler>)>,
     pub(crate) routes: Vec<PluginRoute>,
@@ -143,6 +145,7 @@ impl PluginParts {
             schemas: Vec::new(),
             capabilities: Vec::new(),
             event_types: Vec::new(),
+            settings: None,
             known_event_types,
             consumers: Vec::new(),
             job_handlers: Vec::new(),
@@ -235,13 +238,37 @@ impl PluginParts {
         &self.known_event_types
     }
 
-    /// `cms/event/consumer`.
-    pub fn consumer(&mut self, consumer: Consumer) -> &mut Self {
+    /// `cms/settings`: the plugin's settings page. Values are kept per organization
+    /// (`/api/plugin-settings`), secrets encrypted; the plugin's consumers and job handlers
+    /// receive their organization's values, secrets decrypted, as `ctx.settings`.
+    pub fn settings(
+        &mut self,
+        title: &str,
+        description: &str,
+        fields: Vec<SettingField>,
+    ) -> &mut Self {
+        if self.settings.is_some() {
+            self.error("declares its settings twice".into());
+        }
+        self.settings = Some(SettingsDeclaration {
+            plugin_id: self.id.clone(),
+            title: title.to_string(),
+            description: description.to_string(),
+            fields,
+        });
+        self
+    }
+
+    /// `cms/event/consumer`. Its handler receives this plugin's settings of the event's
+    /// organization.
+    pub fn consumer(&mut self, mut consumer: Consumer) -> &mut Self {
+        consumer.plugin = Some(self.id.clone());
         self.consumers.push(consumer);
         self
     }
 
-    /// `cms/job/handler`: runs jobs of a namespaced type.
+    /// `cms/job/handler`: runs jobs of a namespaced type, with this plugin's settings of the
+    /// job's organization.
     pub fn job_handler(&mut self, job_type: &str, handler: Arc<dyn JobHandler>) -> &mut Self {
         self.job_handlers.push((job_type.to_string(), handler));
         self
@@ -326,8 +353,10 @@ pub(crate) struct Collected {
     pub(crate) schemas: Vec<Schema>,
     pub(crate) capabilities: Vec<CapabilityInfo>,
     pub(crate) event_types: Vec<EventDeclaration>,
+    pub(crate) settings: Vec<SettingsDeclaration>,
     pub(crate) consumers: Vec<Consumer>,
-    pub(crate) job_handlers: Vec<(String, Arc<dyn JobHandler>)>,
+    /// Job types with the plugin that handles them.
+    pub(crate) job_handlers: Vec<(String, String, Arc<dyn JobHandler>)>,
     pub(crate) extensions: cms_server::Extensions,
     pub(crate) agent_tools: Vec<AgentTool>,
 }
@@ -409,6 +438,7 @@ pub(crate) fn collect(
             schemas,
             capabilities,
             event_types,
+            settings,
             consumers,
             job_handlers,
             routes,
@@ -420,8 +450,13 @@ pub(crate) fn collect(
         all.schemas.extend(schemas);
         all.capabilities.extend(capabilities);
         all.event_types.extend(event_types);
+        all.settings.extend(settings);
         all.consumers.extend(consumers);
-        all.job_handlers.extend(job_handlers);
+        all.job_handlers.extend(
+            job_handlers
+                .into_iter()
+                .map(|(job_type, handler)| (id.clone(), job_type, handler)),
+        );
         all.extensions
             .routes
             .extend(routes.into_iter().map(|r| (id.clone(), r)));
@@ -590,7 +625,7 @@ fn manifest(parts: &PluginParts) -> PluginManifest {
     PluginManifest {
         id: parts.id.clone(),
         schemas: parts.schemas.iter().map(|s| s.name.clone()).collect(),
-        settings: false,
+        settings: parts.settings.is_some(),
         capabilities: parts
             .capabilities
             .iter()

@@ -82,6 +82,7 @@ fn consumer(id: &str, event: &str, recorder: &Arc<Recorder>) -> Consumer {
         max_attempts: None,
         handler: recorder.clone(),
         settings: json!({}),
+        plugin: None,
     }
 }
 

@@ -55,6 +55,7 @@ fn registry(recorder: &Arc<Recorder>, max_attempts: Option<i64>) -> Registry {
             max_attempts,
             handler: recorder.clone(),
             settings: json!({"index": "posts"}),
+            plugin: None,
         })
         .unwrap()
 }

@@ -27,6 +27,7 @@ mod lifecycle;
 mod members;
 mod openapi;
 mod organizations;
+mod plugin_settings;
 mod plugins;
 mod rate_limit;
 mod roles;

@@ -15,6 +15,7 @@ pub mod hex;
 pub mod identity;
 pub mod issue;
 pub mod job;
+pub mod plugin_settings;
 pub mod role;
 pub mod schema;
 pub mod sign_up;

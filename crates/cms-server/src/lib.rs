@@ -216,6 +216,7 @@ fn api(max_upload_bytes: u64, graphql_path: &str) -> OpenApiRouter<AppState> {
         .merge(routes::instance_settings::routes())
         .merge(routes::roles::routes())
         .merge(routes::plugins::routes())
+        .merge(routes::plugin_settings::routes())
         .merge(graphql::routes(graphql_path).into())
 }
 

@@ -22,6 +22,7 @@ mod instance_settings;
 pub mod jobs;
 pub mod mail;
 mod organizations;
+pub mod plugin_settings;
 mod rate_limit;
 mod roles;
 pub mod storage;
@@ -57,6 +58,7 @@ pub use organizations::{
     Invitation, InvitationService, Member, MemberService, NewOrganization, Organization,
     OrganizationService, OrganizationUpdate,
 };
+pub use plugin_settings::{PluginSettingsService, PluginSettingsView};
 pub use rate_limit::{Limited, RateLimitService, RateLimitSettings};
 pub use roles::{NewRole, Role, RoleEdit, RoleService};
 pub use storage::{BlobStore, BlobWriter, ByteStream, ObjectStorage, S3Settings, StorageError};
@@ -83,6 +85,9 @@ pub struct Settings {
     pub jobs: JobSettings,
     /// Upload limit, private delivery, link signing, direct upload.
     pub assets: AssetSettings,
+    /// The string the key of secret plugin settings is derived from
+    /// (CMS_SECRET_ENCRYPTION_KEY); `None`: secrets cannot be saved (422).
+    pub secret_encryption_key: Option<String>,
 }
 
 /// The queue's bounds (CONTRACT.md section 7).
@@ -121,6 +126,7 @@ impl Default for Settings {
             max_versions: 25,
             jobs: JobSettings::default(),
             assets: AssetSettings::default(),
+            secret_encryption_key: None,
         }
     }
 }
@@ -144,6 +150,8 @@ pub struct Parts {
     pub policies: AccessPolicies,
     /// Delivers invitations, verification and password-reset e-mails.
     pub mailer: Arc<dyn Mailer>,
+    /// The plugins' settings declarations; a plugin id declared twice stops the start.
+    pub plugin_settings: Vec<cms_core::plugin_settings::SettingsDeclaration>,
 }
 
 /// The content service. Cheap to clone; every clone is the same service.
@@ -166,6 +174,9 @@ pub(crate) struct Inner {
     pub(crate) mailer: Arc<dyn Mailer>,
     /// Signs and checks /media links with the asset signing secret.
     pub(crate) media_signer: cms_core::asset::MediaSigner,
+    pub(crate) plugin_settings: Vec<cms_core::plugin_settings::SettingsDeclaration>,
+    /// Seals and opens secret plugin settings; `None` without an encryption key.
+    pub(crate) secret_box: Option<plugin_settings::secret_box::SecretBox>,
 }
 
 impl Inner {
@@ -230,6 +241,13 @@ impl Cms {
         let access = documents::AccessRules::new(&parts.schemas, &parts.policies)?;
         let event_types =
             events::EventTypes::new(parts.event_types, &parts.schemas, &parts.registry)?;
+        plugin_settings::check_declarations(&parts.plugin_settings)?;
+        let secret_box = parts
+            .settings
+            .secret_encryption_key
+            .as_deref()
+            .filter(|key| !key.is_empty())
+            .map(plugin_settings::secret_box::SecretBox::new);
         let media_signer =
             cms_core::asset::MediaSigner::new(parts.settings.assets.signing_secret.as_deref());
         let cms = Cms(Arc::new(Inner {
@@ -246,6 +264,8 @@ impl Cms {
             access,
             mailer: parts.mailer,
             media_signer,
+            plugin_settings: parts.plugin_settings,
+            secret_box,
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
         cms.index_declared_fields().await?;
@@ -317,6 +337,12 @@ impl Cms {
 
     pub fn roles(&self) -> RoleService<'_> {
         RoleService::new(&self.0)
+    }
+
+    /// The plugins' settings per organization (sessions with `org.settings`), and their
+    /// decrypted values for the plugins' own code.
+    pub fn plugin_settings(&self) -> PluginSettingsService<'_> {
+        PluginSettingsService::new(&self.0)
     }
 
     pub fn jobs(&self) -> JobService<'_> {

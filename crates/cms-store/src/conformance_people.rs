@@ -6,6 +6,7 @@ use serde_json::json;
 use crate::api_keys::ApiKeyRecord;
 use crate::invitations::InvitationRecord;
 use crate::organizations::{MemberRecord, OrganizationRecord};
+use crate::plugin_settings::PluginSettingsRecord;
 use crate::roles::RoleRecord;
 use crate::sessions::SessionRecord;
 use crate::user_tokens::UserTokenRecord;
@@ -438,10 +439,97 @@ async fn preferences_are_saved_per_user(url: String) {
     store.close().await;
 }
 
+async fn plugin_settings_are_saved_per_organization_and_plugin(url: String) {
+    let store = open(&url).await;
+    seed(&store).await;
+    let record =
+        |org: &str, plugin: &str, values: serde_json::Value, at: i64| PluginSettingsRecord {
+            organization_id: org.into(),
+            plugin_id: plugin.into(),
+            values: Json(values),
+            updated_at: at,
+            updated_by: Some("u1".into()),
+        };
+    let mut tx = store.write_for("o1").await.unwrap();
+    assert!(
+        tx.plugin_settings("o1", "webhooks")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(tx.plugin_settings_of("o1").await.unwrap().is_empty());
+    tx.save_plugin_settings(&record(
+        "o1",
+        "webhooks",
+        json!({"url": "a", "secret": "v1:x"}),
+        1,
+    ))
+    .await
+    .unwrap();
+    tx.save_plugin_settings(&record("o1", "analytics", json!({"id": 7}), 1))
+        .await
+        .unwrap();
+    // A second save replaces the first (values, time and author).
+    let replaced = PluginSettingsRecord {
+        updated_by: None,
+        ..record("o1", "webhooks", json!({"url": "b"}), 2)
+    };
+    tx.save_plugin_settings(&replaced).await.unwrap();
+    tx.commit().await.unwrap();
+    let mut tx = store.write_for("o2").await.unwrap();
+    tx.save_plugin_settings(&record("o2", "webhooks", json!({"url": "other"}), 3))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    let mut tx = store.read_for("o1").await.unwrap();
+    assert_eq!(
+        tx.plugin_settings("o1", "webhooks").await.unwrap(),
+        Some(replaced.clone())
+    );
+    let all = tx.plugin_settings_of("o1").await.unwrap();
+    assert_eq!(
+        all.iter().map(|r| r.plugin_id.as_str()).collect::<Vec<_>>(),
+        ["analytics", "webhooks"]
+    );
+    assert_eq!(all[0].values.0, json!({"id": 7}));
+    assert_eq!(all[0].updated_by.as_deref(), Some("u1"));
+    drop(tx);
+    let mut tx = store.read_for("o2").await.unwrap();
+    let other = tx.plugin_settings("o2", "webhooks").await.unwrap().unwrap();
+    assert_eq!(
+        (other.values.0, other.updated_at),
+        (json!({"url": "other"}), 3)
+    );
+    // PostgreSQL's tenant wall: a unit acting for o2 sees none of o1's settings, and one that
+    // names no organization sees none at all.
+    if store.dialect() == crate::Dialect::Postgres {
+        assert!(
+            tx.plugin_settings("o1", "webhooks")
+                .await
+                .unwrap()
+                .is_none()
+        );
+        let mut bare = store.read().await.unwrap();
+        assert!(bare.plugin_settings_of("o1").await.unwrap().is_empty());
+    }
+    drop(tx);
+
+    // They go with their organization.
+    let mut tx = store.write().await.unwrap();
+    assert!(tx.delete_organization("o1").await.unwrap());
+    tx.commit().await.unwrap();
+    let mut tx = store.read_for("o1").await.unwrap();
+    assert!(tx.plugin_settings_of("o1").await.unwrap().is_empty());
+    drop(tx);
+    store.close().await;
+}
+
 crate::both_engines!(
     deleting_an_organization_cascades_and_clears_sessions,
     members_leave_keys_and_sessions_behind_on_request,
     an_address_has_one_pending_invitation_per_organization,
     user_tokens_are_taken_once,
     preferences_are_saved_per_user,
+    plugin_settings_are_saved_per_organization_and_plugin,
 );

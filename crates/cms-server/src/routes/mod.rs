@@ -13,6 +13,7 @@ pub mod jobs;
 pub mod media;
 pub mod organizations;
 mod params;
+pub mod plugin_settings;
 pub mod plugins;
 pub mod roles;
 pub mod schemas;

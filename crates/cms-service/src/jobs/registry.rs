@@ -16,8 +16,10 @@ pub type HandlerError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What a handler receives beside its event or job: database access through the service layer
 /// (so every rule holds), a logger (a span naming the job; log with `tracing` inside it) and
-/// the settings registered with the consumer or handler (`{}` when none were). The plugins
-/// issue will source settings from each organization's plugin settings.
+/// its settings: for a consumer or handler of a plugin that declared settings, that plugin's
+/// values in the event's or job's organization, secrets decrypted
+/// ([`crate::PluginSettingsService::values_for`]); otherwise the settings registered with it
+/// (`{}` when none were).
 pub struct HandlerContext {
     pub cms: Cms,
     pub log: tracing::Span,
@@ -43,14 +45,20 @@ pub struct Consumer {
     /// Attempts per delivery; the queue default when `None`.
     pub max_attempts: Option<i64>,
     pub handler: Arc<dyn EventHandler>,
-    /// Handed to the handler as [`HandlerContext::settings`].
+    /// Handed to the handler as [`HandlerContext::settings`], unless the consumer belongs to
+    /// a plugin with declared settings.
     pub settings: Value,
+    /// The plugin the consumer belongs to. When that plugin declared settings, the handler
+    /// receives the organization's values of them instead of `settings`.
+    pub plugin: Option<String>,
 }
 
 #[derive(Clone)]
 pub(crate) struct HandlerEntry {
     pub(crate) handler: Arc<dyn JobHandler>,
     pub(crate) settings: Value,
+    /// As [`Consumer::plugin`].
+    pub(crate) plugin: Option<String>,
 }
 
 /// Consumers and job handlers, checked when registered.
@@ -104,10 +112,36 @@ impl Registry {
 
     /// A job handler that receives `settings` as [`HandlerContext::settings`].
     pub fn job_handler_with_settings(
+        self,
+        job_type: &str,
+        handler: Arc<dyn JobHandler>,
+        settings: Value,
+    ) -> Result<Self, RegistryError> {
+        self.insert_handler(job_type, handler, settings, None)
+    }
+
+    /// A job handler of plugin `plugin_id`: when the plugin declared settings, the handler
+    /// receives the job organization's values of them as [`HandlerContext::settings`].
+    pub fn plugin_job_handler(
+        self,
+        plugin_id: &str,
+        job_type: &str,
+        handler: Arc<dyn JobHandler>,
+    ) -> Result<Self, RegistryError> {
+        self.insert_handler(
+            job_type,
+            handler,
+            Value::Object(Default::default()),
+            Some(plugin_id.to_string()),
+        )
+    }
+
+    fn insert_handler(
         mut self,
         job_type: &str,
         handler: Arc<dyn JobHandler>,
         settings: Value,
+        plugin: Option<String>,
     ) -> Result<Self, RegistryError> {
         if !namespaced(job_type) {
             return Err(RegistryError::NotNamespaced(job_type.to_string()));
@@ -118,8 +152,14 @@ impl Registry {
         if self.handlers.contains_key(job_type) {
             return Err(RegistryError::DuplicateHandler(job_type.to_string()));
         }
-        self.handlers
-            .insert(job_type.to_string(), HandlerEntry { handler, settings });
+        self.handlers.insert(
+            job_type.to_string(),
+            HandlerEntry {
+                handler,
+                settings,
+                plugin,
+            },
+        );
         Ok(self)
     }
 
@@ -171,6 +211,7 @@ mod tests {
             max_attempts: None,
             handler: Arc::new(Nothing),
             settings: Value::Null,
+            plugin: None,
         }
     }
 

@@ -235,11 +235,18 @@ impl Worker {
                 other => match self.cms.0.registry.handler(other) {
                     Some(entry) => {
                         let handler = Arc::clone(&entry.handler);
-                        let ctx = HandlerContext {
-                            settings: entry.settings.clone(),
-                            ..ctx
-                        };
+                        let plugin = entry.plugin.clone();
+                        let fallback = entry.settings.clone();
+                        let organization = view.organization_id.clone();
                         Box::pin(async move {
+                            let settings = handler_settings(
+                                &ctx.cms,
+                                plugin.as_deref(),
+                                organization.as_deref(),
+                                fallback,
+                            )
+                            .await?;
+                            let ctx = HandlerContext { settings, ..ctx };
                             handler
                                 .run(&ctx, &view)
                                 .await
@@ -278,10 +285,14 @@ async fn deliver(ctx: HandlerContext, job: JobView) -> Result<(), Failure> {
             "no consumer `{consumer_id}` is registered"
         )));
     };
-    let ctx = HandlerContext {
-        settings: consumer.settings.clone(),
-        ..ctx
-    };
+    let settings = handler_settings(
+        &ctx.cms,
+        consumer.plugin.as_deref(),
+        job.organization_id.as_deref(),
+        consumer.settings.clone(),
+    )
+    .await?;
+    let ctx = HandlerContext { settings, ..ctx };
     let event = {
         let mut tx = ctx.cms.0.store.read().await.map_err(handler_error)?;
         tx.event(&event_id).await.map_err(handler_error)?
@@ -296,6 +307,26 @@ async fn deliver(ctx: HandlerContext, job: JobView) -> Result<(), Failure> {
         .handle(&ctx, &EventView::from(event))
         .await
         .map_err(|e| Failure::Handler(e.to_string()))
+}
+
+/// A handler's settings: for a plugin that declared settings, its values in the organization
+/// of the event or job (secrets decrypted); otherwise (no plugin, no declaration, or an
+/// instance-wide event or job) the settings registered with the handler. Settings that cannot
+/// be read (a secret that does not decrypt) fail the attempt, which is retried.
+async fn handler_settings(
+    cms: &Cms,
+    plugin: Option<&str>,
+    organization: Option<&str>,
+    registered: Value,
+) -> Result<Value, Failure> {
+    let settings = cms.plugin_settings();
+    match (plugin, organization) {
+        (Some(plugin), Some(organization)) if settings.is_declared(plugin) => settings
+            .values_for(organization, plugin)
+            .await
+            .map_err(|e| Failure::Handler(format!("the settings of plugin `{plugin}`: {e}"))),
+        _ => Ok(registered),
+    }
 }
 
 /// `cms.schedule.publish` and `cms.schedule.unpublish`.
