@@ -240,8 +240,14 @@ impl Builder {
         // just as early.
         let host_types: Vec<String> = schemas.iter().map(|s| s.name.clone()).collect();
         let mut event_types = self.event_types;
+        let (before, after) = plugins::first_party(&config);
+        let every_plugin: Vec<Arc<dyn Plugin>> = before
+            .into_iter()
+            .chain(self.plugins)
+            .chain(after)
+            .collect();
         let plugins = plugin::collect(
-            &self.plugins,
+            &every_plugin,
             &host_types,
             &self.plugin_capabilities,
             &event_types,

@@ -3,3 +3,21 @@
 
 pub mod forms;
 pub mod webhooks;
+
+use std::sync::Arc;
+
+use crate::Config;
+use crate::plugin::Plugin;
+
+/// The first-party plugins the configuration enables: those registered before the host's
+/// plugins, and those registered after them (`webhooks`, which subscribes to every event type
+/// declared before it).
+pub(crate) fn first_party(config: &Config) -> (Vec<Arc<dyn Plugin>>, Vec<Arc<dyn Plugin>>) {
+    let mut before: Vec<Arc<dyn Plugin>> = Vec::new();
+    let after: Vec<Arc<dyn Plugin>> = Vec::new();
+    if config.plugins.forms {
+        before.push(Arc::new(forms::Forms));
+    }
+    // webhooks: registered last (see `webhooks::Webhooks`).
+    (before, after)
+}

@@ -152,7 +152,7 @@ pub fn build(
         public_origin,
     };
     let router = extensions
-        .mount(routes)
+        .mount(routes, &state.cms)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum_middleware::from_fn_with_state(state.clone(), middleware::resolve_actor))

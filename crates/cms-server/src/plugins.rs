@@ -15,14 +15,16 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use axum::extract::FromRequestParts;
 use axum::extract::{MatchedPath, Request, State};
 use axum::handler::Handler;
+use axum::http::request::Parts;
 use axum::http::{Method, StatusCode};
 use axum::middleware::{self as axum_middleware, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodFilter, MethodRouter};
 use cms_core::RequiredCapabilities;
-use cms_service::{Actor, Error};
+use cms_service::{Actor, Cms, Error};
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa::openapi::path::{
@@ -124,6 +126,24 @@ impl PluginRoute {
 
 fn is_identifier(name: &str) -> bool {
     !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The service, for plugin handlers and wrappers: `Service(cms): Service` as an extractor (or
+/// `request.extensions().get::<Cms>()` in a wrapper).
+pub struct Service(pub Cms);
+
+impl<S: Send + Sync> FromRequestParts<S> for Service {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<Cms>()
+            .cloned()
+            .map(Service)
+            // Only a handler mounted outside the plugin router could ask: a bug, not input.
+            .ok_or_else(|| ApiError::from(Error::Internal("no service for this route".into())))
+    }
 }
 
 /// The future a [`RouteWrap`] returns.
@@ -266,13 +286,16 @@ impl Extensions {
 
     /// Adds the wrappers around the built-in routes already in `router`, then the plugin
     /// routes, each behind its gate.
-    pub(crate) fn mount<S>(&self, mut router: axum::Router<S>) -> axum::Router<S>
+    pub(crate) fn mount<S>(&self, mut router: axum::Router<S>, cms: &Cms) -> axum::Router<S>
     where
         S: Clone + Send + Sync + 'static,
     {
         if !self.wraps.is_empty() {
             let wraps: Arc<[RouteWrap]> = self.wraps.iter().map(|(_, w)| w.clone()).collect();
-            router = router.route_layer(axum_middleware::from_fn_with_state(wraps, wrapped));
+            router = router.route_layer(axum_middleware::from_fn_with_state(
+                (wraps, cms.clone()),
+                wrapped,
+            ));
         }
         let mut by_path: BTreeMap<String, MethodRouter> = BTreeMap::new();
         for (_, route) in &self.routes {
@@ -280,7 +303,7 @@ impl Extensions {
                 .handler
                 .clone()
                 .layer(axum_middleware::from_fn_with_state(
-                    Arc::new(route.required.clone()),
+                    (Arc::new(route.required.clone()), cms.clone()),
                     gate,
                 ));
             let merged = match by_path.remove(&route.full_path()) {
@@ -336,8 +359,8 @@ impl Extensions {
 
 /// The gate of a plugin route: SPEC.md's `requiredCapabilities`, decided by the service.
 async fn gate(
-    State(required): State<Arc<RequiredCapabilities>>,
-    req: Request,
+    State((required, cms)): State<(Arc<RequiredCapabilities>, Cms)>,
+    mut req: Request,
     next: Next,
 ) -> Response {
     if !required.is_public() {
@@ -348,11 +371,16 @@ async fn gate(
             return ApiError::from(e).into_response();
         }
     }
+    req.extensions_mut().insert(cms);
     next.run(req).await
 }
 
 /// Runs the wrapper of the matched built-in route, if one was registered; otherwise the route.
-async fn wrapped(State(wraps): State<Arc<[RouteWrap]>>, req: Request, next: Next) -> Response {
+async fn wrapped(
+    State((wraps, cms)): State<(Arc<[RouteWrap]>, Cms)>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let matched = req
         .extensions()
         .get::<MatchedPath>()
@@ -363,7 +391,10 @@ async fn wrapped(State(wraps): State<Arc<[RouteWrap]>>, req: Request, next: Next
             .find(|w| w.path == path && w.method == req.method())
     });
     match wrap {
-        Some(wrap) => (wrap.wrapper)(req, next).await,
+        Some(wrap) => {
+            req.extensions_mut().insert(cms);
+            (wrap.wrapper)(req, next).await
+        }
         None => next.run(req).await,
     }
 }
