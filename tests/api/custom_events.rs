@@ -17,6 +17,14 @@ use serde_json::{Value, json};
 
 use crate::support::{Session, TestApp, config_for, insert_organization};
 
+/// These tests build what the forms plugin does out of the bare API, with types and an event
+/// of the same names: the real plugin stays off.
+fn without_forms(url: &str) -> cms::Config {
+    let mut config = config_for(url);
+    config.plugins.forms = false;
+    config
+}
+
 const THING: &str = "acme.thing.happened";
 const OTHER: &str = "acme.other.happened";
 const SUBMITTED: &str = "forms.submission.created";
@@ -106,7 +114,7 @@ async fn start(url: &str) -> (TestApp, Consumers) {
         .unwrap()
         .consumer(consumer("forms", SUBMITTED, &consumers.forms))
         .unwrap();
-    let mut config = config_for(url);
+    let mut config = without_forms(url);
     config.auth.invite_only = false;
     let app = TestApp::custom(config, |b| {
         declarations()
@@ -272,7 +280,7 @@ async fn the_start_refuses_bad_declarations_and_unknown_subscriptions(url: Strin
         let err = declarations
             .into_iter()
             .fold(
-                cms::Builder::new(config_for(&url))
+                cms::Builder::new(without_forms(&url))
                     .schemas(schemas())
                     .registry(registry),
                 |b, d| b.event_type(d),

@@ -17,6 +17,7 @@ mod custom_events;
 mod documents;
 mod email;
 mod first_admin;
+mod forms;
 mod graphql;
 mod health;
 mod http_core;
