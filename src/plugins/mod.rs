@@ -9,10 +9,12 @@ use std::sync::Arc;
 use crate::Config;
 use crate::plugin::Plugin;
 
+type Plugins = Vec<Arc<dyn Plugin>>;
+
 /// The first-party plugins the configuration enables: those registered before the host's
 /// plugins, and those registered after them (`webhooks`, which subscribes to every event type
 /// declared before it).
-pub(crate) fn first_party(config: &Config) -> (Vec<Arc<dyn Plugin>>, Vec<Arc<dyn Plugin>>) {
+pub(crate) fn first_party(config: &Config) -> (Plugins, Plugins) {
     let mut before: Vec<Arc<dyn Plugin>> = Vec::new();
     let after: Vec<Arc<dyn Plugin>> = Vec::new();
     if config.plugins.forms {
