@@ -16,6 +16,7 @@ mod csrf;
 mod custom_events;
 mod documents;
 mod email;
+mod example_host;
 mod first_admin;
 mod forms;
 mod graphql;
