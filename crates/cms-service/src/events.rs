@@ -257,6 +257,7 @@ mod tests {
             max_attempts: None,
             handler: Arc::new(Nothing),
             settings: Value::Null,
+            plugin: None,
         }
     }
 
