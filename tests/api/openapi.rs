@@ -86,7 +86,14 @@ async fn the_document_describes_the_instance(url: String) {
     assert!(schemas["SiteSettingsData"].is_object());
     // The document type named in a list or a new document is one of this instance's (the
     // demo schemas, then the forms plugin's).
-    let types = json!(["post", "author", "page", "siteSettings", "form", "formSubmission"]);
+    let types = json!([
+        "post",
+        "author",
+        "page",
+        "siteSettings",
+        "form",
+        "formSubmission"
+    ]);
     assert_eq!(schemas["CreateBody"]["properties"]["type"]["enum"], types);
     let list = doc["paths"]["/api/documents"]["get"]["parameters"]
         .as_array()

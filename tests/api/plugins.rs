@@ -14,10 +14,29 @@ use cms::server::plugins::{Component, Placement};
 use cms::server::{ApiJson, ApiResult, Authed, Data, PluginRoute, RouteWrap, created, ok};
 use serde_json::{Value, json};
 
+use std::sync::{Arc, Mutex};
+
+use cms::core::plugin_settings::{SettingField, SettingKind};
+use cms::service::jobs::{HandlerContext, HandlerError, JobHandler, JobView};
+
 use crate::support::{TestApp, config_for};
 
-/// A host's plugin touching every extension point the HTTP door serves.
-struct Acme;
+/// A host's plugin touching every extension point. Its job handler records the settings it
+/// receives.
+#[derive(Default, Clone)]
+struct Acme {
+    synced: Arc<Mutex<Vec<Value>>>,
+}
+
+struct Sync(Arc<Mutex<Vec<Value>>>);
+
+#[async_trait::async_trait]
+impl JobHandler for Sync {
+    async fn run(&self, ctx: &HandlerContext, _: &JobView) -> Result<(), HandlerError> {
+        self.0.lock().unwrap().push(ctx.settings.clone());
+        Ok(())
+    }
+}
 
 impl Plugin for Acme {
     fn id(&self) -> &str {
@@ -25,6 +44,18 @@ impl Plugin for Acme {
     }
 
     fn register(&self, parts: &mut PluginParts) {
+        parts.schema_json(json!({"type": "document", "name": "acmeReport",
+            "fields": [{"name": "title", "type": "string", "required": true}]}));
+        parts.settings(
+            "Acme",
+            "Where reports sync to",
+            vec![SettingField {
+                name: "region".into(),
+                kind: SettingKind::String,
+                title: "Region".into(),
+            }],
+        );
+        parts.job_handler("acme.sync", Arc::new(Sync(self.synced.clone())));
         parts.capability(
             "acme.report",
             "Run reports",
@@ -100,7 +131,7 @@ impl Plugin for Acme {
             required_capabilities: RequiredCapabilities::all(["acme.report".parse().unwrap()]),
             execution: ToolExecution::Server,
             input_schema: json!({"type": "object", "properties": {}}),
-            handler: std::sync::Arc::new(NoTool),
+            handler: Arc::new(NoTool),
         });
     }
 }
@@ -120,9 +151,13 @@ impl cms::plugin::ToolHandler for NoTool {
 }
 
 async fn app(url: &str) -> TestApp {
+    app_with(url, Acme::default()).await
+}
+
+async fn app_with(url: &str, acme: Acme) -> TestApp {
     let mut config = config_for(url);
     config.auth.invite_only = false;
-    TestApp::custom(config, |b| b.plugin(Acme)).await
+    TestApp::custom(config, |b| b.plugin(acme)).await
 }
 
 async fn the_gate_runs_before_the_handler(url: String) {
@@ -245,6 +280,16 @@ async fn plugin_capabilities_work_on_custom_roles_and_keys(url: String) {
         .send()
         .await
         .assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
+    // An organization owner who is no instance administrator holds it too (owners hold every
+    // declared capability).
+    let cy = app.sign_up("Cy", "cy@example.com").await;
+    app.join(&cy, &org, "owner").await;
+    let res = app
+        .post("/api/acme/reports", json!({}))
+        .cookie(&cy)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
     // A member-only route takes any key of the organization.
     let res = app.get("/api/acme/whoami").key(&reader).send().await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
@@ -348,7 +393,42 @@ async fn plugin_routes_are_in_the_openapi_document(url: String) {
     app.stop().await;
 }
 
+async fn schemas_settings_and_job_handlers_of_a_plugin(url: String) {
+    let acme = Acme::default();
+    let app = app_with(&url, acme.clone()).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let org = app.active_organization(&ada).await;
+    // cms/schema: a type like the host's.
+    let res = app
+        .post(
+            "/api/documents",
+            json!({"type": "acmeReport", "data": {"title": "Q3"}}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    // cms/settings and cms/job/handler: the handler runs with its organization's settings.
+    let res = app
+        .req(Method::PUT, "/api/plugin-settings/acme")
+        .cookie(&ada)
+        .json(json!({"values": {"region": "eu"}}))
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let worker = app.app.cms.worker();
+    worker
+        .enqueue(Some(&org), "acme.sync", json!({}), None, None)
+        .await
+        .unwrap();
+    let report = worker.tick().await.unwrap();
+    assert_eq!(report.completed, 1, "{report:?}");
+    assert_eq!(*acme.synced.lock().unwrap(), vec![json!({"region": "eu"})]);
+    app.stop().await;
+}
+
 cms_store::both_engines!(
+    schemas_settings_and_job_handlers_of_a_plugin,
     the_gate_runs_before_the_handler,
     plugin_capabilities_work_on_custom_roles_and_keys,
     a_wrapper_chains_to_or_replaces_the_built_in_route,
