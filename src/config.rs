@@ -74,6 +74,7 @@ const KEYS: &[(&str, Kind)] = &[
     ("plugins.forms", Kind::Bool),
     ("plugins.webhooks", Kind::Bool),
     ("plugins.webhooksDenyPrivateTargets", Kind::Bool),
+    ("plugins.webhooksTimeoutMs", Kind::Int),
     ("plugins.secretEncryptionKey", Kind::Str),
 ];
 
@@ -118,6 +119,9 @@ pub struct PluginsConfig {
     pub webhooks: bool,
     /// Webhooks refuse loopback and private targets (after resolving the name).
     pub webhooks_deny_private_targets: bool,
+    /// The bound on one webhook delivery attempt, connection included, in milliseconds
+    /// (10 000 by default); a target that has not answered by then fails the attempt.
+    pub webhooks_timeout_ms: u64,
     /// The string the key of secret plugin settings is derived from
     /// (CMS_SECRET_ENCRYPTION_KEY): 32 or more characters. Unset, saving a secret is refused.
     pub secret_encryption_key: Option<String>,
@@ -129,6 +133,7 @@ impl Default for PluginsConfig {
             forms: true,
             webhooks: true,
             webhooks_deny_private_targets: false,
+            webhooks_timeout_ms: 10_000,
             secret_encryption_key: None,
         }
     }
@@ -555,6 +560,11 @@ impl Config {
         }
         if self.health.timeout_ms == 0 {
             return Err(ConfigError("health.timeoutMs must be positive".into()));
+        }
+        if self.plugins.webhooks_timeout_ms == 0 {
+            return Err(ConfigError(
+                "plugins.webhooksTimeoutMs must be positive".into(),
+            ));
         }
         if !matches!(self.log.format.as_str(), "text" | "json") {
             return Err(ConfigError("log.format is \"text\" or \"json\"".into()));
@@ -1008,6 +1018,7 @@ mod tests {
         let c = Config::load(None, env(&[])).unwrap().config;
         assert!(c.plugins.forms && c.plugins.webhooks);
         assert!(!c.plugins.webhooks_deny_private_targets);
+        assert_eq!(c.plugins.webhooks_timeout_ms, 10_000);
         assert_eq!(c.plugins.encryption_key(), None);
 
         let key = "k".repeat(32);
@@ -1017,6 +1028,7 @@ mod tests {
                 ("CMS_PLUGINS_FORMS", "false"),
                 ("CMS_PLUGINS_WEBHOOKS", "off"),
                 ("CMS_PLUGINS_WEBHOOKS_DENY_PRIVATE_TARGETS", "true"),
+                ("CMS_PLUGINS_WEBHOOKS_TIMEOUT_MS", "300"),
                 ("CMS_SECRET_ENCRYPTION_KEY", &key),
             ]),
         )
@@ -1025,6 +1037,7 @@ mod tests {
         let c = loaded.config;
         assert!(!c.plugins.forms && !c.plugins.webhooks);
         assert!(c.plugins.webhooks_deny_private_targets);
+        assert_eq!(c.plugins.webhooks_timeout_ms, 300);
         assert_eq!(c.plugins.encryption_key(), Some(key.as_str()));
 
         // The file's camelCase keys; the systematic environment name works too.
@@ -1032,7 +1045,7 @@ mod tests {
         let file = dir.path().join("cms.toml");
         std::fs::write(
             &file,
-            "[plugins]\nforms = false\nwebhooksDenyPrivateTargets = true\n",
+            "[plugins]\nforms = false\nwebhooksDenyPrivateTargets = true\nwebhooksTimeoutMs = 2500\n",
         )
         .unwrap();
         let loaded = Config::load(
@@ -1044,6 +1057,7 @@ mod tests {
         let c = loaded.config;
         assert!(!c.plugins.forms && c.plugins.webhooks);
         assert!(c.plugins.webhooks_deny_private_targets);
+        assert_eq!(c.plugins.webhooks_timeout_ms, 2500);
         assert_eq!(c.plugins.encryption_key(), Some(key.as_str()));
 
         // Too short is refused, counted in characters; empty means unset.
@@ -1060,6 +1074,13 @@ mod tests {
             .unwrap()
             .config;
         assert_eq!(c.plugins.encryption_key(), None);
+        let err = Config::load(None, env(&[("CMS_PLUGINS_WEBHOOKS_TIMEOUT_MS", "0")]))
+            .err()
+            .unwrap();
+        assert!(
+            err.to_string().contains("plugins.webhooksTimeoutMs"),
+            "{err}"
+        );
         let err = Config::load(None, env(&[("CMS_PLUGINS_FORMS", "maybe")]))
             .err()
             .unwrap();

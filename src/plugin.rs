@@ -43,7 +43,7 @@ use cms_server::plugins::{
     RouteInfo,
 };
 use cms_server::{PluginRoute, RouteWrap};
-use cms_service::events::{BUILT_IN_EVENT_TYPES, EventDeclaration};
+use cms_service::events::{BUILT_IN_EVENT_TYPES, EventDeclaration, namespaced};
 use cms_service::jobs::{Consumer, JobHandler};
 use serde_json::Value;
 
@@ -227,13 +227,15 @@ impl PluginParts {
     /// A custom event type (`<vendor>.<thing>.<happened>`) and its payload schema; emitted with
     /// `cms.events().emit(..)`, which parses the payload first.
     pub fn event_type(&mut self, declaration: EventDeclaration) -> &mut Self {
-        self.known_event_types.push(declaration.name.clone());
+        add_known(&mut self.known_event_types, &declaration.name);
         self.event_types.push(declaration);
         self
     }
 
     /// Every event type a consumer of this plugin may subscribe to: the built-in ones, the
-    /// host's, those of the plugins registered before this one, and this plugin's own so far.
+    /// host's, those of the plugins registered before this one, and this plugin's own so far,
+    /// each once. A malformed name is left out: its declaration stops the start with its own
+    /// message, which a subscription to it must not preempt.
     pub fn known_event_types(&self) -> &[String] {
         &self.known_event_types
     }
@@ -376,6 +378,13 @@ fn plugin_error(plugin: &str, message: impl Into<String>) -> PluginError {
     }
 }
 
+/// Adds an event type to a list of known ones: once, and only when its name is well formed.
+fn add_known(known: &mut Vec<String>, name: &str) {
+    if namespaced(name) && !known.iter().any(|k| k == name) {
+        known.push(name.to_string());
+    }
+}
+
 /// Registers every plugin in order and checks what they declared, alone and together.
 /// `types` are the host's document types (plugins' are added to them).
 pub(crate) fn collect(
@@ -385,11 +394,14 @@ pub(crate) fn collect(
     host_event_types: &[EventDeclaration],
 ) -> Result<Collected, PluginError> {
     let mut all = Collected::default();
-    let mut known_event_types: Vec<String> = BUILT_IN_EVENT_TYPES
+    let mut known_event_types = Vec::new();
+    for name in BUILT_IN_EVENT_TYPES
         .iter()
-        .map(|t| t.to_string())
-        .chain(host_event_types.iter().map(|e| e.name.clone()))
-        .collect();
+        .copied()
+        .chain(host_event_types.iter().map(|e| e.name.as_str()))
+    {
+        add_known(&mut known_event_types, name);
+    }
     let mut ids = BTreeSet::new();
     let mut registered = Vec::new();
     for plugin in plugins {
@@ -405,7 +417,9 @@ pub(crate) fn collect(
         }
         let mut parts = PluginParts::new(&id, known_event_types.clone());
         plugin.register(&mut parts);
-        known_event_types.extend(parts.event_types.iter().map(|e| e.name.clone()));
+        for declaration in &parts.event_types {
+            add_known(&mut known_event_types, &declaration.name);
+        }
         if let Some(first) = parts.errors.first() {
             return Err(plugin_error(&id, first.clone()));
         }
@@ -667,5 +681,64 @@ fn manifest(parts: &PluginParts) -> PluginManifest {
         field_components: parts.field_components.clone(),
         document_actions: parts.document_actions.clone(),
         admin_tools: parts.admin_tools.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// Declares `declares`, and records the event types it was told were known.
+    struct Probe {
+        id: &'static str,
+        declares: Vec<&'static str>,
+        seen: Mutex<Vec<String>>,
+    }
+
+    impl Plugin for Probe {
+        fn id(&self) -> &str {
+            self.id
+        }
+
+        fn register(&self, parts: &mut PluginParts) {
+            for name in &self.declares {
+                let declaration = EventDeclaration::from_json(name, &serde_json::json!([]));
+                if let Ok(declaration) = declaration {
+                    parts.event_type(declaration);
+                }
+            }
+            *self.seen.lock().unwrap() = parts.known_event_types().to_vec();
+        }
+    }
+
+    fn probe(id: &'static str, declares: &[&'static str]) -> Arc<Probe> {
+        Arc::new(Probe {
+            id,
+            declares: declares.to_vec(),
+            seen: Mutex::default(),
+        })
+    }
+
+    #[test]
+    fn known_event_types_are_those_declared_before_each_once_and_well_formed() {
+        let host = ["acme.thing.happened", "happened", "document.published"]
+            .map(|name| EventDeclaration::from_json(name, &serde_json::json!([])).unwrap());
+        let first = probe("first", &["first.thing.done", "first.thing.done"]);
+        let last = probe("last", &[]);
+        let plugins: Vec<Arc<dyn Plugin>> = vec![first.clone(), last.clone()];
+        // The duplicates are refused later, by the event type checks; what matters here is
+        // what each plugin is shown.
+        let _ = collect(&plugins, &[], &[], &host);
+        let expected = |extra: &[&str]| -> Vec<String> {
+            ["document.published", "user.deleted", "acme.thing.happened"]
+                .iter()
+                .chain(extra)
+                .map(|s| s.to_string())
+                .collect()
+        };
+        assert_eq!(*first.seen.lock().unwrap(), expected(&["first.thing.done"]));
+        assert_eq!(*last.seen.lock().unwrap(), expected(&["first.thing.done"]));
     }
 }

@@ -16,10 +16,13 @@ type Plugins = Vec<Arc<dyn Plugin>>;
 /// declared before it).
 pub(crate) fn first_party(config: &Config) -> (Plugins, Plugins) {
     let mut before: Vec<Arc<dyn Plugin>> = Vec::new();
-    let after: Vec<Arc<dyn Plugin>> = Vec::new();
+    let mut after: Vec<Arc<dyn Plugin>> = Vec::new();
     if config.plugins.forms {
         before.push(Arc::new(forms::Forms));
     }
-    // webhooks: registered last (see `webhooks::Webhooks`).
+    if config.plugins.webhooks {
+        // Last, so that its consumer subscribes to every event type declared before it.
+        after.push(Arc::new(webhooks::Webhooks::new(&config.plugins)));
+    }
     (before, after)
 }

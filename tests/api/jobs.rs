@@ -12,7 +12,16 @@ use cms::service::jobs::{
 use cms::service::{Registry, TickReport};
 use serde_json::{Value, json};
 
-use crate::support::{Session, TestApp, config_for};
+use crate::support::{Session, TestApp};
+
+/// The configuration of these tests: the first-party `webhooks` plugin is off, since its
+/// consumer would add a delivery job of its own to every event and these tests count the jobs
+/// of their own consumers (tests/api/webhooks.rs covers it).
+fn config_for(url: &str) -> cms::Config {
+    let mut config = crate::support::config_for(url);
+    config.plugins.webhooks = false;
+    config
+}
 
 /// A consumer that records what it receives and fails while told to.
 #[derive(Default)]
@@ -515,7 +524,7 @@ async fn a_scheduled_publish_revalidates_at_run_time(url: String) {
 }
 
 async fn the_worker_endpoint_needs_its_secret(url: String) {
-    let app = TestApp::start(&url).await;
+    let app = TestApp::with(config_for(&url), None).await;
     let res = app
         .post("/api/internal/workers/run", json!({}))
         .bearer("anything")
@@ -608,7 +617,7 @@ async fn job_and_event_reads_are_scoped(url: String) {
 /// A failure after the data write rolls back the publish, its event and its outbox row
 /// together: the database is made to refuse the event insert.
 async fn a_publish_that_fails_after_its_data_write_leaves_nothing(url: String) {
-    let app = TestApp::start(&url).await;
+    let app = TestApp::with(config_for(&url), None).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
     let doc = create(&app, &ada, json!({"title": "Hello"}), false).await;
     refuse_event_inserts(&url).await;

@@ -35,3 +35,4 @@ mod rate_limit;
 mod roles;
 mod s3;
 mod tenancy;
+mod webhooks;

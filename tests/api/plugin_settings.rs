@@ -13,7 +13,15 @@ use cms::service::jobs::{
 };
 use serde_json::{Value, json};
 
-use crate::support::{Session, TestApp, config_for};
+use crate::support::{Session, TestApp};
+
+/// The configuration of these tests: they declare settings of their own under the plugin id
+/// `webhooks`, so the first-party plugin of that id is off (tests/api/webhooks.rs covers it).
+fn config_for(url: &str) -> cms::Config {
+    let mut config = crate::support::config_for(url);
+    config.plugins.webhooks = false;
+    config
+}
 
 const SETTINGS: &str = "/api/plugin-settings";
 const WEBHOOKS: &str = "/api/plugin-settings/webhooks";

@@ -159,7 +159,7 @@ impl EventTypes {
 
 /// `vendor.thing`: dot-separated (two or more), non-empty segments of letters, digits, `_` and
 /// `-`. Job types and event types share the rule.
-pub(crate) fn namespaced(name: &str) -> bool {
+pub fn namespaced(name: &str) -> bool {
     let segments: Vec<&str> = name.split('.').collect();
     segments.len() >= 2
         && segments.iter().all(|s| {

@@ -39,8 +39,22 @@ pub fn signature(secret: &str, body: &[u8]) -> String {
 }
 
 /// Sends one delivery; `Err` (a failed attempt, retried by the queue) on a refused target, a
-/// transport failure, a timeout or a non-2xx answer.
+/// transport failure, a timeout or a non-2xx answer. The timeout bounds the whole attempt,
+/// the name's resolution for the private-target check included.
 pub async fn send(policy: &DeliveryPolicy, delivery: Delivery<'_>) -> Result<(), String> {
+    tokio::time::timeout(policy.timeout, attempt(policy, delivery))
+        .await
+        .unwrap_or_else(|_| Err(timed_out(policy)))
+}
+
+fn timed_out(policy: &DeliveryPolicy) -> String {
+    format!(
+        "the webhook target did not answer within {:?}",
+        policy.timeout
+    )
+}
+
+async fn attempt(policy: &DeliveryPolicy, delivery: Delivery<'_>) -> Result<(), String> {
     let url = reqwest::Url::parse(delivery.url)
         .map_err(|e| format!("the webhook url `{}` is not a URL: {e}", delivery.url))?;
     if !matches!(url.scheme(), "http" | "https") {
@@ -80,10 +94,7 @@ pub async fn send(policy: &DeliveryPolicy, delivery: Delivery<'_>) -> Result<(),
     }
     let response = request.body(delivery.body).send().await.map_err(|e| {
         if e.is_timeout() {
-            format!(
-                "the webhook target did not answer within {:?}",
-                policy.timeout
-            )
+            timed_out(policy)
         } else {
             format!("the webhook target could not be reached: {e}")
         }
@@ -115,12 +126,16 @@ async fn resolve(url: &reqwest::Url) -> Result<Vec<SocketAddr>, String> {
 
 /// Whether an address is one a webhook must not reach when private targets are denied: the
 /// machine itself, private networks, link-local, shared (CGNAT), unspecified, multicast,
-/// broadcast and documentation ranges; an IPv4-mapped or -compatible IPv6 address is judged by
-/// the IPv4 address inside it.
+/// broadcast, benchmarking, documentation and reserved ranges; an IPv4-mapped, -compatible or
+/// NAT64 (`64:ff9b::/96`) IPv6 address is judged by the IPv4 address inside it.
 pub fn is_internal(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_internal_v4(v4),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped().or_else(|| compatible_v4(v6)) {
+        IpAddr::V6(v6) => match v6
+            .to_ipv4_mapped()
+            .or_else(|| compatible_v4(v6))
+            .or_else(|| nat64_v4(v6))
+        {
             Some(v4) => is_internal_v4(v4),
             None => is_internal_v6(v6),
         },
@@ -155,6 +170,14 @@ fn is_internal_v6(ip: Ipv6Addr) -> bool {
         || (first == 0x2001 && ip.segments()[1] == 0x0db8)
 }
 
+/// `64:ff9b::a.b.c.d`, the well-known NAT64 prefix (RFC 6052): on a NAT64 network it reaches
+/// the IPv4 address inside.
+fn nat64_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = ip.segments();
+    (s[..6] == [0x64, 0xff9b, 0, 0, 0, 0])
+        .then(|| Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8))
+}
+
 /// `::a.b.c.d`, the deprecated IPv4-compatible form (not `::` or `::1`).
 fn compatible_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
@@ -185,6 +208,8 @@ mod tests {
             "::ffff:10.0.0.1",
             "::ffff:169.254.169.254",
             "::127.0.0.1",
+            "64:ff9b::10.0.0.1",
+            "64:ff9b::127.0.0.1",
         ] {
             assert!(is_internal(internal.parse().unwrap()), "{internal}");
         }
@@ -193,6 +218,7 @@ mod tests {
             "1.1.1.1",
             "2606:4700::1111",
             "::ffff:8.8.8.8",
+            "64:ff9b::8.8.8.8",
         ] {
             assert!(!is_internal(public.parse().unwrap()), "{public}");
         }

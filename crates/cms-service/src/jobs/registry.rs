@@ -22,6 +22,9 @@ pub type HandlerError = Box<dyn std::error::Error + Send + Sync>;
 /// (`{}` when none were).
 pub struct HandlerContext {
     pub cms: Cms,
+    /// The id of the job being run: for a consumer, its delivery job, the same on every retry
+    /// of that delivery (a stable name for it, such as a webhook's `x-cms-delivery`).
+    pub job_id: String,
     pub log: tracing::Span,
     pub settings: Value,
 }

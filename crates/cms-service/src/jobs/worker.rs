@@ -224,6 +224,7 @@ impl Worker {
         let span = tracing::info_span!("job", id = %job.id, job_type = %job.job_type, attempt = job.attempts);
         let ctx = HandlerContext {
             cms: self.cms.clone(),
+            job_id: job.id.clone(),
             log: span.clone(),
             settings: Value::Object(Default::default()),
         };
