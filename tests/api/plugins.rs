@@ -133,6 +133,8 @@ impl Plugin for Acme {
             input_schema: json!({"type": "object", "properties": {}}),
             handler: Arc::new(NoTool),
         });
+        // A core tool's name: the core tool wins, so this one is not offered.
+        parts.agent_tool(tool("get_document", RequiredCapabilities::Members));
     }
 }
 
@@ -355,6 +357,7 @@ async fn plugins_and_capabilities_are_listed(url: String) {
     );
     assert_eq!(acme["documentActions"][0]["appliesTo"], json!(["post"]));
     assert_eq!(acme["fieldComponents"][0]["input"], "acme-color");
+    assert_eq!(acme["agentTools"].as_array().unwrap().len(), 1);
     assert_eq!(
         acme["agentTools"][0],
         json!({"name": "acme_report", "description": "Runs an acme report", "mutates": false,
@@ -445,6 +448,18 @@ impl Plugin for Declares {
     }
     fn register(&self, parts: &mut PluginParts) {
         (self.1)(parts)
+    }
+}
+
+fn tool(name: &str, required: RequiredCapabilities) -> cms::plugin::AgentTool {
+    cms::plugin::AgentTool {
+        name: name.into(),
+        description: "A tool".into(),
+        mutates: true,
+        required_capabilities: required,
+        execution: ToolExecution::Workspace,
+        input_schema: json!({"type": "object"}),
+        handler: Arc::new(NoTool),
     }
 }
 
@@ -598,6 +613,29 @@ async fn bad_declarations_stop_the_start() {
                 p.schema_json(json!({"type": "document", "name": "post", "fields": []}));
             })],
             "post",
+        ),
+        (
+            vec![Declares("acme", |p| {
+                p.agent_tool(tool("has space", RequiredCapabilities::Members));
+            })],
+            "agent tool `has space`: a name is 1 to 64 letters",
+        ),
+        (
+            vec![Declares("acme", |p| {
+                p.agent_tool(tool("acme_tool", RequiredCapabilities::Public));
+            })],
+            "agent tool `acme_tool`: `public` is for routes",
+        ),
+        (
+            vec![
+                Declares("one", |p| {
+                    p.agent_tool(tool("shared_tool", RequiredCapabilities::Members));
+                }),
+                Declares("two", |p| {
+                    p.agent_tool(tool("shared_tool", RequiredCapabilities::Members));
+                }),
+            ],
+            "plugin `two`: agent tool `shared_tool` is already declared by another plugin",
         ),
     ];
     let duplicate = vec![Declares("acme", |p| {
