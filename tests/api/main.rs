@@ -34,5 +34,6 @@ mod plugins;
 mod rate_limit;
 mod roles;
 mod s3;
+mod security;
 mod tenancy;
 mod webhooks;

@@ -308,6 +308,20 @@ impl FieldRules {
         self.fields.is_empty()
     }
 
+    /// Whether some field of the type (at any depth) is one the caller may not read. Such a
+    /// caller must not see a digest of the whole data either (`publishedHash`): with the rest
+    /// of the data in hand, a guessable hidden value could be confirmed by hashing guesses.
+    pub fn hides_from(&self, caller: &dyn RoleMatch) -> bool {
+        self.fields.iter().any(|node| {
+            node.access.read.as_ref().is_some_and(|r| !caller.allows(r))
+                || match &node.nested {
+                    Nested::None => false,
+                    Nested::Object(rules) => rules.hides_from(caller),
+                    Nested::Members { rules, .. } => rules.iter().any(|r| r.hides_from(caller)),
+                }
+        })
+    }
+
     /// Removes every field the caller may not read from `data` (at any depth).
     pub fn strip(&self, data: &mut Value, caller: &dyn RoleMatch) {
         let Some(map) = data.as_object_mut() else {
@@ -632,6 +646,37 @@ mod tests {
         let mut admin = json!({ "price": 5 });
         rules(&schemas).keep_unwritable(&mut admin, Some(&stored), &role("admin"));
         assert_eq!(admin, json!({ "price": 5 }));
+    }
+
+    #[test]
+    fn hidden_fields_are_found_at_any_depth() {
+        let schemas = fixture();
+        assert!(rules(&schemas).hides_from(&role("editor")));
+        assert!(!rules(&schemas).hides_from(&role("admin")));
+        // Only nested (object type, array member) rules: still found.
+        let nested = Schemas::new(
+            parse_schemas(&json!([
+                { "type": "object", "name": "money", "fields": [
+                    { "name": "internal", "type": "string", "access": { "read": ["admin"] } }
+                ] },
+                { "type": "document", "name": "a", "fields": [{ "name": "v", "type": "money" }] },
+                { "type": "document", "name": "b", "fields": [
+                    { "name": "l", "type": "array", "of": [{ "type": "money" }] }
+                ] },
+                { "type": "document", "name": "c", "fields": [
+                    { "name": "p", "type": "number", "access": { "update": ["admin"] } }
+                ] }
+            ]))
+            .unwrap(),
+        )
+        .unwrap();
+        let of = |t: &str| FieldRules::compile(&nested, &nested.get(t).unwrap().fields);
+        assert!(of("a").hides_from(&role("editor")));
+        assert!(of("b").hides_from(&role("editor")));
+        assert!(
+            !of("c").hides_from(&role("editor")),
+            "update rules hide nothing"
+        );
     }
 
     #[test]

@@ -281,14 +281,24 @@ impl<'a> Gate<'a> {
         }
     }
 
-    /// Removes the fields the caller may not read from both copies of a document.
+    /// Removes the fields the caller may not read from both copies of a document, and the
+    /// `publishedHash` when the type has any (it digests the unstripped published copy).
     pub(crate) fn strip(&self, view: &mut DocumentView) {
         if let Some(rules) = self.field_rules(&view.doc_type) {
             rules.strip(&mut view.draft_data, &|r: &RoleList| self.role_allows(r));
             if let Some(published) = &mut view.published_data {
                 rules.strip(published, &|r: &RoleList| self.role_allows(r));
             }
+            if !self.sees_whole(&view.doc_type) {
+                view.published_hash = None;
+            }
         }
+    }
+
+    /// Whether the caller may read every field of `doc_type` (so may see digests of its data).
+    pub(crate) fn sees_whole(&self, doc_type: &str) -> bool {
+        self.field_rules(doc_type)
+            .is_none_or(|rules| !rules.hides_from(&|r: &RoleList| self.role_allows(r)))
     }
 
     /// Removes the fields the caller may not read from document data of `doc_type`.

@@ -104,6 +104,12 @@ pub struct DocumentService<'a> {
 const DRAFT: &str = "draft";
 const PUBLISHED: &str = "published";
 
+/// Whether `actor` may read every field of `doc_type`, and so may see digests of its data
+/// (`publishedHash`, also in `document.published` events).
+pub(crate) fn sees_whole_type(inner: &Inner, actor: &Actor, doc_type: &str) -> bool {
+    access::Gate::new(&inner.access, actor).sees_whole(doc_type)
+}
+
 impl<'a> DocumentService<'a> {
     pub(crate) fn new(inner: &'a Inner) -> Self {
         DocumentService { inner }

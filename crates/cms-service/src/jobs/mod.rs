@@ -255,7 +255,28 @@ impl<'a> JobService<'a> {
                 offset,
             })
             .await?;
-        Ok((events.into_iter().map(Into::into).collect(), total))
+        let views = events
+            .into_iter()
+            .map(|e| self.without_hidden_digest(actor, e.into()))
+            .collect();
+        Ok((views, total))
+    }
+
+    /// A `document.published` event's `publishedHash` digests the whole published copy: a
+    /// reader who may not read every field of the type does not get it (it would confirm
+    /// guesses of the hidden values), as document reads leave it out for them.
+    fn without_hidden_digest(&self, actor: &Actor, mut event: EventView) -> EventView {
+        if event.event_type == DOCUMENT_PUBLISHED {
+            let hidden = event
+                .payload
+                .get("documentType")
+                .and_then(Value::as_str)
+                .is_some_and(|t| !crate::documents::sees_whole_type(self.inner, actor, t));
+            if let (true, Some(payload)) = (hidden, event.payload.as_object_mut()) {
+                payload.remove("publishedHash");
+            }
+        }
+        event
     }
 }
 
