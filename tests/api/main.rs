@@ -23,6 +23,7 @@ mod graphql;
 mod health;
 mod http_core;
 mod instance_settings;
+mod instances;
 mod invitations;
 mod jobs;
 mod lifecycle;
