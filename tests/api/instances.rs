@@ -124,19 +124,18 @@ async fn sign_up(base: &str, name: &str, email: &str) -> Client {
 
 #[tokio::test]
 async fn two_instances_and_a_worker_share_one_postgresql() {
-    cms_store::testing::with_database(Dialect::Postgres, |url| two_instances(url)).await;
+    cms_store::testing::with_database(Dialect::Postgres, two_instances).await;
 }
 
 async fn two_instances(url: String) {
     use reqwest::Method;
-    let db = Db { url };
     let dir = tempfile::tempdir().unwrap();
     // Migrations run once, before the instances start together.
-    let migrated = spawn(dir.path(), &db.url, &["migrate"]).0.wait().unwrap();
+    let migrated = spawn(dir.path(), &url, &["migrate"]).0.wait().unwrap();
     assert!(migrated.success());
-    let (_a, a) = serve(dir.path(), &db.url).await;
-    let (_b, b) = serve(dir.path(), &db.url).await;
-    let _worker = spawn(dir.path(), &db.url, &["worker"]);
+    let (_a, a) = serve(dir.path(), &url).await;
+    let (_b, b) = serve(dir.path(), &url).await;
+    let _worker = spawn(dir.path(), &url, &["worker"]);
     let (hook, delivered) = receiver().await;
 
     let ada = sign_up(&a, "Ada", "ada@example.com").await;
@@ -337,8 +336,4 @@ async fn two_instances(url: String) {
         .await;
     assert_eq!(status, 403, "{body}");
     assert_eq!(body, json!({"error": "Forbidden"}));
-}
-
-struct Db {
-    url: String,
 }
