@@ -12,6 +12,7 @@ mod assets_s3;
 mod auth;
 mod binary;
 mod browser;
+mod crash;
 mod csrf;
 mod custom_events;
 mod documents;
