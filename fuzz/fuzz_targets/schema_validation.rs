@@ -1,0 +1,53 @@
+//! Schemas and document data: bytes -> JSON -> `Schema::from_json`, `parse_schemas` and
+//! `Schemas::new` (the input as a schema file), and `check_structure` / `validate_for_publish`
+//! / `references` (the input as a document of every registered type, and of every type the
+//! input itself declares when it registers).
+//! Invariants: no panic; publish validation reports every issue the structure check reports
+//! (CONTRACT.md section 2: publishing checks everything a save checks, and more).
+#![no_main]
+
+use cms_core::Schemas;
+use cms_core::schema::{Schema, parse_schemas};
+use cms_fuzz::{document_types, schemas};
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+
+fn validate(schemas: &Schemas, doc_type: &str, data: &Value) {
+    let structure = schemas.check_structure(doc_type, data);
+    let publish = schemas.validate_for_publish(doc_type, data);
+    for issue in &structure {
+        assert!(
+            publish.contains(issue),
+            "{doc_type}: structure issue {issue:?} missing from publish issues {publish:?} for {data}"
+        );
+    }
+    let _ = schemas.references(doc_type, data);
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(value) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    let _ = Schema::from_json(&value);
+    if let Ok(list) = parse_schemas(&value) {
+        if let Ok(declared) = Schemas::new(list) {
+            let names: Vec<String> = declared.all().iter().map(|s| s.name.clone()).collect();
+            for name in &names {
+                validate(&declared, name, &Value::Null);
+                validate(&declared, name, &serde_json::json!({}));
+                if let Some(fields) = declared.fields(name) {
+                    let _ = fields.indexed_paths();
+                }
+            }
+        }
+    }
+    for doc_type in document_types() {
+        validate(schemas(), doc_type, &value);
+        // The same value one level down, where object fields take their data.
+        if let Value::Object(map) = &value {
+            for inner in map.values() {
+                validate(schemas(), doc_type, inner);
+            }
+        }
+    }
+});
