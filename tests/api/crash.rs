@@ -6,25 +6,18 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use serde_json::{Value, json};
+
+use crate::support::Process;
 use tokio::sync::Mutex;
 
 const SECRET: &str = "a crash test auth secret of thirty-two characters";
-
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// `cms serve` with the embedded worker ticking fast and a short lease; healthy on return.
 async fn serve(dir: &Path, database: &str, port: u16) -> Process {
@@ -42,20 +35,7 @@ async fn serve(dir: &Path, database: &str, port: u16) -> Process {
         .spawn()
         .expect("the binary starts");
     let process = Process(child);
-    let client = reqwest::Client::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !client
-        .get(format!("http://127.0.0.1:{port}/healthz"))
-        .send()
-        .await
-        .is_ok_and(|r| r.status() == 200)
-    {
-        assert!(
-            Instant::now() < deadline,
-            "cms serve did not become healthy"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    crate::support::wait_healthy(&format!("http://127.0.0.1:{port}")).await;
     process
 }
 

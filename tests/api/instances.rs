@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -14,17 +14,9 @@ use axum::body::Bytes;
 use cms_store::Dialect;
 use serde_json::{Value, json};
 
+use crate::support::Process;
+
 const SECRET: &str = "a shared auth secret of at least thirty-two characters";
-
-/// A `cms` process, killed when dropped.
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn spawn(dir: &Path, database: &str, args: &[&str]) -> Process {
     let child = Command::new(env!("CARGO_BIN_EXE_cms"))
@@ -45,20 +37,7 @@ async fn serve(dir: &Path, database: &str) -> (Process, String) {
     let port = crate::support::free_port();
     let process = spawn(dir, database, &["serve", "--port", &port.to_string()]);
     let base = format!("http://127.0.0.1:{port}");
-    let client = reqwest::Client::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !client
-        .get(format!("{base}/healthz"))
-        .send()
-        .await
-        .is_ok_and(|r| r.status() == 200)
-    {
-        assert!(
-            Instant::now() < deadline,
-            "cms serve did not become healthy"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    crate::support::wait_healthy(&base).await;
     (process, base)
 }
 

@@ -65,6 +65,35 @@ pub async fn serve(app: &TestApp) -> Served {
     }
 }
 
+/// A process a test started (a `cms` binary), killed when dropped, also when the test panics.
+pub struct Process(pub std::process::Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Waits (a minute at most) until `base` answers 200 on `/healthz`.
+pub async fn wait_healthy(base: &str) {
+    use std::time::{Duration, Instant};
+    let client = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !client
+        .get(format!("{base}/healthz"))
+        .send()
+        .await
+        .is_ok_and(|r| r.status() == 200)
+    {
+        assert!(
+            Instant::now() < deadline,
+            "cms serve did not become healthy"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
 /// A port nothing listens on now, for a server a test starts.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
