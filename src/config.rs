@@ -76,6 +76,11 @@ const KEYS: &[(&str, Kind)] = &[
     ("plugins.webhooksDenyPrivateTargets", Kind::Bool),
     ("plugins.webhooksTimeoutMs", Kind::Int),
     ("plugins.secretEncryptionKey", Kind::Str),
+    ("agent.baseUrl", Kind::Str),
+    ("agent.model", Kind::Str),
+    ("agent.apiKey", Kind::Str),
+    ("agent.maxRounds", Kind::Int),
+    ("agent.timeoutMs", Kind::Int),
 ];
 
 /// Short environment names that SPEC.md and CONTRACT.md use beside the systematic ones.
@@ -107,6 +112,35 @@ pub struct Config {
     pub jobs: JobsConfig,
     pub email: EmailConfig,
     pub plugins: PluginsConfig,
+    pub agent: AgentConfig,
+}
+
+/// The AI assistant's model backend (CONTRACT.md section 8).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AgentConfig {
+    /// An OpenAI-compatible chat-completions endpoint (`https://host/v1`); unset, the
+    /// assistant answers 404.
+    pub base_url: Option<String>,
+    /// The model id; unset with a base URL, the assistant answers 501.
+    pub model: Option<String>,
+    pub api_key: Option<String>,
+    /// Model rounds in one turn before it ends with `max_rounds`.
+    pub max_rounds: u32,
+    /// The longest wait for the backend's next piece of an answer.
+    pub timeout_ms: u64,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            base_url: None,
+            model: None,
+            api_key: None,
+            max_rounds: 10,
+            timeout_ms: 60_000,
+        }
+    }
 }
 
 /// The first-party plugins and plugin settings (CONTRACT.md sections 9, 11 and 12).
@@ -404,6 +438,7 @@ impl Default for Config {
             jobs: JobsConfig::default(),
             email: EmailConfig::default(),
             plugins: PluginsConfig::default(),
+            agent: AgentConfig::default(),
         }
     }
 }
@@ -564,6 +599,18 @@ impl Config {
         if self.plugins.webhooks_timeout_ms == 0 {
             return Err(ConfigError(
                 "plugins.webhooksTimeoutMs must be positive".into(),
+            ));
+        }
+        if self.agent.max_rounds == 0 || self.agent.timeout_ms == 0 {
+            return Err(ConfigError(
+                "agent.maxRounds and agent.timeoutMs must be positive".into(),
+            ));
+        }
+        if let Some(url) = self.agent.base_url.as_deref().filter(|u| !u.is_empty())
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(ConfigError(
+                "agent.baseUrl must be an http:// or https:// URL".into(),
             ));
         }
         if !matches!(self.log.format.as_str(), "text" | "json") {

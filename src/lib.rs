@@ -304,6 +304,13 @@ impl Builder {
                     direct_upload: config.storage.direct_upload,
                 },
                 secret_encryption_key: config.plugins.encryption_key().map(str::to_string),
+                agent: cms_service::AgentSettings {
+                    base_url: config.agent.base_url.clone(),
+                    model: config.agent.model.clone(),
+                    api_key: config.agent.api_key.clone(),
+                    max_rounds: config.agent.max_rounds,
+                    timeout: Duration::from_millis(config.agent.timeout_ms),
+                },
             },
             clock: self
                 .clock
@@ -319,6 +326,7 @@ impl Builder {
                 .into_iter()
                 .chain(plugins.settings.iter().cloned())
                 .collect(),
+            agent_tools: plugins.agent_tools.clone(),
         })
         .await?;
         let settings = ServerSettings {

@@ -59,61 +59,7 @@ pub trait Plugin: Send + Sync + 'static {
     fn register(&self, parts: &mut PluginParts);
 }
 
-/// How an assistant tool runs (`cms/agent/tool` `execution`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolExecution {
-    /// The service runs it.
-    Server,
-    /// The admin's open document runs it (the turn pauses for the client).
-    Workspace,
-}
-
-/// Runs a plugin's assistant tool with the caller's actor.
-#[async_trait::async_trait]
-pub trait ToolHandler: Send + Sync + 'static {
-    async fn execute(
-        &self,
-        cms: &cms_service::Cms,
-        actor: &cms_service::Actor,
-        arguments: Value,
-    ) -> Result<Value, cms_service::jobs::HandlerError>;
-}
-
-/// `cms/agent/tool`: a tool the assistant may offer. The assistant itself is not built yet
-/// (docs/STATUS.md): tools are checked and listed by `GET /api/plugins` now, and advertised and
-/// run when it lands.
-#[derive(Clone)]
-pub struct AgentTool {
-    pub name: String,
-    pub description: String,
-    pub mutates: bool,
-    pub required_capabilities: RequiredCapabilities,
-    pub execution: ToolExecution,
-    /// The JSON Schema of the arguments (an object schema).
-    pub input_schema: Value,
-    pub handler: Arc<dyn ToolHandler>,
-}
-
-/// The names of the assistant's core tools (SPEC.md "AI assistant" point 2): a plugin tool of
-/// the same name is shadowed by the core one.
-pub const CORE_AGENT_TOOLS: &[&str] = &[
-    "describe_cms",
-    "list_collections",
-    "get_schema",
-    "query_documents",
-    "get_document",
-    "validate_document",
-    "validate_schema",
-    "create_document",
-    "update_document",
-    "publish_document",
-    "get_singleton",
-    "update_singleton",
-    "list_assets",
-    "upload_asset",
-    "content_patch_fields",
-    "content_save_draft",
-];
+pub use cms_service::agent::{AgentTool, CORE_AGENT_TOOLS, ToolExecution, ToolHandler};
 
 /// What one plugin contributes, collected by [`Plugin::register`].
 pub struct PluginParts {

@@ -64,6 +64,7 @@ pub fn error_name(status: StatusCode) -> &'static str {
         415 => "Unsupported Media Type",
         422 => "Unprocessable Entity",
         429 => "Too Many Requests",
+        501 => "Not Implemented",
         503 => "Service Unavailable",
         _ => "Internal Server Error",
     }
@@ -183,6 +184,7 @@ impl IntoResponse for ApiError {
                 response
             }
             Error::Unavailable(m) => handler_error(StatusCode::SERVICE_UNAVAILABLE, m, &[]),
+            Error::NotImplemented(m) => handler_error(StatusCode::NOT_IMPLEMENTED, m, &[]),
             Error::Internal(detail) => {
                 tracing::error!(error = %detail, "internal error");
                 handler_error(

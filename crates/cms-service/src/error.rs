@@ -47,6 +47,10 @@ pub enum Error {
     /// later may work. Nothing was changed.
     #[error("{0}")]
     Unavailable(String),
+    /// A feature configured only half way (the assistant's backend without a model): the
+    /// operator, not the caller, has to act.
+    #[error("{0}")]
+    NotImplemented(String),
     /// Anything the caller cannot fix. Logged with detail, answered without it.
     #[error("internal error: {0}")]
     Internal(String),

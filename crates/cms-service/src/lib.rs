@@ -9,6 +9,7 @@
 
 mod account;
 mod actor;
+pub mod agent;
 mod api_keys;
 pub mod assets;
 mod auth;
@@ -36,6 +37,7 @@ use cms_store::Store;
 
 pub use account::{AccountService, EmailVerified, ProfileUpdate};
 pub use actor::{Actor, Credential, PLUGIN_USER_PREFIX};
+pub use agent::{AgentService, AgentSettings};
 pub use api_keys::{ApiKey, ApiKeyService, CreatedApiKey, NewApiKey};
 pub use assets::{AssetService, AssetSettings};
 pub use auth::secret::{AuthSecret, random_token};
@@ -88,6 +90,8 @@ pub struct Settings {
     /// The string the key of secret plugin settings is derived from
     /// (CMS_SECRET_ENCRYPTION_KEY); `None`: secrets cannot be saved (422).
     pub secret_encryption_key: Option<String>,
+    /// The assistant's model backend and bounds.
+    pub agent: AgentSettings,
 }
 
 /// The queue's bounds (CONTRACT.md section 7).
@@ -127,6 +131,7 @@ impl Default for Settings {
             jobs: JobSettings::default(),
             assets: AssetSettings::default(),
             secret_encryption_key: None,
+            agent: AgentSettings::default(),
         }
     }
 }
@@ -152,6 +157,8 @@ pub struct Parts {
     pub mailer: Arc<dyn Mailer>,
     /// The plugins' settings declarations; a plugin id declared twice stops the start.
     pub plugin_settings: Vec<cms_core::plugin_settings::SettingsDeclaration>,
+    /// The assistant tools plugins add.
+    pub agent_tools: Vec<agent::AgentTool>,
 }
 
 /// The content service. Cheap to clone; every clone is the same service.
@@ -177,6 +184,7 @@ pub(crate) struct Inner {
     pub(crate) plugin_settings: Vec<cms_core::plugin_settings::SettingsDeclaration>,
     /// Seals and opens secret plugin settings; `None` without an encryption key.
     pub(crate) secret_box: Option<plugin_settings::secret_box::SecretBox>,
+    pub(crate) agent: agent::Agent,
 }
 
 impl Inner {
@@ -250,6 +258,7 @@ impl Cms {
             .map(plugin_settings::secret_box::SecretBox::new);
         let media_signer =
             cms_core::asset::MediaSigner::new(parts.settings.assets.signing_secret.as_deref());
+        let agent = agent::Agent::new(&parts.settings.agent, parts.agent_tools)?;
         let cms = Cms(Arc::new(Inner {
             store: parts.store,
             storage: parts.storage,
@@ -266,6 +275,7 @@ impl Cms {
             media_signer,
             plugin_settings: parts.plugin_settings,
             secret_box,
+            agent,
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
         cms.index_declared_fields().await?;
@@ -347,6 +357,11 @@ impl Cms {
 
     pub fn jobs(&self) -> JobService<'_> {
         JobService::new(&self.0)
+    }
+
+    /// The AI assistant: chat turns and their change sets.
+    pub fn agent(&self) -> AgentService<'_> {
+        AgentService::new(self)
     }
 
     /// Emitting declared custom events.

@@ -4,6 +4,7 @@
 use serde_json::json;
 
 use crate::api_keys::ApiKeyRecord;
+use crate::change_sets::ChangeSetRecord;
 use crate::invitations::InvitationRecord;
 use crate::organizations::{MemberRecord, OrganizationRecord};
 use crate::plugin_settings::PluginSettingsRecord;
@@ -525,6 +526,72 @@ async fn plugin_settings_are_saved_per_organization_and_plugin(url: String) {
     store.close().await;
 }
 
+async fn change_sets_are_kept_per_organization_and_undone_once(url: String) {
+    let store = open(&url).await;
+    seed(&store).await;
+    let record = |id: &str, org: &str, at: i64| ChangeSetRecord {
+        id: id.into(),
+        organization_id: org.into(),
+        user_id: "u1".into(),
+        created_at: at,
+        operations: Json(json!([])),
+        undone_at: None,
+    };
+    let mut tx = store.write_for("o1").await.unwrap();
+    for (id, at) in [("c1", 1), ("c2", 3), ("c3", 2)] {
+        tx.insert_change_set(&record(id, "o1", at)).await.unwrap();
+    }
+    let operations = Json(json!([{"tool": "create_document", "success": true}]));
+    assert!(
+        tx.set_change_set_operations("o1", "c1", &operations)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !tx.set_change_set_operations("o1", "missing", &operations)
+            .await
+            .unwrap()
+    );
+    tx.commit().await.unwrap();
+    let mut tx = store.write_for("o2").await.unwrap();
+    tx.insert_change_set(&record("c4", "o2", 9)).await.unwrap();
+    tx.commit().await.unwrap();
+
+    let mut tx = store.read_for("o1").await.unwrap();
+    let (page, total) = tx.change_sets("o1", 2, 0).await.unwrap();
+    assert_eq!(total, 3);
+    assert_eq!(
+        page.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
+        ["c2", "c3"],
+        "newest first"
+    );
+    let (rest, _) = tx.change_sets("o1", 2, 2).await.unwrap();
+    assert_eq!(rest.len(), 1);
+    assert_eq!(rest[0].operations, operations);
+    assert!(tx.change_set("o1", "c4").await.unwrap().is_none());
+    drop(tx);
+
+    let mut tx = store.write_for("o1").await.unwrap();
+    assert!(tx.mark_change_set_undone("o1", "c1", 5).await.unwrap());
+    assert!(
+        !tx.mark_change_set_undone("o1", "c1", 6).await.unwrap(),
+        "an undo happens once"
+    );
+    assert!(!tx.mark_change_set_undone("o1", "c4", 6).await.unwrap());
+    tx.commit().await.unwrap();
+    let mut tx = store.read_for("o1").await.unwrap();
+    assert_eq!(
+        tx.change_set("o1", "c1").await.unwrap().unwrap().undone_at,
+        Some(5)
+    );
+    if store.dialect() == crate::Dialect::Postgres {
+        let mut bare = store.read().await.unwrap();
+        assert_eq!(bare.change_sets("o1", 10, 0).await.unwrap().1, 0);
+    }
+    drop(tx);
+    store.close().await;
+}
+
 crate::both_engines!(
     deleting_an_organization_cascades_and_clears_sessions,
     members_leave_keys_and_sessions_behind_on_request,
@@ -532,4 +599,5 @@ crate::both_engines!(
     user_tokens_are_taken_once,
     preferences_are_saved_per_user,
     plugin_settings_are_saved_per_organization_and_plugin,
+    change_sets_are_kept_per_organization_and_undone_once,
 );

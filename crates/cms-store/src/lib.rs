@@ -17,6 +17,7 @@ mod sqlite;
 
 pub mod api_keys;
 pub mod assets;
+pub mod change_sets;
 pub mod documents;
 pub mod events;
 pub mod filter_sql;
@@ -126,6 +127,7 @@ pub trait Tx:
     + preferences::Preferences
     + plugin_settings::PluginSettings
     + assets::Assets
+    + change_sets::ChangeSets
     + Send
 {
     /// Makes the writes of this unit durable. A read unit commits trivially.
@@ -181,6 +183,7 @@ macro_rules! impl_repositories {
         $crate::preferences::impl_preferences!($tx);
         $crate::plugin_settings::impl_plugin_settings!($tx);
         $crate::assets::impl_assets!($tx);
+        $crate::change_sets::impl_change_sets!($tx);
     };
 }
 pub(crate) use impl_repositories;

@@ -131,6 +131,7 @@ pub fn gql_error(e: Error) -> async_graphql::Error {
         Error::AssetsReferenced { .. } => ("CONFLICT", e.to_string()),
         Error::TooManyRequests { .. } => ("TOO_MANY_REQUESTS", e.to_string()),
         Error::Unavailable(m) => ("UNAVAILABLE", m.clone()),
+        Error::NotImplemented(m) => ("NOT_IMPLEMENTED", m.clone()),
         Error::Internal(detail) => {
             tracing::error!(error = %detail, "GraphQL resolver failed");
             ("INTERNAL", "internal error".to_string())

@@ -16,7 +16,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::params::text;
+use super::params::{page, text};
 use super::{Data, Paged, ok, paged};
 use crate::AppState;
 use crate::error::{AccessRefusal, ApiError, ApiResult};
@@ -53,8 +53,6 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(events))
         .routes(routes!(run_worker))
 }
-
-const DEFAULT_PAGE_SIZE: i64 = 20;
 
 /// Whose jobs or events are read.
 #[derive(Deserialize, IntoParams)]
@@ -110,23 +108,6 @@ struct EventsQuery {
     #[serde(default, deserialize_with = "text")]
     #[param(pattern = "^all$")]
     scope: Option<String>,
-}
-
-/// `page` and `pageSize`, defaulted when absent or empty.
-fn page(page: Option<&str>, page_size: Option<&str>) -> ApiResult<(i64, i64)> {
-    Ok((
-        integer("page", page, 1)?,
-        integer("pageSize", page_size, DEFAULT_PAGE_SIZE)?,
-    ))
-}
-
-fn integer(name: &str, raw: Option<&str>, default: i64) -> ApiResult<i64> {
-    match raw {
-        None | Some("") => Ok(default),
-        Some(v) => v.parse().map_err(|_| {
-            ApiError::Service(Error::bad_request(format!("`{name}` must be an integer")))
-        }),
-    }
 }
 
 fn scope(raw: Option<&str>) -> ApiResult<Scope> {

@@ -3,7 +3,10 @@
 
 use cms_service::Error;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ApiResult};
+
+/// The page size of a list when `pageSize` is absent.
+pub(crate) const DEFAULT_PAGE_SIZE: i64 = 20;
 
 pub(crate) fn bad(message: String) -> ApiError {
     ApiError::Service(Error::bad_request(message))
@@ -25,4 +28,21 @@ pub(crate) fn flag<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool
 pub(crate) fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     let raw: Option<String> = serde::Deserialize::deserialize(d)?;
     Ok(raw.filter(|s| !s.is_empty()))
+}
+
+/// `page` and `pageSize`, defaulted when absent or empty.
+pub(crate) fn page(page: Option<&str>, page_size: Option<&str>) -> ApiResult<(i64, i64)> {
+    Ok((
+        integer("page", page, 1)?,
+        integer("pageSize", page_size, DEFAULT_PAGE_SIZE)?,
+    ))
+}
+
+fn integer(name: &str, raw: Option<&str>, default: i64) -> ApiResult<i64> {
+    match raw {
+        None | Some("") => Ok(default),
+        Some(v) => v.parse().map_err(|_| {
+            ApiError::Service(Error::bad_request(format!("`{name}` must be an integer")))
+        }),
+    }
 }

@@ -558,6 +558,79 @@ impl<'a> DocumentService<'a> {
             .collect())
     }
 
+    /// What saving `data` as a draft of `doc_type` would report, without saving: the
+    /// structural issues a save refuses, or else what would block publishing.
+    pub async fn validate(
+        &self,
+        actor: &Actor,
+        doc_type: &str,
+        data: &Value,
+    ) -> Result<Validation> {
+        let org = actor.require(CoreCapability::DocumentRead)?.to_string();
+        self.document_type(doc_type)?;
+        if let Err(Error::BadRequest { issues, .. }) = self.check_structure(doc_type, data) {
+            return Ok(Validation {
+                is_valid: false,
+                errors: issues,
+            });
+        }
+        let mut tx = self.inner.store.read_for(&org).await?;
+        self.validation(&mut *tx, &org, doc_type, data, None).await
+    }
+
+    /// The draft of document `id` with `fields` merged in ([`merge_fields`]), when the actor
+    /// could save it: a patch naming an undeclared field, a value of the wrong type, or a
+    /// field the actor may not update is refused. Nothing is written.
+    pub async fn check_patch(
+        &self,
+        actor: &Actor,
+        id: &str,
+        fields: &Map<String, Value>,
+    ) -> Result<Value> {
+        let org = actor.require(CoreCapability::DocumentUpdate)?.to_string();
+        let mut tx = self.inner.store.read_for(&org).await?;
+        let current = self.owned(&mut *tx, &org, id).await?;
+        let gate = self.gate(actor);
+        gate.check(Operation::Update, &current)?;
+        let merged = merge_fields(&current.draft_data.0, fields);
+        self.check_structure(&current.doc_type, &merged)?;
+        let mut kept = merged.clone();
+        gate.keep_unwritable(&current.doc_type, &mut kept, Some(&current.draft_data.0));
+        let refused: Vec<&str> = fields
+            .keys()
+            .filter(|k| kept.get(k.as_str()) != merged.get(k.as_str()))
+            .map(String::as_str)
+            .collect();
+        if !refused.is_empty() {
+            return Err(Error::NotPermitted(format!(
+                "you may not update {}",
+                refused.join(", ")
+            )));
+        }
+        Ok(merged)
+    }
+
+    /// The number of the newest version of document `id`, as the actor reads it; `None` when
+    /// none is kept.
+    pub async fn latest_version(&self, actor: &Actor, id: &str) -> Result<Option<i64>> {
+        let (newest, _) = self.versions(actor, id, 1, 0, false).await?;
+        Ok(newest.first().map(|v| v.version_number))
+    }
+
+    /// The canonical row of a singleton type as the actor reads it (created on first read).
+    pub async fn singleton(&self, actor: &Actor, doc_type: &str) -> Result<DocumentView> {
+        actor.require(CoreCapability::DocumentRead)?;
+        if !self.document_type(doc_type)? {
+            return Err(Error::bad_request(format!(
+                "`{doc_type}` is not a singleton type"
+            )));
+        }
+        let row = self.singleton_row(actor, doc_type).await?;
+        let gate = self.gate(actor);
+        gate.check(Operation::Read, &row)?;
+        Ok(gate.stripped(row))
+    }
+
     /// The canonical row of a singleton type, created on first read so reads never 404.
     async fn singleton_row(&self, actor: &Actor, doc_type: &str) -> Result<DocumentRecord> {
         let org = actor.organization_id.clone().ok_or(Error::Forbidden)?;
@@ -1065,6 +1138,21 @@ pub(crate) fn find_nul(path: &str, value: &Value) -> Option<Issue> {
         }),
         _ => None,
     }
+}
+
+/// `fields` merged into a document's data, one level deep: each named top-level field takes
+/// the given value, and `null` removes the field. The assistant's edits are partial (a model
+/// names the fields it changes), unlike PUT, which replaces the draft.
+pub fn merge_fields(data: &Value, fields: &Map<String, Value>) -> Value {
+    let mut merged = data.as_object().cloned().unwrap_or_default();
+    for (name, value) in fields {
+        if value.is_null() {
+            merged.remove(name);
+        } else {
+            merged.insert(name.clone(), value.clone());
+        }
+    }
+    Value::Object(merged)
 }
 
 fn check_revision(expected: Option<i64>, current: i64) -> Result<()> {
