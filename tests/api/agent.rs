@@ -20,7 +20,7 @@ use crate::support::{Session, TestApp, config_for};
 
 /// What the scripted model answers to one completion request.
 #[derive(Clone)]
-enum Answer {
+pub(crate) enum Answer {
     /// Text in pieces, then usage (input, output tokens).
     Text(Vec<&'static str>, (u64, u64)),
     /// Tool calls: (id, name, arguments), each streamed in two pieces.
@@ -36,23 +36,42 @@ enum Answer {
 #[derive(Default)]
 struct Script {
     answers: VecDeque<Answer>,
+    /// With no scripted answer left: play the puppet (see [`Model::puppet`]) instead of
+    /// answering a fixed text.
+    puppet: bool,
     /// Every request body and its `authorization` header, in order.
     requests: Vec<(Value, Option<String>)>,
 }
 
 /// An OpenAI-compatible chat-completions server on a loopback port, answering as scripted.
-struct Model {
-    base_url: String,
+pub(crate) struct Model {
+    pub base_url: String,
     script: Arc<Mutex<Script>>,
     server: tokio::task::JoinHandle<()>,
 }
 
 impl Model {
-    async fn start(answers: Vec<Answer>) -> Model {
-        let script = Arc::new(Mutex::new(Script {
+    pub(crate) async fn start(answers: Vec<Answer>) -> Model {
+        Model::serve(Script {
             answers: answers.into(),
-            requests: Vec::new(),
-        }));
+            ..Script::default()
+        })
+        .await
+    }
+
+    /// A model with no script of its own, safe to share between concurrent tests: when the
+    /// last message is the user's, it makes the tool calls that message spells as JSON
+    /// (`[[id, name, arguments], ...]`); after tool results, it answers "done".
+    pub(crate) async fn puppet() -> Model {
+        Model::serve(Script {
+            puppet: true,
+            ..Script::default()
+        })
+        .await
+    }
+
+    async fn serve(script: Script) -> Model {
+        let script = Arc::new(Mutex::new(script));
         let router = axum::Router::new()
             .route("/v1/chat/completions", axum::routing::post(complete))
             .with_state(script.clone());
@@ -121,10 +140,12 @@ async fn complete(
             .get("authorization")
             .map(|v| v.to_str().unwrap().to_string());
         script.requests.push((request, auth));
-        script
-            .answers
-            .pop_front()
-            .unwrap_or(Answer::Text(vec!["(no more script)"], (0, 0)))
+        let next = script.answers.pop_front();
+        match next {
+            Some(answer) => answer,
+            None if script.puppet => puppet_answer(&script.requests.last().unwrap().0),
+            None => Answer::Text(vec!["(no more script)"], (0, 0)),
+        }
     };
     let sse = |parts: Vec<String>| {
         Response::builder()
@@ -202,14 +223,38 @@ async fn complete(
     }
 }
 
-/// One server-sent event of a turn.
-#[derive(Debug, Clone)]
-struct Event {
-    kind: String,
-    data: Value,
+/// The puppet's answer to a request: the calls its last user message spells, or "done".
+fn puppet_answer(request: &Value) -> Answer {
+    let last = request["messages"].as_array().and_then(|m| m.last());
+    match last {
+        Some(m) if m["role"] == "user" => {
+            let spelled: Vec<(String, String, Value)> =
+                serde_json::from_str(m["content"].as_str().unwrap_or("[]"))
+                    .expect("a puppet's instruction: [[id, name, arguments], ...]");
+            // The script's types are static: leak the few short strings of a test.
+            Answer::Calls(
+                spelled
+                    .into_iter()
+                    .map(|(id, name, args)| {
+                        let id: &'static str = Box::leak(id.into_boxed_str());
+                        let name: &'static str = Box::leak(name.into_boxed_str());
+                        (id, name, args)
+                    })
+                    .collect(),
+            )
+        }
+        _ => Answer::Text(vec!["done"], (1, 1)),
+    }
 }
 
-fn events(bytes: &[u8]) -> Vec<Event> {
+/// One server-sent event of a turn.
+#[derive(Debug, Clone)]
+pub(crate) struct Event {
+    pub kind: String,
+    pub data: Value,
+}
+
+pub(crate) fn events(bytes: &[u8]) -> Vec<Event> {
     let text = std::str::from_utf8(bytes).expect("an SSE body is text");
     text.split("\n\n")
         .filter_map(|block| {
@@ -240,7 +285,7 @@ fn done(events: &[Event]) -> &Value {
     &last.data
 }
 
-fn of_kind<'a>(events: &'a [Event], kind: &str) -> Vec<&'a Value> {
+pub(crate) fn of_kind<'a>(events: &'a [Event], kind: &str) -> Vec<&'a Value> {
     events
         .iter()
         .filter(|e| e.kind == kind)

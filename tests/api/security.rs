@@ -95,6 +95,8 @@ struct Fx {
     /// The parent's asset (alpha's cover) and the outsider's.
     asset: String,
     stranger_asset: String,
+    /// The assistant's model: a puppet making the tool calls a row spells.
+    _model: crate::agent::Model,
 }
 
 fn schemas() -> Vec<cms::core::schema::Schema> {
@@ -195,6 +197,9 @@ async fn fixture(url: &str) -> Fx {
     config.auth.invite_only = false;
     config.assets.max_upload_bytes = MAX_UPLOAD as u64;
     config.server.max_json_bytes = MAX_JSON;
+    let model = crate::agent::Model::puppet().await;
+    config.agent.base_url = Some(model.base_url.clone());
+    config.agent.model = Some("puppet".into());
     let app = TestApp::custom(config, |b| b.schemas(schemas()).plugin(Probe)).await;
 
     let ada = app.sign_up("Ada", "ada@example.com").await;
@@ -315,6 +320,7 @@ async fn fixture(url: &str) -> Fx {
         stranger_note,
         asset,
         stranger_asset,
+        _model: model,
     }
 }
 
@@ -378,6 +384,9 @@ fn rows() -> Vec<Row> {
         row!("3 field bypass", hidden_field_stripped_from_plugin_route,
             "editor: GET /api/probe/notes/{id} (plugin route reading through the service)"
             => "200, field absent (admin sees it)"),
+        row!("3 field bypass", hidden_field_stripped_from_assistant_tools,
+            "editor via POST /api/agent/chat: get_document, query_documents where/sort on secret, update_document {secret, locked}, get_document of the outsider's note"
+            => "no admin-only value in any tool result, total 0, stored values unchanged, not found"),
         row!("3 field bypass", hidden_field_stripped_from_write_answers,
             "editor: PUT, publish, create answers" => "no admin-only value in any answer"),
         row!("3 field bypass", unwritable_fields_survive_rest_put,
@@ -941,6 +950,60 @@ async fn hidden_field_stripped_from_graphql(fx: Arc<Fx>) {
     let admin = fx.gql_ok(&fx.admin, &q).await;
     assert_eq!(admin["Note"]["secret"], "S-BETA");
     assert_eq!(admin["Note"]["ref"]["secret"], "S-ALPHA");
+}
+
+async fn hidden_field_stripped_from_assistant_tools(fx: Arc<Fx>) {
+    let own = new_note(
+        &fx.app,
+        &fx.admin,
+        json!({"title": "Assisted", "secret": "S-ALPHA", "locked": "L-OWN"}),
+        false,
+    )
+    .await;
+    let calls = json!([
+        ["a1", "get_document", {"collection": "note", "id": fx.beta}],
+        ["a2", "query_documents", {"collection": "note", "where": {"secret": {"equals": "S-BETA"}}}],
+        ["a3", "query_documents", {"collection": "note", "sort": "-secret", "limit": 100}],
+        ["a4", "update_document", {"collection": "note", "id": own, "data": {"secret": "FORGED", "locked": "FORGED"}}],
+        ["a5", "get_document", {"collection": "note", "id": fx.stranger_note}],
+    ]);
+    let res = fx
+        .app
+        .post(
+            "/api/agent/chat",
+            json!({"messages": [{"role": "user", "content": calls.to_string()}]}),
+        )
+        .cookie(&fx.editor)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let events = crate::agent::events(&res.bytes);
+    let results = crate::agent::of_kind(&events, "toolResult");
+    assert_eq!(results.len(), 5, "{events:?}");
+    for result in &results {
+        assert_no_hidden("assistant tool result", &result["result"]);
+    }
+    assert_eq!(results[0]["result"]["draftData"]["title"], "Beta");
+    assert_eq!(
+        results[1]["result"]["pagination"]["total"], 0,
+        "a filter on a field the caller cannot read matches nothing"
+    );
+    // A sort on it is ignored, never a reason to drop rows: alpha, beta, cross and this one
+    // at least (other rows add notes of their own).
+    assert!(
+        results[2]["result"]["pagination"]["total"]
+            .as_i64()
+            .unwrap()
+            >= 4,
+        "{}",
+        results[2]
+    );
+    assert_eq!(results[3]["ok"], true, "{}", results[3]);
+    let stored = fx.get(&fx.admin, &format!("{DOCS}/{own}")).await;
+    assert_eq!(stored.body["data"]["draftData"]["secret"], "S-ALPHA");
+    assert_eq!(stored.body["data"]["draftData"]["locked"], "L-OWN");
+    assert_eq!(results[4]["ok"], false);
+    assert_eq!(results[4]["result"]["error"], "document not found");
 }
 
 async fn hidden_field_stripped_from_plugin_route(fx: Arc<Fx>) {
