@@ -440,13 +440,12 @@ impl<'a> DocumentService<'a> {
         let gate = self.gate(actor);
         gate.check(Operation::Publish, &current)?;
         check_revision(expected_revision, current.revision)?;
-        let validation = self
+        let (validation, published) = self
             .publish_if_valid(&mut *tx, &current, Some(&actor.user.id), now)
             .await?;
-        if !validation.is_valid {
+        let Some(stored) = published else {
             return Err(Error::invalid(validation.errors));
-        }
-        let stored = self.owned(&mut *tx, &org, id).await?;
+        };
         tx.commit().await?;
         Ok(gate.stripped(stored))
     }
@@ -910,9 +909,11 @@ impl<'a> DocumentService<'a> {
         by: Option<&str>,
         now: Timestamp,
     ) -> Result<()> {
-        self.append_version(tx, doc, "draft", &doc.draft_data.0, by, now)
+        let number = self
+            .append_version(tx, doc, "draft", &doc.draft_data.0, by, now)
             .await?;
-        self.prune(tx, &doc.id, None).await?;
+        // Numbers are never reused, so the newest is an upper bound on how many there are.
+        self.prune(tx, &doc.id, Some(number)).await?;
         let references = self.reference_records(&doc.doc_type, &doc.draft_data.0);
         tx.replace_references(&doc.id, &doc.organization_id, DRAFT, &references)
             .await?;
@@ -965,14 +966,15 @@ impl<'a> DocumentService<'a> {
     }
 
     /// Validates the stored draft and, only when it is valid, publishes it. Every publish of an
-    /// existing document (REST, a schedule) goes through here.
+    /// existing document (REST, a schedule) goes through here. With the validation, the
+    /// document as now stored when it was published.
     async fn publish_if_valid(
         &self,
         tx: &mut dyn Tx,
         current: &DocumentRecord,
         by: Option<&str>,
         now: Timestamp,
-    ) -> Result<Validation> {
+    ) -> Result<(Validation, Option<DocumentRecord>)> {
         let validation = self
             .validation(
                 tx,
@@ -982,10 +984,11 @@ impl<'a> DocumentService<'a> {
                 Some(&current.id),
             )
             .await?;
-        if validation.is_valid {
-            self.record_publish(tx, current, by, now).await?;
-        }
-        Ok(validation)
+        let published = match validation.is_valid {
+            true => Some(self.record_publish(tx, current, by, now).await?),
+            false => None,
+        };
+        Ok((validation, published))
     }
 
     /// Drops the published copy and its references; a draft-only document is left alone.
@@ -1004,26 +1007,36 @@ impl<'a> DocumentService<'a> {
         Ok(())
     }
 
-    /// Copies the draft to the published copy with its hash, version and references.
+    /// Copies the draft to the published copy with its hash, version and references. Returns
+    /// the document as it is now stored (the row `doc` was, with the published copy written).
     async fn record_publish(
         &self,
         tx: &mut dyn Tx,
         doc: &DocumentRecord,
         by: Option<&str>,
         now: Timestamp,
-    ) -> Result<()> {
+    ) -> Result<DocumentRecord> {
         let data = &doc.draft_data.0;
         let hash = canonical::published_hash(data);
         tx.set_published(&doc.id, data, &hash, by, now.millis())
             .await?;
         tx.append_event(&published_event(doc, &hash, now)).await?;
-        self.append_version(tx, doc, "publish", data, by, now)
+        let number = self
+            .append_version(tx, doc, "publish", data, by, now)
             .await?;
-        self.prune(tx, &doc.id, None).await?;
+        self.prune(tx, &doc.id, Some(number)).await?;
         let references = self.reference_records(&doc.doc_type, data);
         tx.replace_references(&doc.id, &doc.organization_id, PUBLISHED, &references)
             .await?;
-        Ok(())
+        // What `set_published` wrote: the published copy, its hash and time, who and when.
+        Ok(DocumentRecord {
+            published_data: Some(doc.draft_data.clone()),
+            published_hash: Some(hash),
+            published_at: Some(now.millis()),
+            updated_by: by.map(str::to_string),
+            updated_at: now.millis(),
+            ..doc.clone()
+        })
     }
 
     async fn append_version(
@@ -1034,10 +1047,10 @@ impl<'a> DocumentService<'a> {
         data: &Value,
         by: Option<&str>,
         now: Timestamp,
-    ) -> Result<()> {
-        tx.append_version(&version_record(doc, 0, event_type, data, by, now))
-            .await?;
-        Ok(())
+    ) -> Result<i64> {
+        Ok(tx
+            .append_version(&version_record(doc, 0, event_type, data, by, now))
+            .await?)
     }
 
     /// Deletes versions past `versioning.maxVersions`, in the same transaction as the write that
