@@ -291,14 +291,14 @@ fn post(o: usize, i: usize, authors: &[String], covers: &[String]) -> NewDocumen
         "tags": ["bench", format!("t{}", n % 50)],
         "author": {"_ref": authors[i % authors.len()]},
     });
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         data["cover"] = json!({"asset": {"_ref": covers[i % covers.len()]}, "alt": "cover"});
     }
     NewDocument {
         doc_type: "post".into(),
         data,
         // Every tenth post stays a draft.
-        publish: i % 10 != 0,
+        publish: !i.is_multiple_of(10),
     }
 }
 
