@@ -12,7 +12,10 @@
 #      (drafts), updates with expectedRevision, publishes, and a fixed weighted mix of all.
 #      Per phase: requests/s, p50 and p99 latency, the server's peak RSS during the phase.
 # Prints a table and writes bench/results/scale-<engine>.json.
-# Usage: [DOCS=1000000] [ORGS=1000] [CONCURRENCY=3] bench/scale.sh [seconds-per-phase] [sqlite|postgres|both]
+# Usage: [DOCS=1000000] [ORGS=1000] [CONCURRENCY=3] [PG_SSLMODE=disable] [KEEP=1]
+#        bench/scale.sh [seconds-per-phase] [sqlite|postgres|both]
+# PG_SSLMODE: the service's `sslmode` for PostgreSQL (unset: the driver's default, `prefer`, which
+# uses TLS when the server offers it; see docs/PERFORMANCE.md). KEEP=1 keeps the database.
 # Needs wrk (apt-get install -y wrk), curl, python3, and for PostgreSQL psql and the server at
 # CMS_TEST_POSTGRES_URL's host (the database cms_bench is dropped and recreated there).
 set -euo pipefail
@@ -74,7 +77,7 @@ run_engine() {
     sqlite) url="sqlite://$work/cms-data/cms.db" ;;
     postgres)
       psql "$pg_server" -qc "DROP DATABASE IF EXISTS cms_bench WITH (FORCE)" -qc "CREATE DATABASE cms_bench" >/dev/null
-      url=$pg_bench ;;
+      url=$pg_bench${PG_SSLMODE:+?sslmode=$PG_SSLMODE} ;;
   esac
   export CMS_DATABASE_URL=$url RUST_LOG=warn
   export CMS_AUTH_SECRET="the scale bench's auth secret, 32+ characters"
