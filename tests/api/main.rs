@@ -24,6 +24,7 @@ mod forms;
 mod graphql;
 mod health;
 mod http_core;
+mod import;
 mod instance_settings;
 mod instances;
 mod invitations;

@@ -1430,6 +1430,89 @@ async fn a_document_is_located_from_any_unit(url: String) {
     store.close().await;
 }
 
+/// Many new documents in a few statements: every row of each (document, versions, event with
+/// its outbox row, references per copy) lands, across statement chunks, in one transaction.
+async fn new_documents_are_inserted_in_bulk(url: String) {
+    use crate::documents::{INSERT_CHUNK, NewDocumentRows};
+    let store = open(&url).await;
+    with_two_organizations(&store).await;
+    let n = INSERT_CHUNK + 7;
+    let rows: Vec<NewDocumentRows> = (0..n)
+        .map(|i| {
+            let id = format!("bulk{i}");
+            let published = i % 3 != 0;
+            let version = |number: i64, event_type: &str| VersionRecord {
+                id: format!("{id}-v{number}"),
+                document_id: id.clone(),
+                organization_id: "o1".into(),
+                version_number: number,
+                event_type: event_type.into(),
+                data: Json(json!({"title": i})),
+                created_by: Some("u1".into()),
+                created_by_name: None,
+                created_at: 1,
+            };
+            let mut versions = vec![version(1, "draft")];
+            let mut references = vec![(
+                "draft".to_string(),
+                ReferenceRecord {
+                    path: "author".into(),
+                    to_id: "bulk0".into(),
+                    target: "document".into(),
+                },
+            )];
+            if published {
+                versions.push(version(2, "publish"));
+                references.push(("published".to_string(), references[0].1.clone()));
+            }
+            NewDocumentRows {
+                document: document(&id, "o1", "post", false),
+                versions,
+                event: published.then(|| EventRecord {
+                    id: format!("{id}-e"),
+                    organization_id: Some("o1".into()),
+                    event_type: "document.published".into(),
+                    payload: Json(json!({"documentId": id})),
+                    created_at: 1,
+                }),
+                references,
+            }
+        })
+        .collect();
+    let mut tx = store.write_for("o1").await.unwrap();
+    tx.insert_new_documents(&[]).await.unwrap();
+    tx.insert_new_documents(&rows).await.unwrap();
+    tx.commit().await.unwrap();
+
+    let mut tx = store.write_for("o1").await.unwrap();
+    let orgs = ["o1".to_string()];
+    let last = format!("bulk{}", n - 1);
+    let stored = tx.document(&orgs, &last).await.unwrap().unwrap();
+    assert_eq!(stored.draft_data.0, json!({ "title": last }));
+    let published = rows.iter().filter(|r| r.event.is_some()).count() as i64;
+    assert_eq!(tx.outbox_backlog().await.unwrap(), published);
+    assert_eq!(tx.count_versions(&last).await.unwrap(), 2);
+    assert_eq!(tx.count_versions("bulk0").await.unwrap(), 1);
+    assert_eq!(
+        tx.references_from(&last, "published").await.unwrap()[0].to_id,
+        "bulk0"
+    );
+    assert_eq!(
+        tx.referencing_documents(&orgs, "bulk0")
+            .await
+            .unwrap()
+            .len(),
+        n
+    );
+    // A clash anywhere fails the statement, and the unit is abandoned.
+    assert!(matches!(
+        tx.insert_new_documents(&rows[n - 2..]).await,
+        Err(StoreError::Unique(_))
+    ));
+    drop(tx);
+    store.close().await;
+}
+
 crate::both_engines!(
     a_document_is_located_from_any_unit,
     roles_are_edited_and_deleted_unless_still_assigned,
@@ -1441,6 +1524,7 @@ crate::both_engines!(
     documents_are_scoped_revised_and_published,
     a_singleton_type_has_one_row_per_organization,
     versions_are_numbered_listed_and_pruned,
+    new_documents_are_inserted_in_bulk,
     references_are_replaced_per_copy_and_found_backwards,
     users_round_trip_and_emails_are_unique,
     an_uncommitted_write_is_rolled_back,

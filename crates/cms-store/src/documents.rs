@@ -57,6 +57,13 @@ pub trait Documents {
         versions: &[crate::versions::VersionRecord],
         event: Option<&crate::events::EventRecord>,
     ) -> Result<()>;
+    /// The rows of many new documents, a few multi-row statements per chunk of documents
+    /// rather than round trips per document: each document, its first versions, its event
+    /// (with its outbox row) and its references. The same rows as
+    /// [`Documents::insert_new_document`] plus
+    /// [`crate::references::References::add_references`] for each; for bulk imports. Fails with
+    /// [`crate::StoreError::Unique`] like [`Documents::insert_new_document`].
+    async fn insert_new_documents(&mut self, rows: &[NewDocumentRows]) -> Result<()>;
     /// The document, when it belongs to one of `organizations`.
     async fn document(
         &mut self,
@@ -106,6 +113,22 @@ pub trait Documents {
     /// migration 0008, past row-level security), and reveals nothing else of the document.
     async fn locate_document(&mut self, id: &str) -> Result<Option<DocumentLocation>>;
 }
+
+/// Every row of one new document, for [`Documents::insert_new_documents`].
+#[derive(Debug, Clone)]
+pub struct NewDocumentRows {
+    pub document: DocumentRecord,
+    /// Its first versions, with their numbers.
+    pub versions: Vec<crate::versions::VersionRecord>,
+    /// `document.published` when it is born published.
+    pub event: Option<crate::events::EventRecord>,
+    /// Its references, each with the copy (`draft` or `published`) it was found in.
+    pub references: Vec<(String, crate::references::ReferenceRecord)>,
+}
+
+/// Documents per statement of [`Documents::insert_new_documents`]: 13 binds a row (versions 8,
+/// references 6) keeps every statement far below both engines' bind limits.
+pub(crate) const INSERT_CHUNK: usize = 200;
 
 /// Where a document lives: what [`Documents::locate_document`] reveals, and nothing more.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -281,6 +304,85 @@ macro_rules! impl_documents {
                     None => {}
                 }
                 sql.build().execute(self.conn().await?).await?;
+                Ok(())
+            }
+
+            async fn insert_new_documents(
+                &mut self,
+                rows: &[$crate::documents::NewDocumentRows],
+            ) -> $crate::Result<()> {
+                for chunk in rows.chunks($crate::documents::INSERT_CHUNK) {
+                    let mut insert = sqlx::QueryBuilder::new(
+                        "INSERT INTO documents (id, organization_id, type, singleton, draft_data, published_data, \
+                         published_hash, revision, created_by, updated_by, created_at, updated_at, published_at) ",
+                    );
+                    insert.push_values(chunk.iter().map(|r| &r.document), |mut row, d| {
+                        row.push_bind(&d.id)
+                            .push_bind(&d.organization_id)
+                            .push_bind(&d.doc_type)
+                            .push_bind(d.singleton)
+                            .push_bind(&d.draft_data)
+                            .push_bind(&d.published_data)
+                            .push_bind(&d.published_hash)
+                            .push_bind(d.revision)
+                            .push_bind(&d.created_by)
+                            .push_bind(&d.updated_by)
+                            .push_bind(d.created_at)
+                            .push_bind(d.updated_at)
+                            .push_bind(d.published_at);
+                    });
+                    insert.build().execute(self.conn().await?).await?;
+                    let versions: Vec<_> = chunk.iter().flat_map(|r| &r.versions).collect();
+                    for versions in versions.chunks($crate::documents::INSERT_CHUNK * 2) {
+                        let mut insert = sqlx::QueryBuilder::new(
+                            "INSERT INTO document_versions (id, document_id, organization_id, version_number, \
+                             event_type, data, created_by, created_at) ",
+                        );
+                        insert.push_values(versions, |mut row, v| {
+                            row.push_bind(&v.id)
+                                .push_bind(&v.document_id)
+                                .push_bind(&v.organization_id)
+                                .push_bind(v.version_number)
+                                .push_bind(&v.event_type)
+                                .push_bind(&v.data)
+                                .push_bind(&v.created_by)
+                                .push_bind(v.created_at);
+                        });
+                        insert.build().execute(self.conn().await?).await?;
+                    }
+                    let events: Vec<_> = chunk.iter().filter_map(|r| r.event.as_ref()).collect();
+                    if !events.is_empty() {
+                        let mut insert = sqlx::QueryBuilder::new(
+                            "INSERT INTO events (id, organization_id, type, payload, created_at) ",
+                        );
+                        insert.push_values(events, |mut row, e| {
+                            row.push_bind(&e.id)
+                                .push_bind(&e.organization_id)
+                                .push_bind(&e.event_type)
+                                .push_bind(&e.payload)
+                                .push_bind(e.created_at);
+                        });
+                        insert.build().execute(self.conn().await?).await?;
+                    }
+                    let references: Vec<_> = chunk
+                        .iter()
+                        .flat_map(|r| r.references.iter().map(move |(copy, reference)| (&r.document, copy, reference)))
+                        .collect();
+                    for references in references.chunks(1000) {
+                        let mut insert = sqlx::QueryBuilder::new(
+                            "INSERT INTO document_references (from_id, organization_id, copy, path, to_id, target) ",
+                        );
+                        insert.push_values(references, |mut row, (d, copy, r)| {
+                            row.push_bind(&d.id)
+                                .push_bind(&d.organization_id)
+                                .push_bind(copy.as_str())
+                                .push_bind(&r.path)
+                                .push_bind(&r.to_id)
+                                .push_bind(&r.target);
+                        });
+                        insert.build().execute(self.conn().await?).await?;
+                    }
+                }
                 Ok(())
             }
 

@@ -81,6 +81,26 @@ macro_rules! impl_references {
                 copy: &str,
                 references: &[$crate::references::ReferenceRecord],
             ) -> $crate::Result<()> {
+                // SQLite runs several statements in one call (binds numbered across them): the
+                // delete and the insert are one round trip to its connection's thread, which on
+                // the single writer is the cost of a write.
+                if <$tx>::DIALECT == $crate::Dialect::Sqlite && !references.is_empty() && references.len() <= 1000 {
+                    let mut sql = sqlx::QueryBuilder::new("DELETE FROM document_references WHERE from_id = ");
+                    sql.push_bind(from_id);
+                    sql.push(" AND copy = ");
+                    sql.push_bind(copy);
+                    sql.push("; INSERT INTO document_references (from_id, organization_id, copy, path, to_id, target) ");
+                    sql.push_values(references, |mut row, r| {
+                        row.push_bind(from_id)
+                            .push_bind(organization_id)
+                            .push_bind(copy)
+                            .push_bind(&r.path)
+                            .push_bind(&r.to_id)
+                            .push_bind(&r.target);
+                    });
+                    sql.build().execute(self.conn().await?).await?;
+                    return Ok(());
+                }
                 sqlx::query("DELETE FROM document_references WHERE from_id = $1 AND copy = $2")
                     .bind(from_id)
                     .bind(copy)

@@ -11,12 +11,12 @@ mod access;
 mod schedules;
 mod view;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use cms_core::filter;
 use cms_core::schema::{FieldType, Operation, RefTarget, Schemas};
 use cms_core::{CoreCapability, Issue, Timestamp, canonical, new_id};
-use cms_store::documents::{DocumentRecord, ListSpec};
+use cms_store::documents::{DocumentRecord, ListSpec, NewDocumentRows};
 use cms_store::events::EventRecord;
 use cms_store::filter_sql::DataColumn;
 use cms_store::references::ReferenceRecord;
@@ -144,43 +144,27 @@ impl<'a> DocumentService<'a> {
         if input.publish {
             actor.require(CoreCapability::DocumentPublish)?;
         }
-        let singleton = self.document_type(&input.doc_type)?;
-        self.check_structure(&input.doc_type, &input.data)?;
         let gate = self.gate(actor);
-        let mut data = input.data;
-        // Unwritable fields go first, so a policy judges the data that would be stored.
-        gate.keep_unwritable(&input.doc_type, &mut data, None);
-        gate.check_new(Operation::Create, &input.doc_type, &data)?;
-        if input.publish {
-            gate.check_new(Operation::Publish, &input.doc_type, &data)?;
-        }
         let now = self.inner.clock.now();
         let by = Some(actor.user.id.as_str());
+        let publish = input.publish;
         // Built before taking the (on SQLite, single) writer, which then only waits on I/O.
-        let mut record = new_record(&org, &input.doc_type, singleton, data, by, now);
-        if input.publish {
-            // Published in the same row write: a new document needs no separate publish step.
-            record.published_hash = Some(canonical::published_hash(&record.draft_data.0));
-            record.published_data = Some(record.draft_data.clone());
-            record.published_at = Some(now.millis());
-        }
+        let (record, schema_issues) = self.prepare_new(&gate, &org, input, by, now)?;
         let events = events(&record.id);
         for event in &events {
             self.inner.event_types.check(self.schemas(), event)?;
         }
-        let data = &record.draft_data.0;
-        let schema_issues = self.schemas().validate_for_publish(&input.doc_type, data);
+        let (doc_type, data) = (&record.doc_type, &record.draft_data.0);
         let mut tx = self.inner.store.write_for(&org).await?;
         let validation = self
-            .validation_with(&mut *tx, &org, &input.doc_type, data, None, schema_issues)
+            .validation_with(&mut *tx, &org, doc_type, data, None, schema_issues)
             .await?;
-        if input.publish && !validation.is_valid {
+        if publish && !validation.is_valid {
             return Err(Error::invalid(validation.errors));
         }
-        if singleton && tx.singleton(&org, &input.doc_type).await?.is_some() {
+        if record.singleton && tx.singleton(&org, doc_type).await?.is_some() {
             return Err(Error::Conflict(format!(
-                "`{}` is a singleton and already exists: update it",
-                input.doc_type
+                "`{doc_type}` is a singleton and already exists: update it"
             )));
         }
         self.insert_new(&mut *tx, &record, by, now).await?;
@@ -191,6 +175,163 @@ impl<'a> DocumentService<'a> {
         }
         tx.commit().await?;
         Ok((gate.stripped(record), validation))
+    }
+
+    /// Creates many documents in the actor's organization in one unit of work, each with the
+    /// checks, rows and events of [`Self::create`]: its versions, its references, the
+    /// published copy and `document.published` when `publish` is set, the same validation
+    /// (reference targets, slugs). The rows go to the store in a few multi-row statements per
+    /// chunk of documents instead of round trips per document, and reference targets are
+    /// looked up once per chunk of ids. For bulk loads from Rust (the scale bench seeds
+    /// through it); no door exposes it.
+    ///
+    /// All or nothing: a document that [`Self::create`] would refuse (a structural error, an
+    /// access refusal, a publish that does not validate) fails the whole import, its issues'
+    /// paths prefixed with its index (`[3].title`), and nothing is written. A document may
+    /// reference, and its published slug clashes with, the documents imported before it in the
+    /// same call, as if they had been created one after the other. Singleton types cannot be
+    /// imported (a 400): they have one row, which [`Self::create`] writes.
+    pub async fn import(
+        &self,
+        actor: &Actor,
+        inputs: Vec<NewDocument>,
+    ) -> Result<Vec<(DocumentView, Validation)>> {
+        let org = actor.require(CoreCapability::DocumentCreate)?.to_string();
+        if inputs.iter().any(|i| i.publish) {
+            actor.require(CoreCapability::DocumentPublish)?;
+        }
+        let gate = self.gate(actor);
+        let now = self.inner.clock.now();
+        let by = Some(actor.user.id.as_str());
+        let mut prepared = Vec::with_capacity(inputs.len());
+        for (i, input) in inputs.into_iter().enumerate() {
+            let publish = input.publish;
+            let (record, issues) = self
+                .prepare_new(&gate, &org, input, by, now)
+                .map_err(|e| at_index(i, e))?;
+            if record.singleton {
+                return Err(Error::bad_request(format!(
+                    "[{i}]: `{}` is a singleton type: create its one document, it cannot be imported",
+                    record.doc_type
+                )));
+            }
+            prepared.push((record, publish, issues));
+        }
+        let orgs = vec![org.clone()];
+        let mut tx = self.inner.store.write_for(&org).await?;
+        // Every reference target named anywhere in the import, looked up in chunks.
+        let (mut documents, mut assets) = (Vec::new(), Vec::new());
+        for (record, _, _) in &prepared {
+            for reference in self
+                .schemas()
+                .references(&record.doc_type, &record.draft_data.0)
+            {
+                match reference.target {
+                    RefTarget::Document => documents.push(reference.id),
+                    RefTarget::Asset => assets.push(reference.id),
+                }
+            }
+        }
+        // Documents found, or imported earlier in this call; assets found.
+        let mut known_documents: HashSet<String> = HashSet::new();
+        for ids in dedup(documents).chunks(MAX_BY_IDS) {
+            let found = tx.documents_by_ids(&orgs, ids).await?;
+            known_documents.extend(found.into_iter().map(|d| d.id));
+        }
+        let mut found_assets: HashSet<String> = HashSet::new();
+        for ids in dedup(assets).chunks(MAX_BY_IDS) {
+            let found = tx.assets_by_ids(&orgs, ids).await?;
+            found_assets.extend(found.into_iter().map(|a| a.id));
+        }
+        // (type, field, slug) published earlier in this import.
+        let mut slugs: HashSet<(String, String, String)> = HashSet::new();
+        let mut rows = Vec::with_capacity(prepared.len());
+        let mut validations = Vec::with_capacity(prepared.len());
+        for (i, (record, publish, mut errors)) in prepared.into_iter().enumerate() {
+            let (doc_type, data) = (&record.doc_type, &record.draft_data.0);
+            for reference in self.schemas().references(doc_type, data) {
+                let exists = match reference.target {
+                    RefTarget::Document => known_documents.contains(&reference.id),
+                    RefTarget::Asset => found_assets.contains(&reference.id),
+                };
+                if !exists {
+                    errors.push(missing_reference(reference));
+                }
+            }
+            errors.extend(
+                self.slug_clashes(&mut *tx, &orgs, doc_type, data, None)
+                    .await?,
+            );
+            let own_slugs = self.slug_values(doc_type, data);
+            for (field, slug) in &own_slugs {
+                let key = (doc_type.clone(), field.clone(), slug.clone());
+                if slugs.contains(&key) && !errors.iter().any(|e| &e.path == field) {
+                    errors.push(slug_taken(field, slug));
+                }
+            }
+            let validation = Validation {
+                is_valid: errors.is_empty(),
+                errors,
+            };
+            if publish && !validation.is_valid {
+                return Err(at_index(i, Error::invalid(validation.errors)));
+            }
+            if publish {
+                slugs.extend(
+                    own_slugs
+                        .into_iter()
+                        .map(|(field, slug)| (doc_type.clone(), field, slug)),
+                );
+            }
+            known_documents.insert(record.id.clone());
+            rows.push(self.new_rows(record, by, now));
+            validations.push(validation);
+        }
+        tx.insert_new_documents(&rows).await?;
+        for row in &rows {
+            self.prune(&mut *tx, &row.document.id, Some(row.versions.len() as i64))
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(rows
+            .into_iter()
+            .zip(validations)
+            .map(|(row, validation)| (gate.stripped(row.document), validation))
+            .collect())
+    }
+
+    /// A new document's record as [`Self::create`] and [`Self::import`] build it before their
+    /// unit of work: the type and structure checked, unwritable fields dropped, the access rules
+    /// for creating (and publishing) applied, the published copy set in the same row when
+    /// `publish` (a new document needs no separate publish step); with the schema's publish
+    /// issues, which need no store.
+    fn prepare_new(
+        &self,
+        gate: &Gate<'_>,
+        org: &str,
+        input: NewDocument,
+        by: Option<&str>,
+        now: Timestamp,
+    ) -> Result<(DocumentRecord, Vec<Issue>)> {
+        let singleton = self.document_type(&input.doc_type)?;
+        self.check_structure(&input.doc_type, &input.data)?;
+        let mut data = input.data;
+        // Unwritable fields go first, so a policy judges the data that would be stored.
+        gate.keep_unwritable(&input.doc_type, &mut data, None);
+        gate.check_new(Operation::Create, &input.doc_type, &data)?;
+        if input.publish {
+            gate.check_new(Operation::Publish, &input.doc_type, &data)?;
+        }
+        let mut record = new_record(org, &input.doc_type, singleton, data, by, now);
+        if input.publish {
+            record.published_hash = Some(canonical::published_hash(&record.draft_data.0));
+            record.published_data = Some(record.draft_data.clone());
+            record.published_at = Some(now.millis());
+        }
+        let issues = self
+            .schemas()
+            .validate_for_publish(&record.doc_type, &record.draft_data.0);
+        Ok((record, issues))
     }
 
     /// Which organization owns the document `id`, and its type; `None` when no document has
@@ -299,13 +440,12 @@ impl<'a> DocumentService<'a> {
         let gate = self.gate(actor);
         gate.check(Operation::Publish, &current)?;
         check_revision(expected_revision, current.revision)?;
-        let validation = self
+        let (validation, published) = self
             .publish_if_valid(&mut *tx, &current, Some(&actor.user.id), now)
             .await?;
-        if !validation.is_valid {
+        let Some(stored) = published else {
             return Err(Error::invalid(validation.errors));
-        }
-        let stored = self.owned(&mut *tx, &org, id).await?;
+        };
         tx.commit().await?;
         Ok(gate.stripped(stored))
     }
@@ -726,18 +866,12 @@ impl<'a> DocumentService<'a> {
     ) -> Result<Validation> {
         let orgs = vec![org.to_string()];
         for reference in self.schemas().references(doc_type, data) {
-            let (exists, message) = match reference.target {
-                RefTarget::Document => (
-                    tx.document(&orgs, &reference.id).await?.is_some(),
-                    "the referenced document does not exist",
-                ),
-                RefTarget::Asset => (
-                    tx.asset(&orgs, &reference.id).await?.is_some(),
-                    "the referenced asset does not exist",
-                ),
+            let exists = match reference.target {
+                RefTarget::Document => tx.document(&orgs, &reference.id).await?.is_some(),
+                RefTarget::Asset => tx.asset(&orgs, &reference.id).await?.is_some(),
             };
             if !exists {
-                errors.push(Issue::new(reference.path, "reference", message));
+                errors.push(missing_reference(reference));
             }
         }
         errors.extend(self.slug_clashes(tx, &orgs, doc_type, data, except).await?);
@@ -758,29 +892,12 @@ impl<'a> DocumentService<'a> {
         data: &Value,
         except: Option<&str>,
     ) -> Result<Vec<Issue>> {
-        let (Some(schema), Some(fields)) = (
-            self.schemas().get(doc_type),
-            self.schemas().fields(doc_type),
-        ) else {
+        let Some(fields) = self.schemas().fields(doc_type) else {
             return Ok(Vec::new());
         };
         let mut issues = Vec::new();
-        for field in schema
-            .fields
-            .iter()
-            .filter(|f| matches!(f.ty, FieldType::Slug { .. }))
-        {
-            let current = data
-                .get(&field.name)
-                .and_then(|s| s.get("current"))
-                .and_then(Value::as_str);
-            let Some(current) = current.filter(|c| !c.is_empty()) else {
-                continue;
-            };
-            let filter = filter::parse(
-                &json!({ field.name.as_str(): { "equals": current } }),
-                &fields,
-            );
+        for (field, current) in self.slug_values(doc_type, data) {
+            let filter = filter::parse(&json!({ field.as_str(): { "equals": current } }), &fields);
             let spec = ListSpec {
                 organizations: orgs,
                 doc_type,
@@ -793,14 +910,30 @@ impl<'a> DocumentService<'a> {
             };
             let (same, _) = tx.list_documents(&spec).await?;
             if same.iter().any(|d| Some(d.id.as_str()) != except) {
-                issues.push(Issue::new(
-                    &field.name,
-                    "unique",
-                    format!("{} `{current}` is already used", field.name),
-                ));
+                issues.push(slug_taken(&field, &current));
             }
         }
         Ok(issues)
+    }
+
+    /// The non-empty top-level slugs of `data`: (field, `current`).
+    fn slug_values(&self, doc_type: &str, data: &Value) -> Vec<(String, String)> {
+        let Some(schema) = self.schemas().get(doc_type) else {
+            return Vec::new();
+        };
+        schema
+            .fields
+            .iter()
+            .filter(|f| matches!(f.ty, FieldType::Slug { .. }))
+            .filter_map(|field| {
+                let current = data
+                    .get(&field.name)
+                    .and_then(|s| s.get("current"))
+                    .and_then(Value::as_str)
+                    .filter(|c| !c.is_empty())?;
+                Some((field.name.clone(), current.to_string()))
+            })
+            .collect()
     }
 
     /// A document the actor's organization owns (writes never reach children); 404 otherwise.
@@ -849,9 +982,11 @@ impl<'a> DocumentService<'a> {
         by: Option<&str>,
         now: Timestamp,
     ) -> Result<()> {
-        self.append_version(tx, doc, "draft", &doc.draft_data.0, by, now)
+        let number = self
+            .append_version(tx, doc, "draft", &doc.draft_data.0, by, now)
             .await?;
-        self.prune(tx, &doc.id, None).await?;
+        // Numbers are never reused, so the newest is an upper bound on how many there are.
+        self.prune(tx, &doc.id, Some(number)).await?;
         let references = self.reference_records(&doc.doc_type, &doc.draft_data.0);
         tx.replace_references(&doc.id, &doc.organization_id, DRAFT, &references)
             .await?;
@@ -868,18 +1003,7 @@ impl<'a> DocumentService<'a> {
         by: Option<&str>,
         now: Timestamp,
     ) -> Result<()> {
-        let mut versions = vec![version_record(doc, 1, "draft", &doc.draft_data.0, by, now)];
-        let event = doc.published_hash.as_deref().map(|hash| {
-            versions.push(version_record(
-                doc,
-                2,
-                "publish",
-                &doc.draft_data.0,
-                by,
-                now,
-            ));
-            published_event(doc, hash, now)
-        });
+        let (versions, event) = first_versions(doc, by, now);
         tx.insert_new_document(doc, &versions, event.as_ref())
             .await?;
         let references = self.reference_records(&doc.doc_type, &doc.draft_data.0);
@@ -893,15 +1017,37 @@ impl<'a> DocumentService<'a> {
         Ok(())
     }
 
+    /// Every row of a new document, as [`Self::insert_new`] writes them, for a bulk insert.
+    fn new_rows(&self, doc: DocumentRecord, by: Option<&str>, now: Timestamp) -> NewDocumentRows {
+        let (versions, event) = first_versions(&doc, by, now);
+        let draft = self.reference_records(&doc.doc_type, &doc.draft_data.0);
+        let published = match doc.published_hash {
+            Some(_) => draft.clone(),
+            None => Vec::new(),
+        };
+        let references = draft
+            .into_iter()
+            .map(|r| (DRAFT.to_string(), r))
+            .chain(published.into_iter().map(|r| (PUBLISHED.to_string(), r)))
+            .collect();
+        NewDocumentRows {
+            document: doc,
+            versions,
+            event,
+            references,
+        }
+    }
+
     /// Validates the stored draft and, only when it is valid, publishes it. Every publish of an
-    /// existing document (REST, a schedule) goes through here.
+    /// existing document (REST, a schedule) goes through here. With the validation, the
+    /// document as now stored when it was published.
     async fn publish_if_valid(
         &self,
         tx: &mut dyn Tx,
         current: &DocumentRecord,
         by: Option<&str>,
         now: Timestamp,
-    ) -> Result<Validation> {
+    ) -> Result<(Validation, Option<DocumentRecord>)> {
         let validation = self
             .validation(
                 tx,
@@ -911,10 +1057,11 @@ impl<'a> DocumentService<'a> {
                 Some(&current.id),
             )
             .await?;
-        if validation.is_valid {
-            self.record_publish(tx, current, by, now).await?;
-        }
-        Ok(validation)
+        let published = match validation.is_valid {
+            true => Some(self.record_publish(tx, current, by, now).await?),
+            false => None,
+        };
+        Ok((validation, published))
     }
 
     /// Drops the published copy and its references; a draft-only document is left alone.
@@ -933,26 +1080,36 @@ impl<'a> DocumentService<'a> {
         Ok(())
     }
 
-    /// Copies the draft to the published copy with its hash, version and references.
+    /// Copies the draft to the published copy with its hash, version and references. Returns
+    /// the document as it is now stored (the row `doc` was, with the published copy written).
     async fn record_publish(
         &self,
         tx: &mut dyn Tx,
         doc: &DocumentRecord,
         by: Option<&str>,
         now: Timestamp,
-    ) -> Result<()> {
+    ) -> Result<DocumentRecord> {
         let data = &doc.draft_data.0;
         let hash = canonical::published_hash(data);
         tx.set_published(&doc.id, data, &hash, by, now.millis())
             .await?;
         tx.append_event(&published_event(doc, &hash, now)).await?;
-        self.append_version(tx, doc, "publish", data, by, now)
+        let number = self
+            .append_version(tx, doc, "publish", data, by, now)
             .await?;
-        self.prune(tx, &doc.id, None).await?;
+        self.prune(tx, &doc.id, Some(number)).await?;
         let references = self.reference_records(&doc.doc_type, data);
         tx.replace_references(&doc.id, &doc.organization_id, PUBLISHED, &references)
             .await?;
-        Ok(())
+        // What `set_published` wrote: the published copy, its hash and time, who and when.
+        Ok(DocumentRecord {
+            published_data: Some(doc.draft_data.clone()),
+            published_hash: Some(hash),
+            published_at: Some(now.millis()),
+            updated_by: by.map(str::to_string),
+            updated_at: now.millis(),
+            ..doc.clone()
+        })
     }
 
     async fn append_version(
@@ -963,10 +1120,10 @@ impl<'a> DocumentService<'a> {
         data: &Value,
         by: Option<&str>,
         now: Timestamp,
-    ) -> Result<()> {
-        tx.append_version(&version_record(doc, 0, event_type, data, by, now))
-            .await?;
-        Ok(())
+    ) -> Result<i64> {
+        Ok(tx
+            .append_version(&version_record(doc, 0, event_type, data, by, now))
+            .await?)
     }
 
     /// Deletes versions past `versioning.maxVersions`, in the same transaction as the write that
@@ -1192,6 +1349,67 @@ fn new_record(
         updated_at: now.millis(),
         published_at: None,
     }
+}
+
+/// The first versions of a new document (its draft, and its publish when it is born
+/// published) and its `document.published` event then.
+fn first_versions(
+    doc: &DocumentRecord,
+    by: Option<&str>,
+    now: Timestamp,
+) -> (Vec<VersionRecord>, Option<EventRecord>) {
+    let mut versions = vec![version_record(doc, 1, "draft", &doc.draft_data.0, by, now)];
+    let event = doc.published_hash.as_deref().map(|hash| {
+        versions.push(version_record(
+            doc,
+            2,
+            "publish",
+            &doc.draft_data.0,
+            by,
+            now,
+        ));
+        published_event(doc, hash, now)
+    });
+    (versions, event)
+}
+
+fn missing_reference(reference: cms_core::schema::FoundReference) -> Issue {
+    let message = match reference.target {
+        RefTarget::Document => "the referenced document does not exist",
+        RefTarget::Asset => "the referenced asset does not exist",
+    };
+    Issue::new(reference.path, "reference", message)
+}
+
+fn slug_taken(field: &str, current: &str) -> Issue {
+    Issue::new(
+        field,
+        "unique",
+        format!("{field} `{current}` is already used"),
+    )
+}
+
+/// An error about the `index`th document of an import: issue paths become `[index].path`.
+fn at_index(index: usize, error: Error) -> Error {
+    match error {
+        Error::BadRequest { issues, .. } if !issues.is_empty() => Error::invalid(
+            issues
+                .into_iter()
+                .map(|mut issue| {
+                    issue.path = format!("[{index}].{}", issue.path);
+                    issue
+                })
+                .collect(),
+        ),
+        Error::BadRequest { message, .. } => Error::bad_request(format!("[{index}]: {message}")),
+        other => other,
+    }
+}
+
+fn dedup(mut ids: Vec<String>) -> Vec<String> {
+    ids.sort_unstable();
+    ids.dedup();
+    ids
 }
 
 /// A version of `doc` numbered `number` (0 when the store numbers it).

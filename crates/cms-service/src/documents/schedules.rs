@@ -180,7 +180,7 @@ impl DocumentService<'_> {
         let by = schedule.created_by.as_deref();
         let status = match ScheduleAction::parse(&schedule.action) {
             Some(ScheduleAction::Publish) => {
-                let validation = self.publish_if_valid(&mut *tx, &current, by, now).await?;
+                let (validation, _) = self.publish_if_valid(&mut *tx, &current, by, now).await?;
                 if validation.is_valid {
                     "completed"
                 } else {
