@@ -81,6 +81,7 @@ const KEYS: &[(&str, Kind)] = &[
     ("agent.apiKey", Kind::Str),
     ("agent.maxRounds", Kind::Int),
     ("agent.timeoutMs", Kind::Int),
+    ("agent.turnsPerMinute", Kind::Int),
 ];
 
 /// Short environment names that SPEC.md and CONTRACT.md use beside the systematic ones.
@@ -129,6 +130,8 @@ pub struct AgentConfig {
     pub max_rounds: u32,
     /// The longest wait for the backend's next piece of an answer.
     pub timeout_ms: u64,
+    /// Turns one user may start per minute (all instances together); 0: no limit.
+    pub turns_per_minute: u32,
 }
 
 impl Default for AgentConfig {
@@ -139,6 +142,7 @@ impl Default for AgentConfig {
             api_key: None,
             max_rounds: 10,
             timeout_ms: 60_000,
+            turns_per_minute: 20,
         }
     }
 }

@@ -310,6 +310,7 @@ impl Builder {
                     api_key: config.agent.api_key.clone(),
                     max_rounds: config.agent.max_rounds,
                     timeout: Duration::from_millis(config.agent.timeout_ms),
+                    turns_per_minute: config.agent.turns_per_minute,
                 },
             },
             clock: self

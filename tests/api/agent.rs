@@ -1040,6 +1040,45 @@ async fn a_failing_backend_ends_the_stream_with_an_error(url: String) {
     h.app.stop().await;
 }
 
+async fn each_person_has_a_turn_limit_per_minute(url: String) {
+    let h = harness_with(&url, vec![], |c| c.agent.turns_per_minute = 2).await;
+    let viewer = member(&h.app, &h.owner, "Vic", "vic@example.com", "viewer").await;
+    let body = json!({"messages": [user("Hi")]});
+    for _ in 0..2 {
+        h.chat(&h.owner, body.clone()).await;
+    }
+    let res = h
+        .app
+        .post("/api/agent/chat", body.clone())
+        .cookie(&h.owner)
+        .send()
+        .await;
+    res.assert_handler_error(StatusCode::TOO_MANY_REQUESTS, "Too Many Requests");
+    let wait: u64 = res.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=60).contains(&wait), "{wait}");
+    assert_eq!(
+        h.model.requests().len(),
+        2,
+        "the refused turn reached no model"
+    );
+    // Per person: another member still chats.
+    h.chat(&viewer, body.clone()).await;
+    // A refused request (a malformed list) spends none of the person's turns.
+    h.app.clock.advance_millis(61_000);
+    let res = h
+        .app
+        .post("/api/agent/chat", json!({"messages": []}))
+        .cookie(&h.owner)
+        .send()
+        .await;
+    res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
+    // A minute later the window is new.
+    for _ in 0..2 {
+        h.chat(&h.owner, body.clone()).await;
+    }
+    h.app.stop().await;
+}
+
 async fn without_a_backend_404_without_a_model_501(url: String) {
     // Configured: signed-in callers only, and a well-formed message list.
     let h = harness(&url, vec![]).await;
@@ -1099,5 +1138,6 @@ cms_store::both_engines!(
     a_tool_is_blocked_after_its_third_failure,
     a_turn_ends_after_the_round_limit,
     a_failing_backend_ends_the_stream_with_an_error,
+    each_person_has_a_turn_limit_per_minute,
     without_a_backend_404_without_a_model_501,
 );

@@ -1,6 +1,7 @@
 //! Rate limits on the routes that guess or spend on behalf of anyone (sign-in, sign-up,
-//! password-reset requests): fixed windows counted in the database, so every instance on one
-//! PostgreSQL shares one limit (CONTRACT.md section 3).
+//! password-reset requests) and on the assistant's turns (each one spends on the model
+//! backend): fixed windows counted in the database, so every instance on one PostgreSQL shares
+//! one limit (CONTRACT.md section 3).
 //!
 //! Counters are keyed only on identifiers the door vouches for: the client address (the socket
 //! peer, or a forwarded address from a trusted proxy, as the door decides) and the e-mail the
@@ -42,7 +43,12 @@ pub enum Limited {
     SignIn,
     SignUp,
     PasswordReset,
+    /// Assistant turns, per user, in [`AGENT_WINDOW`].
+    AgentTurn,
 }
+
+/// The window of the assistant's turn limit (`agent.turnsPerMinute`).
+pub const AGENT_WINDOW: Duration = Duration::from_secs(60);
 
 impl Limited {
     fn name(self) -> &'static str {
@@ -50,6 +56,7 @@ impl Limited {
             Limited::SignIn => "signIn",
             Limited::SignUp => "signUp",
             Limited::PasswordReset => "passwordReset",
+            Limited::AgentTurn => "agentTurn",
         }
     }
 }
@@ -84,16 +91,35 @@ impl<'a> RateLimitService<'a> {
         {
             counters.push((self.key(route, "email", &email), limits.per_email));
         }
+        self.count(counters, limits.window).await
+    }
+
+    /// Counts one assistant turn of `user_id`, refused past `per_minute` turns in
+    /// [`AGENT_WINDOW`]; 0 turns the limit off.
+    pub(crate) async fn hit_agent_turn(&self, user_id: &str, per_minute: u32) -> Result<()> {
+        if per_minute == 0 {
+            return Ok(());
+        }
+        let key = self.key(Limited::AgentTurn, "user", user_id);
+        self.count(vec![(key, per_minute)], AGENT_WINDOW).await
+    }
+
+    /// Counts one hit on each counter, each in a fixed `window`, and refuses with the longest
+    /// wait when one is past its limit.
+    async fn count(&self, counters: Vec<(String, u32)>, window: Duration) -> Result<()> {
         if counters.is_empty() {
             return Ok(());
         }
-        let window_ms = i64::try_from(limits.window.as_millis()).unwrap_or(i64::MAX);
+        let window_ms = i64::try_from(window.as_millis()).unwrap_or(i64::MAX);
         let now = self.inner.clock.now().millis();
         let expired_before = now.saturating_sub(window_ms);
 
         let mut tx = self.inner.store.write().await?;
-        if self.purge_due(now, window_ms) {
-            tx.purge_rate_limits(expired_before).await?;
+        // Only counters past the longest window are removed, whichever limit asks.
+        let longest = self.inner.settings.rate_limit.window.max(AGENT_WINDOW);
+        let longest_ms = i64::try_from(longest.as_millis()).unwrap_or(i64::MAX);
+        if self.purge_due(now, longest_ms) {
+            tx.purge_rate_limits(now.saturating_sub(longest_ms)).await?;
         }
         let mut wait_ms: Option<i64> = None;
         for (key, limit) in counters {

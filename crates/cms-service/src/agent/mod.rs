@@ -42,6 +42,8 @@ pub struct AgentSettings {
     pub max_rounds: u32,
     /// The longest wait for the backend's next piece of an answer.
     pub timeout: Duration,
+    /// Turns one user may start per minute, on every instance together; 0: no limit.
+    pub turns_per_minute: u32,
 }
 
 impl Default for AgentSettings {
@@ -52,6 +54,7 @@ impl Default for AgentSettings {
             api_key: None,
             max_rounds: 10,
             timeout: Duration::from_secs(60),
+            turns_per_minute: 20,
         }
     }
 }
@@ -61,6 +64,7 @@ impl Default for AgentSettings {
 pub(crate) struct Agent {
     backend: Backend,
     max_rounds: u32,
+    turns_per_minute: u32,
     tools: Vec<AgentTool>,
 }
 
@@ -88,6 +92,7 @@ impl Agent {
         Ok(Agent {
             backend,
             max_rounds: settings.max_rounds.max(1),
+            turns_per_minute: settings.turns_per_minute,
             tools,
         })
     }
@@ -186,7 +191,7 @@ impl<'a> AgentService<'a> {
     /// Starts a turn and returns its events as they happen; the last one is always `done`.
     /// Refusals come first, as errors rather than events: 404 without a backend, 501 without
     /// a model, 400 for a malformed message list, 404 for an open document the caller cannot
-    /// read. Dropping the receiver (the client went away) stops the turn after the tool call
+    /// read, 429 past `agent.turnsPerMinute` turns of the user. Dropping the receiver (the client went away) stops the turn after the tool call
     /// in progress.
     pub async fn chat(
         &self,
@@ -219,6 +224,11 @@ impl<'a> AgentService<'a> {
                 return Err(Error::not_found("document"));
             }
         }
+        // Counted last, so a refused request spends none of the person's turns.
+        self.cms
+            .rate_limits()
+            .hit_agent_turn(&actor.user.id, agent.turns_per_minute)
+            .await?;
         let (events, receiver) = mpsc::unbounded_channel();
         let offered = tools::offered(actor, &agent.tools, request.document.is_some());
         let turn = turn::Turn {
