@@ -293,6 +293,16 @@ pub(crate) fn of_kind<'a>(events: &'a [Event], kind: &str) -> Vec<&'a Value> {
         .collect()
 }
 
+/// Asserts which tools a request offered.
+fn assert_offered(offered: &[String], present: &[&str], absent: &[&str]) {
+    for name in present {
+        assert!(offered.iter().any(|t| t == name), "{name} in {offered:?}");
+    }
+    for name in absent {
+        assert!(!offered.iter().any(|t| t == name), "{name} in {offered:?}");
+    }
+}
+
 fn user(text: &str) -> Value {
     json!({"role": "user", "content": text})
 }
@@ -576,35 +586,28 @@ async fn tools_are_offered_and_run_by_the_callers_capabilities(url: String) {
         .chat(&viewer, json!({"messages": [user("Write a post")]}))
         .await;
     let offered = h.model.offered(0);
-    for present in [
-        "describe_cms",
-        "list_collections",
-        "get_schema",
-        "query_documents",
-        "get_document",
-        "validate_document",
-        "get_singleton",
-        "list_assets",
-    ] {
-        assert!(
-            offered.iter().any(|t| t == present),
-            "{present} in {offered:?}"
-        );
-    }
-    for absent in [
-        "create_document",
-        "update_document",
-        "publish_document",
-        "update_singleton",
-        "upload_asset",
-        "acme_report",
-        "content_patch_fields",
-    ] {
-        assert!(
-            !offered.iter().any(|t| t == absent),
-            "{absent} in {offered:?}"
-        );
-    }
+    assert_offered(
+        &offered,
+        &[
+            "describe_cms",
+            "list_collections",
+            "get_schema",
+            "query_documents",
+            "get_document",
+            "validate_document",
+            "get_singleton",
+            "list_assets",
+        ],
+        &[
+            "create_document",
+            "update_document",
+            "publish_document",
+            "update_singleton",
+            "upload_asset",
+            "acme_report",
+            "content_patch_fields",
+        ],
+    );
     // A call of a tool that was not offered is refused, and nothing is written.
     let refused = of_kind(&events, "toolResult")[0];
     assert_eq!(refused["ok"], false);
@@ -636,18 +639,17 @@ async fn tools_are_offered_and_run_by_the_callers_capabilities(url: String) {
         .chat(&h.owner, json!({"messages": [user("Report")]}))
         .await;
     let offered = h.model.offered(2);
-    for present in [
-        "create_document",
-        "update_document",
-        "publish_document",
-        "upload_asset",
-        "acme_report",
-    ] {
-        assert!(
-            offered.iter().any(|t| t == present),
-            "{present} in {offered:?}"
-        );
-    }
+    assert_offered(
+        &offered,
+        &[
+            "create_document",
+            "update_document",
+            "publish_document",
+            "upload_asset",
+            "acme_report",
+        ],
+        &[],
+    );
     assert_eq!(offered.iter().filter(|t| *t == "get_schema").count(), 1);
     let get_schema = h.model.requests()[2]["tools"]
         .as_array()
@@ -687,11 +689,10 @@ async fn tools_are_offered_and_run_by_the_callers_capabilities(url: String) {
         .await;
     assert_eq!(res.status, StatusCode::OK);
     let offered = h.model.offered(4);
-    assert!(offered.iter().any(|t| t == "get_document"));
-    assert!(
-        !offered
-            .iter()
-            .any(|t| t == "create_document" || t == "list_assets")
+    assert_offered(
+        &offered,
+        &["get_document"],
+        &["create_document", "list_assets"],
     );
     h.app.stop().await;
 }
@@ -720,9 +721,11 @@ async fn the_workspace_pauses_for_the_editor_and_resumes(url: String) {
         )
         .await;
     let offered = h.model.offered(0);
-    assert!(offered.iter().any(|t| t == "content_patch_fields"));
-    assert!(offered.iter().any(|t| t == "content_save_draft"));
-    assert!(!offered.iter().any(|t| t == "update_document"));
+    assert_offered(
+        &offered,
+        &["content_patch_fields", "content_save_draft"],
+        &["update_document"],
+    );
     // The structurally invalid patches go back to the model as failures; the valid one waits.
     let results = of_kind(&events, "toolResult");
     assert_eq!(results.len(), 2);

@@ -201,6 +201,70 @@ pub(crate) fn placeholders(first: usize, n: usize) -> String {
         .join(", ")
 }
 
+/// Appends `INSERT INTO documents (...) VALUES (...), ...` of `$rows` (document records) to
+/// the query builder `$sql`: the one column list of new document rows, for the single and the
+/// batched insert.
+macro_rules! push_documents {
+    ($sql:ident, $rows:expr) => {
+        $sql.push(
+            "INSERT INTO documents (id, organization_id, type, singleton, draft_data, published_data, \
+             published_hash, revision, created_by, updated_by, created_at, updated_at, published_at) ",
+        );
+        $sql.push_values($rows, |mut row, d| {
+            row.push_bind(&d.id)
+                .push_bind(&d.organization_id)
+                .push_bind(&d.doc_type)
+                .push_bind(d.singleton)
+                .push_bind(&d.draft_data)
+                .push_bind(&d.published_data)
+                .push_bind(&d.published_hash)
+                .push_bind(d.revision)
+                .push_bind(&d.created_by)
+                .push_bind(&d.updated_by)
+                .push_bind(d.created_at)
+                .push_bind(d.updated_at)
+                .push_bind(d.published_at);
+        });
+    };
+}
+pub(crate) use push_documents;
+
+/// [`push_documents`] for version records.
+macro_rules! push_versions {
+    ($sql:ident, $rows:expr) => {
+        $sql.push(
+            "INSERT INTO document_versions (id, document_id, organization_id, version_number, \
+             event_type, data, created_by, created_at) ",
+        );
+        $sql.push_values($rows, |mut row, v| {
+            row.push_bind(&v.id)
+                .push_bind(&v.document_id)
+                .push_bind(&v.organization_id)
+                .push_bind(v.version_number)
+                .push_bind(&v.event_type)
+                .push_bind(&v.data)
+                .push_bind(&v.created_by)
+                .push_bind(v.created_at);
+        });
+    };
+}
+pub(crate) use push_versions;
+
+/// [`push_documents`] for event records.
+macro_rules! push_events {
+    ($sql:ident, $rows:expr) => {
+        $sql.push("INSERT INTO events (id, organization_id, type, payload, created_at) ");
+        $sql.push_values($rows, |mut row, e| {
+            row.push_bind(&e.id)
+                .push_bind(&e.organization_id)
+                .push_bind(&e.event_type)
+                .push_bind(&e.payload)
+                .push_bind(e.created_at);
+        });
+    };
+}
+pub(crate) use push_events;
+
 macro_rules! impl_documents {
     ($tx:ty) => {
         #[async_trait::async_trait]
@@ -243,41 +307,10 @@ macro_rules! impl_documents {
                     $crate::Dialect::Postgres => ("WITH d AS (", "), v AS ("),
                 };
                 let mut sql = sqlx::QueryBuilder::new(first);
-                sql.push(
-                    "INSERT INTO documents (id, organization_id, type, singleton, draft_data, published_data, \
-                     published_hash, revision, created_by, updated_by, created_at, updated_at, published_at) ",
-                );
-                sql.push_values(std::iter::once(d), |mut row, d| {
-                    row.push_bind(&d.id)
-                        .push_bind(&d.organization_id)
-                        .push_bind(&d.doc_type)
-                        .push_bind(d.singleton)
-                        .push_bind(&d.draft_data)
-                        .push_bind(&d.published_data)
-                        .push_bind(&d.published_hash)
-                        .push_bind(d.revision)
-                        .push_bind(&d.created_by)
-                        .push_bind(&d.updated_by)
-                        .push_bind(d.created_at)
-                        .push_bind(d.updated_at)
-                        .push_bind(d.published_at);
-                });
+                $crate::documents::push_documents!(sql, std::iter::once(d));
                 if !versions.is_empty() {
                     sql.push(between);
-                    sql.push(
-                        "INSERT INTO document_versions (id, document_id, organization_id, version_number, \
-                         event_type, data, created_by, created_at) ",
-                    );
-                    sql.push_values(versions, |mut row, v| {
-                        row.push_bind(&v.id)
-                            .push_bind(&v.document_id)
-                            .push_bind(&v.organization_id)
-                            .push_bind(v.version_number)
-                            .push_bind(&v.event_type)
-                            .push_bind(&v.data)
-                            .push_bind(&v.created_by)
-                            .push_bind(v.created_at);
-                    });
+                    $crate::documents::push_versions!(sql, versions);
                 }
                 // Then the last statement (on PostgreSQL the main one of the chain): the event,
                 // or on PostgreSQL a no-op read when there is none.
@@ -288,14 +321,7 @@ macro_rules! impl_documents {
                 match event {
                     Some(e) => {
                         sql.push(last);
-                        sql.push("INSERT INTO events (id, organization_id, type, payload, created_at) ");
-                        sql.push_values(std::iter::once(e), |mut row, e| {
-                            row.push_bind(&e.id)
-                                .push_bind(&e.organization_id)
-                                .push_bind(&e.event_type)
-                                .push_bind(&e.payload)
-                                .push_bind(e.created_at);
-                        });
+                        $crate::documents::push_events!(sql, std::iter::once(e));
                     }
                     None if <$tx>::DIALECT == $crate::Dialect::Postgres => {
                         sql.push(last);
@@ -312,56 +338,19 @@ macro_rules! impl_documents {
                 rows: &[$crate::documents::NewDocumentRows],
             ) -> $crate::Result<()> {
                 for chunk in rows.chunks($crate::documents::INSERT_CHUNK) {
-                    let mut insert = sqlx::QueryBuilder::new(
-                        "INSERT INTO documents (id, organization_id, type, singleton, draft_data, published_data, \
-                         published_hash, revision, created_by, updated_by, created_at, updated_at, published_at) ",
-                    );
-                    insert.push_values(chunk.iter().map(|r| &r.document), |mut row, d| {
-                        row.push_bind(&d.id)
-                            .push_bind(&d.organization_id)
-                            .push_bind(&d.doc_type)
-                            .push_bind(d.singleton)
-                            .push_bind(&d.draft_data)
-                            .push_bind(&d.published_data)
-                            .push_bind(&d.published_hash)
-                            .push_bind(d.revision)
-                            .push_bind(&d.created_by)
-                            .push_bind(&d.updated_by)
-                            .push_bind(d.created_at)
-                            .push_bind(d.updated_at)
-                            .push_bind(d.published_at);
-                    });
+                    let mut insert = sqlx::QueryBuilder::new("");
+                    $crate::documents::push_documents!(insert, chunk.iter().map(|r| &r.document));
                     insert.build().execute(self.conn().await?).await?;
                     let versions: Vec<_> = chunk.iter().flat_map(|r| &r.versions).collect();
                     for versions in versions.chunks($crate::documents::INSERT_CHUNK * 2) {
-                        let mut insert = sqlx::QueryBuilder::new(
-                            "INSERT INTO document_versions (id, document_id, organization_id, version_number, \
-                             event_type, data, created_by, created_at) ",
-                        );
-                        insert.push_values(versions, |mut row, v| {
-                            row.push_bind(&v.id)
-                                .push_bind(&v.document_id)
-                                .push_bind(&v.organization_id)
-                                .push_bind(v.version_number)
-                                .push_bind(&v.event_type)
-                                .push_bind(&v.data)
-                                .push_bind(&v.created_by)
-                                .push_bind(v.created_at);
-                        });
+                        let mut insert = sqlx::QueryBuilder::new("");
+                        $crate::documents::push_versions!(insert, versions);
                         insert.build().execute(self.conn().await?).await?;
                     }
                     let events: Vec<_> = chunk.iter().filter_map(|r| r.event.as_ref()).collect();
                     if !events.is_empty() {
-                        let mut insert = sqlx::QueryBuilder::new(
-                            "INSERT INTO events (id, organization_id, type, payload, created_at) ",
-                        );
-                        insert.push_values(events, |mut row, e| {
-                            row.push_bind(&e.id)
-                                .push_bind(&e.organization_id)
-                                .push_bind(&e.event_type)
-                                .push_bind(&e.payload)
-                                .push_bind(e.created_at);
-                        });
+                        let mut insert = sqlx::QueryBuilder::new("");
+                        $crate::documents::push_events!(insert, events);
                         insert.build().execute(self.conn().await?).await?;
                     }
                     let references: Vec<_> = chunk

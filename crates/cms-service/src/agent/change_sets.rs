@@ -143,15 +143,9 @@ impl<'a> ChangeSetService<'a> {
     /// The organization's change sets, newest first.
     pub async fn list(&self, actor: &Actor, page: i64, page_size: i64) -> Result<ChangeSetPage> {
         let org = actor.require(CoreCapability::DocumentRead)?;
-        if page < 1 || !(1..=crate::documents::MAX_PAGE_SIZE).contains(&page_size) {
-            return Err(Error::bad_request(format!(
-                "page is 1 or more and pageSize is 1 to {}",
-                crate::documents::MAX_PAGE_SIZE
-            )));
-        }
+        let (limit, offset) = crate::jobs::page_window(page, page_size)?;
         let mut tx = self.cms.0.store.read_for(org).await?;
-        let offset = (page - 1).saturating_mul(page_size);
-        let (records, total) = tx.change_sets(org, page_size, offset).await?;
+        let (records, total) = tx.change_sets(org, limit, offset).await?;
         Ok(ChangeSetPage {
             data: records.into_iter().map(ChangeSet::from_record).collect(),
             pagination: Pagination::new(total, page, page_size),

@@ -306,7 +306,8 @@ async fn managed_job(tx: &mut dyn Tx, actor: &Actor, id: &str) -> Result<JobReco
     Ok(job)
 }
 
-fn page_window(page: i64, page_size: i64) -> Result<(i64, i64)> {
+/// `(limit, offset)` of a `page`/`pageSize` request, 400 when out of range.
+pub(crate) fn page_window(page: i64, page_size: i64) -> Result<(i64, i64)> {
     if page < 1 || !(1..=MAX_PAGE_SIZE).contains(&page_size) {
         return Err(Error::bad_request(format!(
             "page is 1 or more and pageSize is 1 to {MAX_PAGE_SIZE}"
