@@ -6,6 +6,7 @@ mod support;
 
 mod access_rules;
 mod account;
+mod admin;
 mod agent;
 mod api_keys;
 mod assets;

@@ -461,6 +461,11 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// The body as text (HTML pages, scripts).
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes).into_owned()
+    }
+
     /// A response header as text.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())

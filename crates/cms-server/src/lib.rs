@@ -204,6 +204,7 @@ fn api(max_upload_bytes: u64, graphql_path: &str) -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(routes::documents::routes())
         .merge(routes::docs::routes())
+        .merge(routes::admin::routes())
         .merge(routes::health::routes())
         .merge(routes::auth::routes())
         .merge(routes::account::routes())

@@ -22,6 +22,7 @@ const TAG: &str = "account";
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(update_profile))
+        .routes(routes!(access))
         .routes(routes!(preferences, update_preferences))
         .routes(routes!(request_password_reset))
         .routes(routes!(reset_password))
@@ -56,6 +57,33 @@ async fn update_profile(
         .account()
         .update_profile(&actor, input)
         .await?))
+}
+
+/// What the caller may do in the active organization, so a client (the admin UI) can offer
+/// only what will be allowed. The service still decides every request on its own.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct Access {
+    /// The active organization; `null` for a person who belongs to none yet.
+    organization_id: Option<String>,
+    /// The role schema and field rules are matched against (`owner` for instance admins);
+    /// `null` without a role.
+    role: Option<String>,
+    /// The capabilities held there, core and plugin ones.
+    #[schema(value_type = Vec<String>)]
+    capabilities: cms_core::CapabilitySet,
+}
+
+/// The caller's role and capabilities in the active organization (an extension beside
+/// SPEC.md's endpoints; a session or an API key).
+#[utoipa::path(get, path = "/api/user/access", tag = TAG,
+    responses((status = 200, description = "The caller's role and capabilities", body = Data<Access>)))]
+async fn access(Authed(actor): Authed) -> Json<Data<Access>> {
+    ok(Access {
+        organization_id: actor.organization_id.clone(),
+        role: actor.grant.role.name().map(str::to_string),
+        capabilities: actor.grant.capabilities.clone(),
+    })
 }
 
 /// The caller's editor preferences: a JSON object of the editor's own keys.

@@ -2,6 +2,7 @@
 //! the actor, and render; they decide nothing.
 
 pub mod account;
+pub mod admin;
 pub mod agent;
 pub mod api_keys;
 pub mod assets;

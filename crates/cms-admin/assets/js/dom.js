@@ -1,0 +1,196 @@
+// Small DOM helpers shared by every page. Text always goes in as text (textContent, attribute
+// values): no module builds HTML from strings, so stored content can never run as markup.
+
+// h("button", { class: "primary", on: { click } }, "Save") -> <button class="primary">Save</button>
+// attrs: `class`, `text`, `on` (event listeners), `dataset`, boolean attributes as true/false,
+// anything else set as an attribute (null/undefined/false skip it). Children may be nodes,
+// strings, numbers, arrays of those, or null/false (skipped).
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "on") {
+      for (const [event, handler] of Object.entries(value)) el.addEventListener(event, handler);
+    } else if (key === "dataset") {
+      Object.assign(el.dataset, value);
+    } else if (key === "text") {
+      el.textContent = String(value);
+    } else if (key === "value" && "value" in el) {
+      el.value = value;
+    } else if (key === "checked" || key === "selected" || key === "disabled" || key === "hidden" || key === "multiple" || key === "required" || key === "readOnly") {
+      el[key] = Boolean(value);
+    } else if (value === true) {
+      el.setAttribute(key, "");
+    } else {
+      el.setAttribute(key, String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(el, child);
+    else el.append(child instanceof Node ? child : String(child));
+  }
+}
+
+// Replaces the children of `el`.
+export function render(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+let counter = 0;
+// A unique id for label/input pairs.
+export function uid(prefix = "f") {
+  counter += 1;
+  return `${prefix}-${counter}`;
+}
+
+// A labelled control: <div class="field"><label for>…</label>{control}<p class="hint">…</p>
+// <p class="field-error" role="alert"></p></div>. The control gets an id if it has none.
+export function field(label, control, { hint, required } = {}) {
+  if (!control.id) control.id = uid();
+  const error = h("p", { class: "field-error", id: `${control.id}-error`, hidden: true });
+  const hintEl = hint ? h("p", { class: "hint", id: `${control.id}-hint`, text: hint }) : null;
+  const described = [hintEl?.id, error.id].filter(Boolean).join(" ");
+  control.setAttribute("aria-describedby", described);
+  return h(
+    "div",
+    { class: "field", dataset: { field: control.name || "" } },
+    h("label", { for: control.id }, label, required ? h("span", { class: "required", "aria-hidden": "true", text: " *" }) : null),
+    control,
+    hintEl,
+    error,
+  );
+}
+
+// Shows (or with no message, clears) the error line of a field made by `field()`.
+export function setFieldError(fieldEl, message) {
+  const error = fieldEl.querySelector(":scope > .field-error");
+  const control = fieldEl.querySelector(":scope > input, :scope > select, :scope > textarea");
+  if (error) {
+    error.textContent = message || "";
+    error.hidden = !message;
+  }
+  if (control) control.toggleAttribute("aria-invalid", Boolean(message));
+  fieldEl.classList.toggle("invalid", Boolean(message));
+}
+
+// A transient message at the top of the page, read out by screen readers.
+export function notify(message, kind = "info") {
+  let region = document.getElementById("notices");
+  if (!region) {
+    region = h("div", { id: "notices", class: "notices", role: "status", "aria-live": "polite" });
+    document.body.append(region);
+  }
+  const note = h("div", { class: `notice ${kind}` }, h("span", { text: message }));
+  const close = h("button", { type: "button", class: "link", "aria-label": "Dismiss", text: "×", on: { click: () => note.remove() } });
+  note.append(close);
+  region.append(note);
+  if (kind !== "error") setTimeout(() => note.remove(), 5000);
+  return note;
+}
+
+// A banner inside `container` (form errors): replaced on each call, cleared with no message.
+export function banner(container, message, kind = "error") {
+  let el = container.querySelector(":scope > .banner");
+  if (!message) {
+    el?.remove();
+    return null;
+  }
+  if (!el) {
+    el = h("div", { class: "banner", role: "alert" });
+    container.prepend(el);
+  }
+  el.className = `banner ${kind}`;
+  el.textContent = message;
+  return el;
+}
+
+// A modal <dialog> with a title, body nodes and buttons; resolves to the value of the button
+// pressed (Escape resolves to null). `buttons`: [{ label, value, class }].
+export function dialog(title, body, buttons) {
+  return new Promise((resolve) => {
+    const titleId = uid("dlg");
+    const el = h(
+      "dialog",
+      { class: "dialog", "aria-labelledby": titleId },
+      h("h2", { id: titleId, text: title }),
+      h("div", { class: "dialog-body" }, body),
+      h(
+        "div",
+        { class: "dialog-actions" },
+        buttons.map((b) =>
+          h("button", {
+            type: "button",
+            class: b.class || "",
+            text: b.label,
+            dataset: { value: String(b.value) },
+            on: {
+              click: () => {
+                el.close();
+                resolve(b.value);
+              },
+            },
+          }),
+        ),
+      ),
+    );
+    el.addEventListener("cancel", () => resolve(null));
+    el.addEventListener("close", () => el.remove());
+    document.body.append(el);
+    el.showModal();
+  });
+}
+
+// A yes/no question; resolves to true when confirmed.
+export async function confirm(title, message, { confirmLabel = "Confirm", danger = false } = {}) {
+  const answer = await dialog(title, h("p", { text: message }), [
+    { label: "Cancel", value: false },
+    { label: confirmLabel, value: true, class: danger ? "danger" : "primary" },
+  ]);
+  return answer === true;
+}
+
+export function setTitle(text) {
+  document.title = `${text} · CMS`;
+}
+
+// "2026-11-24T07:10:00Z" -> a short local date and time.
+export function formatDate(iso) {
+  if (!iso) return "";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return String(iso);
+  return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+export function formatBytes(n) {
+  if (typeof n !== "number") return "";
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+// Calls `fn` at most once per `ms` of quiet (search boxes).
+export function debounce(fn, ms = 250) {
+  let timer;
+  return (...args) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => fn(...args), ms);
+  };
+}
+
+// A page that failed to load: the message in place of its content.
+export function failed(main, error) {
+  render(main, h("div", { class: "banner error", role: "alert", text: error?.message || String(error) }));
+}
+
+// Marks the page as drawn and usable: tests and the page-speed benchmark wait for it.
+export function ready(main) {
+  main.dataset.ready = "true";
+}

@@ -1,0 +1,1 @@
+export async function mount() { throw new Error("This page is not built yet."); }

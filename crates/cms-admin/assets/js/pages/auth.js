@@ -1,0 +1,254 @@
+// The pages of the signed-out: sign-in, sign-up (the first account claims the instance, with
+// the claim code when that policy is on), forgotten and new passwords, and accepting an
+// invitation (signing in or creating the invited account first).
+
+import { get, post, ApiError, seg } from "../api.js";
+import { h, render, field, banner, setTitle, ready } from "../dom.js";
+
+export async function mount(main, { params }) {
+  const session = await get("/api/auth/get-session").catch(() => null);
+  const back = safeRedirect(new URLSearchParams(location.search).get("redirect"));
+  switch (params.page) {
+    case "sign-in":
+      if (session) return location.replace(back || "/admin");
+      return signIn(main, back);
+    case "sign-up":
+      if (session) return location.replace(back || "/admin");
+      return signUp(main, back);
+    case "forgot-password":
+      return forgotPassword(main);
+    case "reset-password":
+      return resetPassword(main);
+    case "accept-invitation":
+      return acceptInvitation(main, params.id, session);
+    default:
+      throw new Error(`unknown page ${params.page}`);
+  }
+}
+
+// Only a path of this instance is a place to go back to (never another origin).
+function safeRedirect(value) {
+  if (!value || !value.startsWith("/") || value.startsWith("//") || value.includes("\\")) return null;
+  return value;
+}
+
+function card(title, ...children) {
+  setTitle(title);
+  return h("section", { class: "auth-card" }, h("h1", { text: title }), children);
+}
+
+function input(name, type, attrs = {}) {
+  return h("input", { name, type, autocomplete: attrs.autocomplete, required: attrs.required ?? true, ...attrs });
+}
+
+// A form whose submit runs `action(values)`; errors show in a banner at its top, and the
+// submit button is disabled while the request runs.
+function form(fields, submitLabel, action) {
+  const submit = h("button", { type: "submit", class: "primary", text: submitLabel });
+  const el = h("form", { class: "stack", novalidate: false }, fields, h("div", { class: "actions" }, submit));
+  el.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    banner(el, null);
+    submit.disabled = true;
+    try {
+      await action(Object.fromEntries(new FormData(el).entries()), el);
+    } catch (error) {
+      banner(el, describe(error));
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  return el;
+}
+
+function describe(error) {
+  if (!(error instanceof ApiError)) return error.message;
+  if (error.issues.length) return error.issues.map((i) => `${i.path || "body"}: ${i.message}`).join("; ");
+  if (error.status === 429) return "Too many attempts. Wait a moment and try again.";
+  return error.message;
+}
+
+function signIn(main, back) {
+  const el = form(
+    [
+      field("E-mail", input("email", "email", { autocomplete: "username" })),
+      field("Password", input("password", "password", { autocomplete: "current-password" })),
+    ],
+    "Sign in",
+    async (values) => {
+      try {
+        await post("/api/auth/sign-in/email", { email: values.email, password: values.password });
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 401) throw new Error("The e-mail or password is wrong.");
+        throw error;
+      }
+      location.assign(back || "/admin");
+    },
+  );
+  render(
+    main,
+    card(
+      "Sign in",
+      el,
+      h(
+        "p",
+        { class: "muted" },
+        h("a", { href: "/admin/forgot-password", text: "Forgot your password?" }),
+        " · ",
+        h("a", { href: `/admin/sign-up${back ? `?redirect=${encodeURIComponent(back)}` : ""}`, text: "Create an account" }),
+      ),
+    ),
+  );
+  main.querySelector("input")?.focus();
+  ready(main);
+}
+
+// The account fields and, folded away, the first-admin claim code (sent as the
+// x-cms-bootstrap-code header, never in the URL).
+function signUpForm(onDone) {
+  const code = input("claimCode", "text", { required: false, autocomplete: "off", spellcheck: "false" });
+  return form(
+    [
+      field("Name", input("name", "text", { autocomplete: "name" })),
+      field("E-mail", input("email", "email", { autocomplete: "email" })),
+      field("Password", input("password", "password", { autocomplete: "new-password", minlength: 8, maxlength: 128 }), {
+        hint: "8 to 128 characters.",
+      }),
+      h(
+        "details",
+        { class: "claim-code" },
+        h("summary", { text: "I have a claim code" }),
+        field("Claim code", code, { hint: "Printed in the server log at start, when the instance asks for one to create its first account." }),
+      ),
+    ],
+    "Create account",
+    async (values) => {
+      const headers = values.claimCode ? { "x-cms-bootstrap-code": values.claimCode.trim() } : {};
+      let result;
+      try {
+        result = await post("/api/auth/sign-up/email", { name: values.name, email: values.email, password: values.password }, { headers });
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 422) throw new Error("An account with this e-mail already exists. Sign in instead.");
+        throw error;
+      }
+      await onDone(result);
+    },
+  );
+}
+
+function signUp(main, back) {
+  const holder = h("div");
+  const el = signUpForm(async (result) => {
+    if (!result.token) {
+      render(holder, h("p", { class: "banner info", role: "status", text: `We sent a link to ${result.user.email}. Follow it to verify your address, then sign in.` }));
+      return;
+    }
+    location.assign(back || "/admin");
+  });
+  render(holder, el);
+  render(
+    main,
+    card(
+      "Create an account",
+      h("p", { class: "muted", text: "The first account becomes the instance's administrator. Later accounts need an invitation unless the instance allows open sign-up." }),
+      holder,
+      h("p", { class: "muted" }, "Already have an account? ", h("a", { href: "/admin/sign-in", text: "Sign in" })),
+    ),
+  );
+  main.querySelector("input")?.focus();
+  ready(main);
+}
+
+function forgotPassword(main) {
+  const holder = h("div");
+  render(
+    holder,
+    form([field("E-mail", input("email", "email", { autocomplete: "email" }))], "Send reset link", async (values) => {
+      await post("/api/user/request-password-reset", { email: values.email });
+      render(holder, h("p", { class: "banner info", role: "status", text: "If an account uses this address, a link to choose a new password is on its way." }));
+    }),
+  );
+  render(main, card("Forgot password", holder, h("p", { class: "muted" }, h("a", { href: "/admin/sign-in", text: "Back to sign-in" }))));
+  main.querySelector("input")?.focus();
+  ready(main);
+}
+
+function resetPassword(main) {
+  const token = new URLSearchParams(location.search).get("token");
+  const holder = h("div");
+  if (!token) {
+    render(holder, h("p", { class: "banner error", role: "alert", text: "This link has no reset token. Ask for a new link." }));
+  } else {
+    render(
+      holder,
+      form(
+        [
+          field("New password", input("password", "password", { autocomplete: "new-password", minlength: 8, maxlength: 128 }), { hint: "8 to 128 characters." }),
+          field("Repeat it", input("repeat", "password", { autocomplete: "new-password" })),
+        ],
+        "Set password",
+        async (values) => {
+          if (values.password !== values.repeat) throw new Error("The two passwords differ.");
+          try {
+            await post("/api/user/reset-password", { token, newPassword: values.password });
+          } catch (error) {
+            if (error instanceof ApiError && error.status === 400 && !error.issues.length) throw new Error("This link has expired or was already used. Ask for a new one.");
+            throw error;
+          }
+          render(holder, h("p", { class: "banner info", role: "status" }, "Your password is set. ", h("a", { href: "/admin/sign-in", text: "Sign in" })));
+        },
+      ),
+    );
+  }
+  render(main, card("Choose a new password", holder, h("p", { class: "muted" }, h("a", { href: "/admin/forgot-password", text: "Ask for a new link" }))));
+  main.querySelector("input")?.focus();
+  ready(main);
+}
+
+// Signed in: one button joins. Signed out: sign in, or create the invited account (a sign-up
+// holding a pending invitation joins the inviting organization by itself).
+function acceptInvitation(main, id, session) {
+  const here = `/admin/accept-invitation/${seg(id)}`;
+  if (session) {
+    const status = h("div");
+    const accept = h("button", {
+      type: "button",
+      class: "primary",
+      text: "Accept invitation",
+      on: {
+        click: async () => {
+          accept.disabled = true;
+          try {
+            const result = await post(`/api/organizations/invitations/${seg(id)}/accept`);
+            const organizationId = result?.data?.organizationId;
+            if (organizationId) await post("/api/organizations/switch", { organizationId }).catch(() => null);
+            location.assign("/admin");
+          } catch (error) {
+            banner(status, error instanceof ApiError && error.status === 404 ? "This invitation is not for this account, or it was cancelled or has expired." : describe(error));
+            accept.disabled = false;
+          }
+        },
+      },
+    });
+    render(main, card("Invitation", h("p", { text: `You are signed in as ${session.user.email}.` }), status, h("div", { class: "actions" }, accept)));
+    ready(main);
+    return;
+  }
+  const el = signUpForm(async (result) => {
+    if (!result.token) {
+      render(main, card("Invitation", h("p", { class: "banner info", role: "status", text: `We sent a link to ${result.user.email}. Follow it, then sign in to join.` })));
+      return;
+    }
+    location.assign("/admin");
+  });
+  render(
+    main,
+    card(
+      "You are invited",
+      h("p", {}, "Have an account already? ", h("a", { href: `/admin/sign-in?redirect=${encodeURIComponent(here)}`, text: "Sign in to accept" }), "."),
+      h("h2", { text: "Or create your account" }),
+      el,
+    ),
+  );
+  ready(main);
+}
