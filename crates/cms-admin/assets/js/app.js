@@ -17,6 +17,10 @@ async function start() {
     const ctx = await loadContext(params);
     if (!ctx) return; // sent to sign-in
     drawShell(ctx);
+    // The assistant panel draws itself beside every page when a model backend is configured.
+    import("./assistant.js")
+      .then((assistant) => assistant.start?.(ctx))
+      .catch((error) => console.error(error));
     await page.mount(main, ctx);
   } catch (error) {
     console.error(error);
