@@ -191,6 +191,8 @@ export function failed(main, error) {
 }
 
 // Marks the page as drawn and usable: tests and the page-speed benchmark wait for it.
+// `readyAt` is the time since navigation started, in milliseconds.
 export function ready(main) {
+  if (main.dataset.ready !== "true") main.dataset.readyAt = String(Math.round(performance.now()));
   main.dataset.ready = "true";
 }

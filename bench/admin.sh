@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Admin page speed (issue 10, point 7): how long after navigation the document list and the
+# document edit page are interactive, with DOCS (default 10,000) posts of the type, on SQLite,
+# in Debian's headless Chromium against the release binary on loopback.
+#
+# "Interactive" is the moment the page's module marks `main[data-ready]`: the shell is
+# loaded, its modules ran, the API answered and the page is drawn with its controls live. The
+# page records `performance.now()` then (`data-ready-at`, milliseconds since navigation
+# started), so the figure includes the server's answers, module loading and drawing.
+#
+# Usage: [DOCS=10000] [RUNS=30] bench/admin.sh
+# Needs chromium and chromium-driver (apt-get install -y chromium chromium-driver), python3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+docs=${DOCS:-10000}
+runs=${RUNS:-30}
+for tool in /usr/bin/chromium /usr/bin/chromedriver python3 curl; do
+  command -v "$tool" >/dev/null || { echo "$tool is needed" >&2; exit 1; }
+done
+cargo build --release --quiet -p cms -p cms-bench-seed
+target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+bin=$target/release/cms
+seed=$target/release/cms-bench-seed
+work=$(mktemp -d)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+driver_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+export CMS_DATABASE_URL="sqlite://$work/cms-data/cms.db" RUST_LOG=warn
+export CMS_AUTH_SECRET="the admin bench's auth secret, 32+ characters"
+
+echo "seeding $docs posts (one organization)"
+(cd "$work" && "$seed" --docs "$docs" --orgs 1 --out "$work/load" >/dev/null)
+(cd "$work" && exec "$bin" serve --port "$port" >>"$work/server.log" 2>&1) & pids+=($!)
+for _ in $(seq 1 200); do curl -fs "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.05; done
+/usr/bin/chromedriver --port="$driver_port" >/dev/null 2>&1 & pids+=($!)
+for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$driver_port/status" >/dev/null && break; sleep 0.05; done
+
+python3 - "$port" "$driver_port" "$runs" "$docs" <<'PY'
+import json, statistics, sys, time, urllib.request
+
+port, driver_port, runs, docs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+origin = f"http://127.0.0.1:{port}"
+driver = f"http://127.0.0.1:{driver_port}"
+
+def call(method, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(driver + path, data=data, method=method,
+                                 headers={"content-type": "application/json"})
+    with urllib.request.urlopen(req) as r:
+        return json.load(r)["value"]
+
+session = call("POST", "/session", {"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
+    "binary": "/usr/bin/chromium",
+    "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             "--no-first-run", "--window-size=1280,900"]}}}})["sessionId"]
+s = f"/session/{session}"
+
+def run(script, *args):
+    return call("POST", s + "/execute/async", {"script": script, "args": list(args)})
+
+def ready_at(path):
+    call("POST", s + "/url", {"url": origin + path})
+    # Poll until the page marks itself ready (the load event does not wait for the API).
+    for _ in range(400):
+        at = call("POST", s + "/execute/sync", {"script":
+            "const m = document.querySelector(\"main[data-ready='true']\"); return m ? Number(m.dataset.readyAt) : null", "args": []})
+        if at is not None:
+            return at
+        time.sleep(0.01)
+    raise SystemExit(f"{path} never became ready")
+
+call("POST", s + "/url", {"url": origin + "/admin/sign-in"})
+signed = run("const done = arguments[arguments.length - 1];"
+             "fetch('/api/auth/sign-in/email', {method: 'POST', headers: {'content-type': 'application/json'},"
+             " body: JSON.stringify({email: 'bench@example.com', password: 'bench password'})}).then(r => done(r.status))")
+assert signed == 200, signed
+first = run("const done = arguments[arguments.length - 1];"
+            "fetch('/api/documents/post?pageSize=1').then(r => r.json()).then(b => done([b.data[0].id, b.pagination.total]))")
+doc_id, total = first
+print(f"{total} posts in the organization; editing {doc_id}")
+
+def measure(label, path):
+    ready_at(path)  # warm: the modules are cached from here on, as for an editor at work
+    times = [ready_at(path) for _ in range(runs)]
+    times.sort()
+    p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
+    print(f"{label:<28} median {statistics.median(times):6.0f} ms   p95 {p95:6.0f} ms   max {times[-1]:6.0f} ms   ({runs} loads)")
+    return {"page": label, "medianMs": statistics.median(times), "p95Ms": p95, "maxMs": times[-1]}
+
+results = [
+    measure("document list (page 1)", "/admin/documents/post"),
+    measure("document list (search)", "/admin/documents/post?q=Post"),
+    measure("document list (page 200)", "/admin/documents/post?page=200"),
+    measure("document edit", f"/admin/documents/post/{doc_id}"),
+    measure("asset library", "/admin/assets"),
+]
+call("DELETE", s)
+print(json.dumps({"documents": total, "runs": runs, "results": results}))
+PY
