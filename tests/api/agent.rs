@@ -87,11 +87,11 @@ impl Model {
         }
     }
 
-    fn push(&self, answers: Vec<Answer>) {
+    pub(crate) fn push(&self, answers: Vec<Answer>) {
         self.script.lock().unwrap().answers.extend(answers);
     }
 
-    fn requests(&self) -> Vec<Value> {
+    pub(crate) fn requests(&self) -> Vec<Value> {
         let script = self.script.lock().unwrap();
         script
             .requests

@@ -32,6 +32,8 @@ export async function loadContext(params) {
     // Whether the caller holds `capability` in the active organization. The API decides
     // every request anyway; this only keeps the admin from offering what would be refused.
     can: (capability) => capabilities.has(capability),
+    // The assistant on this instance: "off", "noModel" or "ready".
+    assistant: access.assistant,
     isInstanceAdmin: session.user.role === "super_admin" || session.user.role === "admin",
     schemas,
     documentTypes: schemas.filter((s) => s.type === "document" && mayRead(s, access.role)),

@@ -72,17 +72,21 @@ struct Access {
     /// The capabilities held there, core and plugin ones.
     #[schema(value_type = Vec<String>)]
     capabilities: cms_core::CapabilitySet,
+    /// The assistant on this instance: `off` (no model backend), `noModel`, or `ready`.
+    assistant: cms_service::agent::Availability,
 }
 
-/// The caller's role and capabilities in the active organization (an extension beside
+/// The caller's role and capabilities in the active organization, and whether the assistant
+/// is available (an extension beside
 /// SPEC.md's endpoints; a session or an API key).
 #[utoipa::path(get, path = "/api/user/access", tag = TAG,
     responses((status = 200, description = "The caller's role and capabilities", body = Data<Access>)))]
-async fn access(Authed(actor): Authed) -> Json<Data<Access>> {
+async fn access(State(state): State<AppState>, Authed(actor): Authed) -> Json<Data<Access>> {
     ok(Access {
         organization_id: actor.organization_id.clone(),
         role: actor.grant.role.name().map(str::to_string),
         capabilities: actor.grant.capabilities.clone(),
+        assistant: state.cms.agent().availability(),
     })
 }
 

@@ -68,6 +68,16 @@ pub(crate) struct Agent {
     tools: Vec<AgentTool>,
 }
 
+/// The assistant as configured: no backend (chat answers 404), a backend without a model
+/// (501), or ready.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Availability {
+    Off,
+    NoModel,
+    Ready,
+}
+
 enum Backend {
     None,
     NoModel,
@@ -186,6 +196,15 @@ pub struct AgentService<'a> {
 impl<'a> AgentService<'a> {
     pub(crate) fn new(cms: &'a Cms) -> Self {
         AgentService { cms }
+    }
+
+    /// Whether turns can run here: what a client shows before anyone chats.
+    pub fn availability(&self) -> Availability {
+        match &self.cms.0.agent.backend {
+            Backend::None => Availability::Off,
+            Backend::NoModel => Availability::NoModel,
+            Backend::Ready(_) => Availability::Ready,
+        }
     }
 
     /// Starts a turn and returns its events as they happen; the last one is always `done`.
