@@ -17,6 +17,10 @@ async function start() {
     const ctx = await loadContext(params);
     if (!ctx) return; // sent to sign-in
     drawShell(ctx);
+    // Sidebar-placed plugin tools: panels under the navigation on every page.
+    import("./pages/tool.js")
+      .then((tools) => tools.drawSidebarTools(ctx))
+      .catch((error) => console.error(error));
     // The assistant panel draws itself beside every page when a model backend is configured.
     import("./assistant.js")
       .then((assistant) => assistant.start?.(ctx))

@@ -6,7 +6,6 @@
 
 import { ApiError } from "../api.js";
 import { h, render, banner, setFieldError, setTitle, ready, formatDate } from "../dom.js";
-import { drawSidebarTools } from "./tool.js";
 
 // section name -> [title, what it is for, module, export]
 const SECTIONS = {
@@ -33,7 +32,6 @@ export async function mount(main, ctx) {
     h("header", { class: "settings-header" }, h("h1", { text: title }), h("p", { class: "muted", text: intro })),
     body,
   );
-  drawSidebarTools(ctx);
   if (NEEDS_ORGANIZATION.has(name) && !ctx.organization) {
     render(body, h("p", { class: "banner info", text: "You do not belong to an organization yet, so there is nothing to set here. Create one under Organization, or accept an invitation." }));
     ready(main);

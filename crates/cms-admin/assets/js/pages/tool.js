@@ -3,8 +3,9 @@
 // the element, and mounts it full-page under the tool's title with a `context` property
 // ({ user, organization, role, capabilities }).
 //
-// Tools placed in the `sidebar` open here too, and `drawSidebarTools(ctx)` draws them as
-// collapsible panels at the bottom of the sidebar, mounted the first time one is opened.
+// Tools placed in the `sidebar` open here too, and `drawSidebarTools(ctx)` (called by app.js on
+// every page) draws them as collapsible panels at the bottom of the sidebar, mounted the first
+// time one is opened.
 
 import { h, render, setTitle, ready } from "../dom.js";
 import { adminTools } from "../shell.js";
@@ -13,7 +14,6 @@ import { adminTools } from "../shell.js";
 const DEFINE_PATIENCE_MS = 10000;
 
 export async function mount(main, ctx) {
-  drawSidebarTools(ctx);
   const tool = adminTools(ctx).find((t) => t.id === ctx.params.id);
   if (!tool) {
     setTitle("No such tool");
