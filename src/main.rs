@@ -137,7 +137,7 @@ async fn serve(mut config: Config, host: Option<String>, port: Option<u16>) -> a
         .public_url
         .clone()
         .unwrap_or_else(|| format!("http://{local}"));
-    tracing::info!(address = %local, "listening; API at {base}/api, health at {base}/healthz");
+    tracing::info!(address = %local, "listening; admin at {base}/admin, API at {base}/api, health at {base}/healthz");
     // After binding, so the code is usable as soon as it is read.
     if let Some(code) = app.cms.auth().issue_claim_code().await? {
         // The only time the code is shown: the database keeps its hash alone.
