@@ -732,8 +732,48 @@ async fn hidden_fields_are_no_filter_or_sort_oracle(url: String) {
     app.stop().await;
 }
 
+/// A field with a read rule and no update rule: who may not read it may not write it either.
+/// Their whole-draft saves (which cannot carry a value they never saw) leave it as it was.
+async fn a_field_hidden_from_the_writer_survives_their_writes(url: String) {
+    let mut config = config_for(&url);
+    config.auth.invite_only = false;
+    let app = TestApp::custom(config, |b| {
+        b.schemas(
+            parse_schemas(&json!([{ "type": "document", "name": "note", "fields": [
+                { "name": "title", "type": "string" },
+                { "name": "private", "type": "string", "access": { "read": ["owner"] } }
+            ] }]))
+            .unwrap(),
+        )
+    })
+    .await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let org = app.active_organization(&ada).await;
+    let bob = app.sign_up("Bob", "bob@example.com").await;
+    app.join(&bob, &org, "editor").await;
+    let id = create(&app, &ada, "note", json!({"title": "T", "private": "P"})).await;
+    let path = format!("{DOCS}/{id}");
+    for (revision, data) in [
+        (1, json!({"title": "Seen by Bob"})),
+        (2, json!({"title": "Forged", "private": "forged"})),
+    ] {
+        let res = app
+            .req(Method::PUT, &path)
+            .json(json!({"data": data, "expectedRevision": revision}))
+            .cookie(&bob)
+            .send()
+            .await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+        assert!(res.body["data"]["draftData"].get("private").is_none());
+        let seen = app.get(&path).cookie(&ada).send().await;
+        assert_eq!(seen.body["data"]["draftData"]["private"], "P", "{}", seen.body);
+    }
+    app.stop().await;
+}
+
 cms_store::both_engines!(
     schema_role_lists_rule_operations,
+    a_field_hidden_from_the_writer_survives_their_writes,
     policy_functions_decide_on_the_document,
     policies_must_fit_the_schemas,
     field_read_rules_strip_every_read_path,

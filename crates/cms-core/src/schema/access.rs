@@ -338,6 +338,9 @@ impl FieldRules {
 
     /// Undoes, in `incoming`, every write to a field the caller may not update: such a field
     /// keeps its value in `stored` (the current data; `None` on create, where it is absent).
+    /// A field the caller may not read is one they may not update either: they never saw its
+    /// value, so a whole-draft write of theirs (which necessarily leaves it out) must not
+    /// erase it, and they must not overwrite it blind.
     pub fn keep_unwritable(
         &self,
         incoming: &mut Value,
@@ -349,12 +352,13 @@ impl FieldRules {
         };
         for node in &self.fields {
             let before = stored.and_then(|s| s.get(&node.name));
-            if node
+            let unreadable = node.access.read.as_ref().is_some_and(|r| !caller.allows(r));
+            let unwritable = node
                 .access
                 .update
                 .as_ref()
-                .is_some_and(|r| !caller.allows(r))
-            {
+                .is_some_and(|r| !caller.allows(r));
+            if unreadable || unwritable {
                 match before {
                     Some(value) => map.insert(node.name.clone(), value.clone()),
                     None => map.remove(&node.name),
@@ -646,6 +650,29 @@ mod tests {
         let mut admin = json!({ "price": 5 });
         rules(&schemas).keep_unwritable(&mut admin, Some(&stored), &role("admin"));
         assert_eq!(admin, json!({ "price": 5 }));
+    }
+
+    /// `secret` has a read rule and no update rule: an editor never sees it, so a whole-draft
+    /// write of theirs leaves it out, which must not erase it, and they cannot set it blind.
+    #[test]
+    fn a_field_the_caller_may_not_read_keeps_its_stored_value() {
+        let schemas = fixture();
+        let stored = json!({ "title": "Old", "secret": "s" });
+        for incoming in [
+            json!({ "title": "New" }),
+            json!({ "title": "New", "secret": "forged" }),
+            json!({ "title": "New", "secret": null }),
+        ] {
+            let mut incoming = incoming;
+            rules(&schemas).keep_unwritable(&mut incoming, Some(&stored), &role("editor"));
+            assert_eq!(incoming, json!({ "title": "New", "secret": "s" }));
+        }
+        let mut created = json!({ "title": "T", "secret": "forged" });
+        rules(&schemas).keep_unwritable(&mut created, None, &role("editor"));
+        assert_eq!(created, json!({ "title": "T" }));
+        let mut admin = json!({ "title": "T", "secret": "new" });
+        rules(&schemas).keep_unwritable(&mut admin, Some(&stored), &role("admin"));
+        assert_eq!(admin, json!({ "title": "T", "secret": "new" }));
     }
 
     #[test]
