@@ -1,1 +1,163 @@
-// wip
+// The editor of `block` fields: Portable Text as a list of text blocks, each with a style
+// (paragraph, headings, quote) and its text. A block whose text is not edited keeps its spans,
+// marks and markDefs exactly as stored; an edited one becomes one plain span. Blocks of other
+// types (images, embeds from other editors) are kept as they are and can be moved or removed.
+
+import { h, uid } from "./dom.js";
+
+const STYLES = [
+  ["normal", "Paragraph"],
+  ["h1", "Heading 1"],
+  ["h2", "Heading 2"],
+  ["h3", "Heading 3"],
+  ["h4", "Heading 4"],
+  ["blockquote", "Quote"],
+];
+
+function newKey() {
+  return crypto.getRandomValues(new Uint32Array(2)).reduce((s, n) => s + n.toString(36), "");
+}
+
+const textOf = (block) => (Array.isArray(block.children) ? block.children.map((c) => (typeof c?.text === "string" ? c.text : "")).join("") : "");
+
+export function textBlock(style, text) {
+  return { _type: "block", _key: newKey(), style, children: [{ _type: "span", _key: newKey(), text, marks: [] }], markDefs: [] };
+}
+
+// `group(label, options, ...children)` builds the fieldset the form uses for composite fields,
+// so a block field shows messages the same way as the others.
+export function createBlockEditor({ label, required, readOnly, group }) {
+  const list = h("ol", { class: "blocks" });
+  const adders = readOnly
+    ? null
+    : h(
+        "div",
+        { class: "actions" },
+        h("button", { type: "button", text: `Add paragraph to ${label}`, on: { click: () => add(textBlock("normal", ""), true) } }),
+        h("button", { type: "button", text: `Add heading to ${label}`, on: { click: () => add(textBlock("h2", ""), true) } }),
+      );
+  const el = group(label, { required, className: "block-field" }, list, adders);
+  let items = [];
+
+  const changed = () => el.dispatchEvent(new Event("change", { bubbles: true }));
+  const relabel = () =>
+    items.forEach((item, i) => {
+      item.number(i + 1);
+      if (item.up) item.up.disabled = i === 0;
+      if (item.down) item.down.disabled = i === items.length - 1;
+    });
+  const move = (item, by) => {
+    const i = items.indexOf(item);
+    const j = i + by;
+    if (j < 0 || j >= items.length) return;
+    items.splice(i, 1);
+    items.splice(j, 0, item);
+    if (by < 0) items[j + 1].li.before(item.li);
+    else items[j - 1].li.after(item.li);
+    relabel();
+    (by < 0 ? item.up : item.down).focus();
+    changed();
+  };
+  const remove = (item) => {
+    const i = items.indexOf(item);
+    items.splice(i, 1);
+    item.li.remove();
+    relabel();
+    (items[i] || items[i - 1])?.focusTarget.focus();
+    changed();
+  };
+  const add = (block, fresh) => {
+    const item = block?._type === "block" ? textItem(block, readOnly) : otherItem(block);
+    if (!readOnly) {
+      item.up = h("button", { type: "button", class: "small", text: "Move up", on: { click: () => move(item, -1) } });
+      item.down = h("button", { type: "button", class: "small", text: "Move down", on: { click: () => move(item, 1) } });
+      item.removeButton = h("button", { type: "button", class: "small", text: "Remove", on: { click: () => remove(item) } });
+      item.li.append(h("div", { class: "actions item-actions" }, item.up, item.down, item.removeButton));
+    }
+    const setNumber = item.number;
+    item.number = (n) => {
+      const name = `${label} block ${n}`;
+      setNumber(name);
+      item.up?.setAttribute("aria-label", `Move ${name} up`);
+      item.down?.setAttribute("aria-label", `Move ${name} down`);
+      item.removeButton?.setAttribute("aria-label", `Remove ${name}`);
+    };
+    items.push(item);
+    list.append(item.li);
+    relabel();
+    if (fresh) {
+      item.focusTarget.focus();
+      changed();
+    }
+  };
+
+  return {
+    el,
+    get() {
+      const blocks = items.map((item) => item.get()).filter(Boolean);
+      return blocks.length ? blocks : undefined;
+    },
+    set(value) {
+      items.forEach((item) => item.li.remove());
+      items = [];
+      (Array.isArray(value) ? value : []).forEach((block) => add(block, false));
+    },
+    locate(path) {
+      const item = typeof path[0] === "number" ? items[path[0]] : null;
+      return item ? item.li : el;
+    },
+  };
+}
+
+function textItem(block, readOnly) {
+  const styleId = uid("blk");
+  const textId = uid("blk");
+  const styleLabel = h("label", { for: styleId });
+  const textLabel = h("label", { for: textId });
+  const style = h(
+    "select",
+    { id: styleId, disabled: readOnly },
+    STYLES.map(([value, text]) => h("option", { value, text })),
+  );
+  if (!STYLES.some(([v]) => v === block.style)) style.append(h("option", { value: block.style || "normal", text: block.style || "normal" }));
+  style.value = block.style || "normal";
+  const original = textOf(block);
+  const text = h("textarea", { id: textId, rows: 2, readOnly, class: "block-text" });
+  text.value = original;
+  const syncStyle = () => (text.dataset.style = style.value);
+  style.addEventListener("change", syncStyle);
+  syncStyle();
+  const li = h(
+    "li",
+    { class: "block-item" },
+    h("p", { class: "field-error", hidden: true, role: "alert" }),
+    h("div", { class: "block-style field" }, styleLabel, style),
+    h("div", { class: "block-body field" }, textLabel, text),
+  );
+  return {
+    li,
+    focusTarget: text,
+    number(name) {
+      styleLabel.textContent = `${name} style`;
+      textLabel.textContent = name;
+    },
+    get() {
+      const base = { ...block, _type: "block", _key: block._key || newKey(), style: style.value };
+      if (text.value === original && Array.isArray(block.children)) return { markDefs: [], ...base };
+      return { ...base, children: [{ _type: "span", _key: newKey(), text: text.value, marks: [] }], markDefs: [] };
+    },
+  };
+}
+
+function otherItem(block) {
+  const name = h("span");
+  const li = h("li", { class: "block-item other", tabindex: "-1" }, h("p", { class: "field-error", hidden: true, role: "alert" }), name);
+  return {
+    li,
+    focusTarget: li,
+    number(label) {
+      name.textContent = `${label}: ${block?._type || "unknown"} (kept as stored)`;
+    },
+    get: () => block,
+  };
+}

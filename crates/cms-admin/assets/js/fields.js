@@ -1,1 +1,840 @@
-// wip
+// The edit form generated from a schema (CONTRACT.md section 2). Every field type has an
+// editor: an object with `el` (what is shown), `get()` (the stored JSON value, undefined when
+// empty so drafts stay small), `set(value)` and `locate(path)` (the element that shows a
+// message for a path inside the field, e.g. `tags[2]`). Editors announce their changes with a
+// bubbling `change` event so the page can track unsaved work with one listener.
+
+import { get, post, data, seg } from "./api.js";
+import { h, uid, notify } from "./dom.js";
+import { createBlockEditor } from "./blocks.js";
+
+// A value the form cannot turn into JSON (an invalid json field): the page shows `issues`.
+export class FormError extends Error {
+  constructor(issues) {
+    super(issues[0]?.message || "The form has errors.");
+    this.issues = issues;
+  }
+}
+
+// What the caller may do with a field: `hidden` (no read role), `readOnly` (no update role).
+// Instance administrators bypass field rules (SPEC.md "Schema access rules", rule 3).
+export function fieldAccess(f, ctx) {
+  if (ctx.isInstanceAdmin) return { hidden: false, readOnly: false };
+  const allows = (list) => !Array.isArray(list) || list.includes(ctx.role);
+  return { hidden: !allows(f.access?.read), readOnly: !allows(f.access?.update) };
+}
+
+export const labelOf = (f) => f.title || humanize(f.name);
+
+function humanize(name) {
+  const words = String(name || "").replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/[_-]+/g, " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+// The field a document is known by in lists and pickers: `title` or `name`, else the first
+// string field.
+export function titleField(schema) {
+  const strings = (schema?.fields || []).filter((f) => f.type === "string");
+  return (strings.find((f) => f.name === "title" || f.name === "name") || strings[0])?.name || null;
+}
+
+export function documentTitle(doc, schema) {
+  const name = titleField(schema);
+  const value = name ? (doc?.draftData?.[name] ?? doc?.publishedData?.[name]) : null;
+  return typeof value === "string" && value.trim() ? value : `Untitled ${schema?.title || doc?.type || ""}`.trim();
+}
+
+export function newKey() {
+  return crypto.getRandomValues(new Uint32Array(2)).reduce((s, n) => s + n.toString(36), "");
+}
+
+export function slugify(text) {
+  return String(text || "")
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 96);
+}
+
+// "seo.description" -> ["seo", "description"]; "tags[2]" -> ["tags", 2].
+export function parsePath(path) {
+  const out = [];
+  for (const part of String(path || "").split(".")) {
+    const match = part.match(/^([^[\]]*)((?:\[\d+\])*)$/);
+    if (!match) {
+      out.push(part);
+      continue;
+    }
+    if (match[1]) out.push(match[1]);
+    for (const index of match[2].matchAll(/\[(\d+)\]/g)) out.push(Number(index[1]));
+  }
+  return out;
+}
+
+// Shows a message at a field wrapper: `error` (publish refused) or `warning` (draft saved but
+// would not publish). No message clears it.
+export function showMessage(wrapper, message, kind = "error") {
+  const line = wrapper.querySelector(":scope > .field-error");
+  if (line) {
+    line.textContent = message || "";
+    line.hidden = !message;
+    line.classList.toggle("warning", kind === "warning");
+  }
+  wrapper.classList.toggle("invalid", Boolean(message) && kind === "error");
+  wrapper.classList.toggle("warned", Boolean(message) && kind === "warning");
+  const control = wrapper.querySelector(":scope > input, :scope > select, :scope > textarea");
+  if (control) control.toggleAttribute("aria-invalid", Boolean(message) && kind === "error");
+}
+
+function changed(el) {
+  el.dispatchEvent(new Event("change", { bubbles: true }));
+}
+
+// A labelled control in the admin's field markup, with the error line `showMessage` uses.
+function wrap(label, control, { hint, required, className } = {}) {
+  if (!control.id) control.id = uid("fld");
+  const error = h("p", { class: "field-error", id: `${control.id}-error`, hidden: true, role: "alert" });
+  const hintEl = hint ? h("p", { class: "hint", id: `${control.id}-hint`, text: hint }) : null;
+  control.setAttribute("aria-describedby", [hintEl?.id, error.id].filter(Boolean).join(" "));
+  return h(
+    "div",
+    { class: `field ${className || ""}`.trim() },
+    h("label", { for: control.id }, label, required ? h("span", { class: "required", "aria-hidden": "true", text: " *" }) : null),
+    control,
+    hintEl,
+    error,
+  );
+}
+
+// A group of controls (objects, arrays, assets, blocks) with a legend and an error line.
+function group(label, { hint, required, className } = {}, ...children) {
+  return h(
+    "fieldset",
+    { class: `group ${className || ""}`.trim() },
+    h("legend", {}, label, required ? h("span", { class: "required", "aria-hidden": "true", text: " *" }) : null),
+    hint ? h("p", { class: "hint", text: hint }) : null,
+    h("p", { class: "field-error", hidden: true, role: "alert" }),
+    ...children,
+  );
+}
+
+function constraintHint(f) {
+  const parts = [];
+  if (f.minLength != null && f.maxLength != null) parts.push(`${f.minLength} to ${f.maxLength} characters`);
+  else if (f.minLength != null) parts.push(`At least ${f.minLength} characters`);
+  else if (f.maxLength != null) parts.push(`At most ${f.maxLength} characters`);
+  if (f.min != null && f.max != null) parts.push(`From ${f.min} to ${f.max}`);
+  else if (f.min != null) parts.push(`At least ${f.min}`);
+  else if (f.max != null) parts.push(`At most ${f.max}`);
+  if (f.integer) parts.push("A whole number");
+  if (f.pattern) parts.push(`Pattern: ${f.pattern}`);
+  if (f.minItems != null) parts.push(`At least ${f.minItems} items`);
+  if (f.maxItems != null) parts.push(`At most ${f.maxItems} items`);
+  return parts.join(" · ") || undefined;
+}
+
+// The whole form for a list of fields (a document type, an object, a named object type).
+// `options`: { ctx, readOnly, label prefix for nested ids }.
+export function createFields(fields, options) {
+  const { ctx } = options;
+  const editors = new Map();
+  const el = h("div", { class: "fields stack" });
+  const siblings = (name) => editors.get(name);
+  for (const f of fields) {
+    const access = fieldAccess(f, ctx);
+    if (access.hidden) continue;
+    const editor = editorFor(f, { ...options, readOnly: options.readOnly || access.readOnly, siblings, label: labelOf(f) });
+    editor.el.dataset.field = f.name;
+    editors.set(f.name, editor);
+    el.append(editor.el);
+  }
+  return {
+    el,
+    editors,
+    get() {
+      const out = {};
+      const issues = [];
+      for (const [name, editor] of editors) {
+        try {
+          const value = editor.get();
+          if (value !== undefined) out[name] = value;
+        } catch (error) {
+          if (!(error instanceof FormError)) throw error;
+          issues.push(...error.issues.map((i) => ({ ...i, path: i.path ? `${name}${i.path.startsWith("[") ? "" : "."}${i.path}` : name })));
+        }
+      }
+      if (issues.length) throw new FormError(issues);
+      return out;
+    },
+    set(value) {
+      const source = value && typeof value === "object" ? value : {};
+      for (const [name, editor] of editors) editor.set(source[name]);
+    },
+    locate(path) {
+      const [head, ...rest] = path;
+      const editor = editors.get(head);
+      if (!editor) return null;
+      return editor.locate(rest) || editor.el;
+    },
+  };
+}
+
+// The form of a document type: the fields, the data they hold, messages at paths.
+export function createForm(schema, ctx, { readOnly } = {}) {
+  const fields = createFields(schema.fields, { ctx, readOnly });
+  const shown = [];
+  return {
+    el: h("div", { class: "document-form" }, fields.el),
+    value: () => fields.get(),
+    setValue: (value) => fields.set(value),
+    // Shows each issue at its field; returns the first wrapper that got one (to focus it).
+    // Issues with no field on the form (hidden or unknown) are returned in `unplaced`.
+    showIssues(issues, kind = "error") {
+      let first = null;
+      const unplaced = [];
+      for (const issue of issues || []) {
+        const wrapper = fields.locate(parsePath(issue.path));
+        if (!wrapper) {
+          unplaced.push(issue);
+          continue;
+        }
+        const line = wrapper.querySelector(":scope > .field-error");
+        const message = line && !line.hidden && wrapper.dataset.messageKind === kind ? `${line.textContent} ${issue.message}` : issue.message;
+        wrapper.dataset.messageKind = kind;
+        showMessage(wrapper, message, kind);
+        shown.push(wrapper);
+        first ||= wrapper;
+      }
+      return { first, unplaced };
+    },
+    // The wrapper of the first issue's field, without showing anything (FormError issues are
+    // already shown where they were found).
+    locateFirst(issues) {
+      for (const issue of issues || []) {
+        const wrapper = fields.locate(parsePath(issue.path));
+        if (wrapper) return wrapper;
+      }
+      return null;
+    },
+    clearIssues() {
+      shown.splice(0).forEach((w) => showMessage(w, null));
+    },
+  };
+}
+
+// Focuses the first control inside a field wrapper (after a refused publish).
+export function focusField(wrapper) {
+  const control = wrapper?.querySelector("input:not([type=hidden]), select, textarea, button, [tabindex]");
+  (control || wrapper)?.focus?.();
+  wrapper?.scrollIntoView?.({ block: "center" });
+}
+
+function fieldComponentFor(f, ctx) {
+  for (const plugin of ctx.plugins || []) {
+    for (const fc of plugin.fieldComponents || []) {
+      // The schema parser accepts no `input` option today, so a component also claims the
+      // fields whose type (a named object type, usually the plugin's own) equals its key.
+      if (fc.input && (fc.input === f.input || fc.input === f.type)) return fc.component;
+    }
+  }
+  return null;
+}
+
+export function editorFor(f, options) {
+  const component = fieldComponentFor(f, options.ctx);
+  if (component) return customEditor(f, component, options);
+  switch (f.type) {
+    case "string":
+      return f.options?.length ? selectEditor(f, options) : inputEditor(f, "text", options);
+    case "text":
+      return textEditor(f, options);
+    case "number":
+      return numberEditor(f, options);
+    case "boolean":
+      return booleanEditor(f, options);
+    case "date":
+      return inputEditor(f, "date", options);
+    case "datetime":
+      return datetimeEditor(f, options);
+    case "url":
+      return inputEditor(f, "url", options);
+    case "email":
+      return inputEditor(f, "email", options);
+    case "slug":
+      return slugEditor(f, options);
+    case "reference":
+      return referenceEditor(f, options);
+    case "image":
+    case "file":
+      return assetEditor(f, options);
+    case "array":
+      return arrayEditor(f, options);
+    case "object":
+      return objectEditor(f, f.fields || [], options);
+    case "block":
+      return blockFieldEditor(f, options);
+    case "json":
+      return jsonEditor(f, options);
+    default: {
+      const named = options.ctx.schema(f.type);
+      if (named && named.type === "object") return objectEditor(f, named.fields || [], options);
+      return jsonEditor(f, options);
+    }
+  }
+}
+
+function common(f, options) {
+  return { hint: constraintHint(f), required: f.required };
+}
+
+function inputEditor(f, type, options) {
+  // No `maxlength`: the browser would cut pasted text silently; the hint and the publish
+  // check say what is too long instead.
+  const input = h("input", { type, name: f.name, readOnly: options.readOnly });
+  const el = wrap(options.label, input, common(f, options));
+  return {
+    el,
+    get: () => (input.value === "" ? undefined : input.value),
+    set: (v) => (input.value = v == null ? "" : String(v)),
+    locate: () => el,
+  };
+}
+
+function selectEditor(f, options) {
+  const select = h("select", { name: f.name, disabled: options.readOnly }, h("option", { value: "", text: "—" }), f.options.map((o) => h("option", { value: o, text: o })));
+  const el = wrap(options.label, select, common(f, options));
+  return {
+    el,
+    get: () => (select.value === "" ? undefined : select.value),
+    set(v) {
+      // A stored value no longer among the options stays visible rather than being lost.
+      if (v != null && !f.options.includes(v)) select.append(h("option", { value: v, text: `${v} (not an option)` }));
+      select.value = v == null ? "" : String(v);
+    },
+    locate: () => el,
+  };
+}
+
+function textEditor(f, options) {
+  const area = h("textarea", { name: f.name, readOnly: options.readOnly, rows: 4 });
+  const el = wrap(options.label, area, common(f, options));
+  return {
+    el,
+    get: () => (area.value === "" ? undefined : area.value),
+    set: (v) => (area.value = v == null ? "" : String(v)),
+    locate: () => el,
+  };
+}
+
+function numberEditor(f, options) {
+  const input = h("input", { type: "number", name: f.name, readOnly: options.readOnly, step: f.integer ? "1" : "any", min: f.min ?? null, max: f.max ?? null });
+  const el = wrap(options.label, input, common(f, options));
+  return {
+    el,
+    get: () => (input.value === "" || Number.isNaN(input.valueAsNumber) ? undefined : input.valueAsNumber),
+    set: (v) => (input.value = typeof v === "number" ? String(v) : ""),
+    locate: () => el,
+  };
+}
+
+function booleanEditor(f, options) {
+  const box = h("input", { type: "checkbox", name: f.name, disabled: options.readOnly });
+  const el = wrap(options.label, box, { ...common(f, options), className: "checkbox" });
+  let touched = false;
+  box.addEventListener("change", () => (touched = true));
+  let initial;
+  return {
+    el,
+    // An untouched box over a missing value stays missing (not `false`).
+    get: () => (!touched && initial === undefined && !box.checked ? undefined : box.checked),
+    set(v) {
+      initial = v;
+      touched = false;
+      box.checked = v === true;
+    },
+    locate: () => el,
+  };
+}
+
+// datetime-local shows local time; the stored value is ISO 8601 in UTC.
+function datetimeEditor(f, options) {
+  const input = h("input", { type: "datetime-local", name: f.name, readOnly: options.readOnly });
+  const el = wrap(options.label, input, { ...common(f, options), hint: "Your local time" });
+  let original;
+  return {
+    el,
+    get() {
+      if (input.value === "") return undefined;
+      if (original && toLocalInput(original) === input.value) return original;
+      const date = new Date(input.value);
+      return Number.isNaN(date.getTime()) ? input.value : date.toISOString();
+    },
+    set(v) {
+      original = typeof v === "string" ? v : undefined;
+      input.value = original ? toLocalInput(original) : "";
+    },
+    locate: () => el,
+  };
+}
+
+export function toLocalInput(iso) {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return "";
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+function slugEditor(f, options) {
+  const input = h("input", { type: "text", name: f.name, readOnly: options.readOnly, pattern: "[a-z0-9]+(-[a-z0-9]+)*" });
+  const generate = () => {
+    const source = options.siblings(f.source);
+    let text = "";
+    try {
+      text = source?.get();
+    } catch {
+      text = "";
+    }
+    if (!text) {
+      notify(`Fill in ${f.source} first.`, "error");
+      return;
+    }
+    input.value = slugify(typeof text === "string" ? text : JSON.stringify(text));
+    changed(input);
+  };
+  const button = f.source && !options.readOnly ? h("button", { type: "button", text: "Generate", on: { click: generate } }) : null;
+  const el = wrap(options.label, input, { ...common(f, options), hint: f.source ? `Lowercase words joined by dashes; Generate derives it from ${f.source}.` : "Lowercase words joined by dashes." });
+  if (button) {
+    const row = h("div", { class: "inline-control" });
+    input.replaceWith(row);
+    row.append(input, button);
+  }
+  let extra = {};
+  return {
+    el,
+    get: () => (input.value === "" ? undefined : { ...extra, current: input.value }),
+    set(v) {
+      const { current, ...rest } = v && typeof v === "object" ? v : {};
+      extra = rest;
+      input.value = typeof current === "string" ? current : "";
+    },
+    locate: () => el,
+  };
+}
+
+// Titles of referenced documents, fetched in one by-ids request per burst of lookups.
+const titleQueue = new Map();
+let titleTimer = null;
+function lookupDocument(id) {
+  return new Promise((resolve) => {
+    if (!titleQueue.has(id)) titleQueue.set(id, []);
+    titleQueue.get(id).push(resolve);
+    if (!titleTimer) titleTimer = setTimeout(flushTitles, 0);
+  });
+}
+
+async function flushTitles() {
+  titleTimer = null;
+  const batch = new Map(titleQueue);
+  titleQueue.clear();
+  const ids = [...batch.keys()];
+  for (let i = 0; i < ids.length; i += 100) {
+    const chunk = ids.slice(i, i + 100);
+    let docs = [];
+    try {
+      docs = await data(get(`/api/documents/by-ids?ids=${chunk.map(seg).join(",")}`));
+    } catch (error) {
+      notify(`Referenced documents could not be loaded: ${error.message}`, "error");
+    }
+    const byId = new Map((docs || []).map((d) => [d.id, d]));
+    chunk.forEach((id) => batch.get(id).forEach((resolve) => resolve(byId.get(id) || null)));
+  }
+}
+
+function referenceEditor(f, options) {
+  const { ctx } = options;
+  const targets = (f.to || []).filter((t) => ctx.schema(t));
+  const search = h("input", { type: "search", name: f.name, autocomplete: "off", placeholder: `Search ${targets.map((t) => ctx.schema(t).title || t).join(", ")}…`, hidden: options.readOnly });
+  const results = h("ul", { class: "ref-results", "aria-label": `Matches for ${options.label}` });
+  const chosenEl = h("div", { class: "ref-chosen" });
+  const el = wrap(options.label, search, { required: f.required, className: "reference" });
+  el.querySelector(":scope > label").after(chosenEl);
+  search.after(results);
+  let value;
+
+  const drawChosen = (doc) => {
+    chosenEl.replaceChildren();
+    if (!value) {
+      chosenEl.append(h("span", { class: "muted", text: "None chosen" }));
+      return;
+    }
+    const type = doc?.type;
+    const title = doc ? documentTitle(doc, ctx.schema(type)) : value._ref;
+    chosenEl.append(
+      doc ? h("a", { href: `/admin/documents/${seg(type)}/${seg(value._ref)}`, text: title }) : h("span", { text: title }),
+      doc ? null : h("span", { class: "muted", text: " (not found or not visible)" }),
+      options.readOnly ? null : h("button", { type: "button", class: "link", text: "Clear", "aria-label": `Clear ${options.label}`, on: { click: () => choose(undefined) } }),
+    );
+  };
+  const choose = (doc) => {
+    value = doc ? { _ref: doc.id } : undefined;
+    drawChosen(doc);
+    results.replaceChildren();
+    search.value = "";
+    changed(el);
+  };
+  const find = async () => {
+    const text = search.value.trim();
+    if (!text) return results.replaceChildren();
+    try {
+      const found = await Promise.all(
+        targets.map((type) => {
+          const schema = ctx.schema(type);
+          const name = titleField(schema);
+          const where = name ? { [name]: { like: text } } : {};
+          return data(post("/api/documents/query", { type, where, limit: 8, sort: "-updatedAt" })).then((docs) => docs.map((d) => [d, schema]));
+        }),
+      );
+      const rows = found.flat();
+      results.replaceChildren(
+        ...(rows.length
+          ? rows.map(([doc, schema]) => h("li", {}, h("button", { type: "button", class: "link", text: documentTitle(doc, schema), on: { click: () => choose(doc) } })))
+          : [h("li", { class: "muted", text: "No matches" })]),
+      );
+    } catch (error) {
+      results.replaceChildren(h("li", { class: "field-error", text: error.message }));
+    }
+  };
+  const debounced = debounceLocal(find, 200);
+  search.addEventListener("input", (event) => {
+    // Typing a search is not a change of the document.
+    event.stopPropagation();
+    debounced();
+  });
+  search.addEventListener("change", (event) => event.stopPropagation());
+  let extra = {};
+  return {
+    el,
+    get: () => (value ? { ...extra, ...value } : undefined),
+    set(v) {
+      const { _ref, ...rest } = v && typeof v === "object" ? v : {};
+      extra = rest;
+      value = typeof _ref === "string" ? { _ref } : undefined;
+      drawChosen(null);
+      if (value) {
+        chosenEl.replaceChildren(h("span", { class: "muted", text: "Loading…" }));
+        const ref = value._ref;
+        lookupDocument(ref).then((doc) => value?._ref === ref && drawChosen(doc));
+      }
+    },
+    locate: () => el,
+  };
+}
+
+function debounceLocal(fn, ms) {
+  let timer;
+  return () => {
+    clearTimeout(timer);
+    timer = setTimeout(fn, ms);
+  };
+}
+
+async function assetById(id) {
+  return data(get(`/api/assets/${seg(id)}`));
+}
+
+function assetEditor(f, options) {
+  const image = f.type === "image";
+  const accept = (f.accept || []).join(",") || (image ? "image/*" : "");
+  const file = h("input", { type: "file", name: f.name, accept: accept || null });
+  const preview = h("div", { class: "doc-asset-preview" });
+  const alt = h("input", { type: "text", name: `${f.name}.alt` });
+  const status = h("p", { class: "muted", role: "status" });
+  const uploadField = wrap(`Upload ${options.label}`, file);
+  const altField = image ? wrap(`Alt text for ${options.label}`, alt, { hint: "Describes the image for people who cannot see it." }) : null;
+  const library = h("button", { type: "button", text: "Choose from library", on: { click: () => fromLibrary() } });
+  const remove = h("button", { type: "button", text: "Remove", "aria-label": `Remove ${options.label}`, on: { click: () => setAsset(null) } });
+  const el = group(
+    options.label,
+    { required: f.required, className: "doc-asset-field" },
+    preview,
+    options.readOnly ? null : uploadField,
+    options.readOnly ? null : h("div", { class: "actions" }, library, remove),
+    status,
+    altField,
+  );
+  if (options.readOnly) alt.readOnly = true;
+  let ref = null;
+  let extra = {};
+
+  const drawPreview = (asset) => {
+    preview.replaceChildren();
+    remove.hidden = !ref;
+    if (!ref) return preview.append(h("span", { class: "muted", text: "No file" }));
+    if (!asset) return preview.append(h("span", { class: "muted", text: "Loading…" }));
+    if (image && asset.url) preview.append(h("img", { src: asset.url, alt: alt.value || asset.alt || "", class: "doc-asset-thumb" }));
+    preview.append(h("a", { href: asset.url, target: "_blank", rel: "noopener", text: asset.filename || asset.id }));
+  };
+  const setAsset = (asset) => {
+    ref = asset ? asset.id : null;
+    if (asset && image && !alt.value && asset.alt) alt.value = asset.alt;
+    drawPreview(asset);
+    changed(el);
+  };
+  file.addEventListener("change", async (event) => {
+    event.stopPropagation();
+    const chosen = file.files?.[0];
+    if (!chosen) return;
+    const form = new FormData();
+    form.append("file", chosen);
+    status.textContent = `Uploading ${chosen.name}…`;
+    try {
+      const asset = await data(post("/api/assets", form));
+      status.textContent = `Uploaded ${asset.filename || chosen.name}.`;
+      setAsset(asset);
+    } catch (error) {
+      status.textContent = "";
+      showMessage(el, error.message);
+    }
+    file.value = "";
+  });
+  const fromLibrary = async () => {
+    try {
+      const picker = await import("./asset-picker.js");
+      if (typeof picker.pickAsset !== "function") throw new Error("The asset library is not available.");
+      const asset = await picker.pickAsset({ accept, title: `Choose ${options.label}` });
+      if (asset) setAsset(asset);
+    } catch (error) {
+      notify(error.message, "error");
+    }
+  };
+  return {
+    el,
+    get() {
+      if (!ref) return undefined;
+      const out = { ...extra, asset: { _ref: ref } };
+      if (image) {
+        if (alt.value) out.alt = alt.value;
+        else delete out.alt;
+      }
+      return out;
+    },
+    set(v) {
+      const { asset, alt: altText, ...rest } = v && typeof v === "object" ? v : {};
+      extra = rest;
+      ref = typeof asset?._ref === "string" ? asset._ref : null;
+      alt.value = typeof altText === "string" ? altText : "";
+      drawPreview(null);
+      if (ref) {
+        const id = ref;
+        assetById(id)
+          .then((a) => ref === id && drawPreview(a))
+          .catch(() => ref === id && preview.replaceChildren(h("span", { class: "muted", text: `File ${id} is not available.` })));
+      }
+    },
+    locate: (path) => (path[0] === "alt" && altField ? altField : el),
+  };
+}
+
+function objectEditor(f, fields, options) {
+  const inner = createFields(fields, { ctx: options.ctx, readOnly: options.readOnly });
+  const el = group(options.label, { required: f.required, className: "object-field" }, inner.el);
+  let extra = {};
+  return {
+    el,
+    get() {
+      const value = inner.get();
+      const out = { ...extra, ...value };
+      return Object.keys(value).length ? out : Object.keys(extra).length ? extra : undefined;
+    },
+    set(v) {
+      const source = v && typeof v === "object" && !Array.isArray(v) ? v : {};
+      // `_type` and `_key` identify objects inside arrays; keep them as loaded.
+      extra = Object.fromEntries(Object.entries(source).filter(([k]) => k.startsWith("_")));
+      inner.set(source);
+    },
+    locate: (path) => (path.length ? inner.locate(path) : el),
+  };
+}
+
+function memberLabel(member) {
+  return member.title || humanize(member.name || member.type);
+}
+
+function isObjectMember(member, ctx) {
+  return member.type === "object" || ctx.schema(member.type)?.type === "object";
+}
+
+// Picks the member definition an array item matches: `_type` for objects, else the JSON type.
+function memberFor(of, item, ctx) {
+  if (item && typeof item === "object" && !Array.isArray(item)) {
+    const objects = of.filter((m) => isObjectMember(m, ctx) || ["image", "file", "reference", "slug"].includes(m.type));
+    return objects.find((m) => m.name === item._type || m.type === item._type) || objects[0] || of.find((m) => m.type === "json") || of[0];
+  }
+  const jsType = typeof item;
+  const byType = of.find((m) => (jsType === "number" && m.type === "number") || (jsType === "boolean" && m.type === "boolean") || (jsType === "string" && ["string", "text", "date", "datetime", "url", "email"].includes(m.type)));
+  return byType || of.find((m) => m.type === "json") || of[0];
+}
+
+function arrayEditor(f, options) {
+  const { ctx } = options;
+  const of = f.of?.length ? f.of : [{ type: "json", name: "json" }];
+  const list = h("ol", { class: "array-items" });
+  const addButtons = of.map((member) =>
+    h("button", { type: "button", text: of.length > 1 ? `Add ${memberLabel(member)} to ${options.label}` : `Add to ${options.label}`, on: { click: () => add(member, undefined, true) } }),
+  );
+  const el = group(options.label, { hint: constraintHint(f), required: f.required, className: "array-field" }, list, options.readOnly ? null : h("div", { class: "actions" }, addButtons));
+  let items = [];
+
+  const relabel = () => {
+    items.forEach((item, i) => {
+      item.setLabel(`${options.label} ${i + 1}`);
+      item.up.disabled = i === 0;
+      item.down.disabled = i === items.length - 1;
+    });
+    addButtons.forEach((b) => (b.disabled = f.maxItems != null && items.length >= f.maxItems));
+    items.forEach((item) => (item.remove.disabled = f.minItems != null && items.length <= f.minItems));
+  };
+  const move = (item, by) => {
+    const i = items.indexOf(item);
+    const j = i + by;
+    if (j < 0 || j >= items.length) return;
+    items.splice(i, 1);
+    items.splice(j, 0, item);
+    if (by < 0) items[j + 1].li.before(item.li);
+    else items[j - 1].li.after(item.li);
+    relabel();
+    item[by < 0 ? "up" : "down"].focus();
+    changed(el);
+  };
+  const drop = (item) => {
+    items = items.filter((x) => x !== item);
+    item.li.remove();
+    relabel();
+    changed(el);
+  };
+  const add = (member, value, fresh) => {
+    const objectLike = isObjectMember(member, ctx);
+    const editor = editorFor({ ...member, name: member.name || member.type, required: false }, { ...options, label: `${options.label} ${items.length + 1}`, siblings: () => null });
+    if (fresh && objectLike) editor.set({ _type: member.name || member.type, _key: newKey() });
+    else editor.set(value);
+    const label = () => editor.el.querySelector(":scope > label, :scope > legend");
+    const button = (text, on) => h("button", { type: "button", class: "small", text, on: { click: on } });
+    const item = { editor, member, li: null };
+    item.up = button("Move up", () => move(item, -1));
+    item.down = button("Move down", () => move(item, 1));
+    item.remove = button("Remove", () => drop(item));
+    item.setLabel = (text) => {
+      const l = label();
+      if (l) l.firstChild.textContent = text;
+      item.up.setAttribute("aria-label", `Move ${text} up`);
+      item.down.setAttribute("aria-label", `Move ${text} down`);
+      item.remove.setAttribute("aria-label", `Remove ${text}`);
+    };
+    item.li = h("li", { class: "array-item" }, editor.el, options.readOnly ? null : h("div", { class: "actions item-actions" }, item.up, item.down, item.remove));
+    items.push(item);
+    list.append(item.li);
+    relabel();
+    if (fresh) {
+      item.li.querySelector("input, select, textarea")?.focus();
+      changed(el);
+    }
+  };
+  return {
+    el,
+    get() {
+      const out = [];
+      const issues = [];
+      items.forEach((item, i) => {
+        try {
+          let value = item.editor.get();
+          if (value === undefined) return;
+          if (isObjectMember(item.member, ctx) && value && typeof value === "object") {
+            value = { _type: item.member.name || item.member.type, _key: value._key || newKey(), ...value };
+          }
+          out.push(value);
+        } catch (error) {
+          if (!(error instanceof FormError)) throw error;
+          issues.push(...error.issues.map((x) => ({ ...x, path: `[${i}]${x.path ? `.${x.path}` : ""}` })));
+        }
+      });
+      if (issues.length) throw new FormError(issues);
+      return out.length ? out : undefined;
+    },
+    set(v) {
+      items.forEach((item) => item.li.remove());
+      items = [];
+      (Array.isArray(v) ? v : []).forEach((value) => add(memberFor(of, value, ctx), value, false));
+      relabel();
+    },
+    locate(path) {
+      if (!path.length || typeof path[0] !== "number") return el;
+      const item = items[path[0]];
+      if (!item) return el;
+      return item.editor.locate(path.slice(1)) || item.editor.el;
+    },
+  };
+}
+
+function blockFieldEditor(f, options) {
+  const editor = createBlockEditor({ label: options.label, required: f.required, readOnly: options.readOnly, group });
+  return editor;
+}
+
+function jsonEditor(f, options) {
+  const area = h("textarea", { name: f.name, readOnly: options.readOnly, rows: 6, class: "code", spellcheck: "false" });
+  const el = wrap(options.label, area, { required: f.required, hint: "JSON, checked when you save." });
+  return {
+    el,
+    get() {
+      const text = area.value.trim();
+      if (!text) return undefined;
+      try {
+        return JSON.parse(text);
+      } catch (error) {
+        throw new FormError([{ path: "", code: "json", message: `Not valid JSON: ${error.message}` }]);
+      }
+    },
+    set: (v) => (area.value = v === undefined ? "" : JSON.stringify(v, null, 2)),
+    locate: () => el,
+  };
+}
+
+// A plugin's custom element edits the field: it gets `value`, `field` and `readOnly`, and
+// reports a new value with a `change` CustomEvent whose `detail` is the value.
+function customEditor(f, component, options) {
+  const host = h("div", { class: "custom-field", id: uid("cmp"), tabindex: "-1" });
+  const el = wrap(options.label, host, { required: f.required, hint: constraintHint(f) });
+  let value;
+  let element = null;
+  import(component.module)
+    .then(() => customElements.whenDefined(component.element))
+    .then(() => {
+      element = document.createElement(component.element);
+      element.field = f;
+      element.readOnly = Boolean(options.readOnly);
+      if (options.readOnly) element.setAttribute("readonly", "");
+      element.value = value;
+      const label = el.querySelector(":scope > label");
+      label.id ||= uid("lbl");
+      element.setAttribute("aria-labelledby", label.id);
+      element.addEventListener("change", (event) => {
+        if (!(event instanceof CustomEvent)) return;
+        event.stopPropagation();
+        value = event.detail;
+        changed(el);
+      });
+      host.append(element);
+    })
+    .catch((error) => host.append(h("p", { class: "field-error", text: `The field editor could not be loaded: ${error.message}` })));
+  return {
+    el,
+    get: () => value,
+    set(v) {
+      value = v;
+      if (element) element.value = v;
+    },
+    locate: () => el,
+  };
+}

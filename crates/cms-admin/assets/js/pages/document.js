@@ -1,1 +1,462 @@
-export async function mount() { throw new Error("This page is not built yet."); }
+// The edit page of one document (`id` = `new` for one not created yet): the form generated
+// from its schema, the actions the caller may take (save, publish, unpublish, delete,
+// schedule, plugin actions), revision conflicts resolved by the person, and the history.
+
+import { get, post, put, del, data, seg, ApiError } from "../api.js";
+import { h, render, banner, notify, dialog, confirm, setTitle, formatDate, failed, ready, field } from "../dom.js";
+import { createForm, documentTitle, focusField, FormError, toLocalInput } from "../fields.js";
+import { createHistory } from "../history.js";
+import { openDocument } from "../workspace.js";
+
+// Whether the caller may do `operation` on documents of `schema`: the capability, and the
+// schema's role list when it declares one (instance administrators count as owner).
+export function mayDo(ctx, schema, operation) {
+  if (!ctx.can(`document.${operation}`)) return false;
+  const list = schema.access?.[operation];
+  if (!Array.isArray(list) || ctx.isInstanceAdmin) return true;
+  return list.includes(ctx.role);
+}
+
+export async function mount(main, ctx) {
+  const type = ctx.params.type;
+  const schema = ctx.schema(type);
+  if (!schema || schema.type !== "document") return failed(main, new Error(`There is no document type ${type}.`));
+  const isNew = ctx.params.id === "new";
+  let doc = null;
+  let schedule = null;
+  try {
+    if (!isNew) {
+      [doc, schedule] = await Promise.all([
+        data(get(`/api/documents/${seg(ctx.params.id)}`)),
+        mayDo(ctx, schema, "publish") ? data(get(`/api/documents/${seg(ctx.params.id)}/schedule`)).catch(() => null) : null,
+      ]);
+    }
+  } catch (error) {
+    return failed(main, error.status === 404 ? new Error("This document does not exist, or you may not see it.") : error);
+  }
+  new Editor(main, ctx, schema, doc, schedule).draw();
+}
+
+class Editor {
+  constructor(main, ctx, schema, doc, schedule) {
+    this.main = main;
+    this.ctx = ctx;
+    this.schema = schema;
+    this.doc = doc;
+    this.schedule = schedule;
+    this.may = (op) => mayDo(ctx, schema, op);
+    this.editable = doc ? this.may("update") : this.may("create");
+    this.form = createForm(schema, ctx, { readOnly: !this.editable });
+    this.baseline = "";
+    this.busy = false;
+  }
+
+  get id() {
+    return this.doc?.id || null;
+  }
+
+  draw() {
+    const { main, schema } = this;
+    this.heading = h("h1");
+    this.meta = h("p", { class: "document-meta" });
+    this.dirtyNote = h("span", { class: "dirty-note", role: "status" });
+    this.actions = h("div", { class: "actions document-actions" });
+    this.scheduleBox = h("div", { class: "schedule" });
+    this.messages = h("div", { class: "document-messages" });
+    const back = schema.singleton ? null : h("a", { href: `/admin/documents/${seg(schema.name)}`, class: "back", text: `← ${schema.title || schema.name}` });
+    const formEl = h("form", { class: "document-editor", novalidate: true, on: { submit: (e) => (e.preventDefault(), this.saveFromButton()) } }, this.form.el);
+    formEl.addEventListener("input", () => this.markDirty());
+    formEl.addEventListener("change", () => this.markDirty());
+    this.history = this.doc ? this.historyPanel() : null;
+    const readOnlyNote = this.editable ? null : h("p", { class: "muted read-only-note", text: "You may read this document but not change it." });
+    render(main, back, this.heading, h("div", { class: "document-status" }, this.meta, this.dirtyNote), readOnlyNote, this.actions, this.messages, this.scheduleBox, formEl, this.history?.el);
+    this.load(this.doc);
+    this.drawActions();
+    this.drawSchedule();
+    this.bindKeys();
+    this.share();
+    ready(main);
+  }
+
+  // Puts a document (or, new, nothing) into the form and the header.
+  load(doc) {
+    this.doc = doc;
+    this.form.clearIssues();
+    this.form.setValue(doc?.draftData || {});
+    this.baseline = this.snapshot();
+    this.drawHeader();
+    this.markDirty();
+  }
+
+  snapshot() {
+    try {
+      return JSON.stringify(this.form.value());
+    } catch {
+      return null;
+    }
+  }
+
+  get dirty() {
+    return this.snapshot() !== this.baseline;
+  }
+
+  markDirty() {
+    const dirty = this.editable && this.dirty;
+    this.dirtyNote.textContent = dirty ? "Unsaved changes" : "";
+    this.main.classList.toggle("unsaved", dirty);
+  }
+
+  drawHeader() {
+    const { doc, schema } = this;
+    const title = doc ? documentTitle(doc, schema) : `New ${schema.title || schema.name}`;
+    this.heading.textContent = title;
+    setTitle(title);
+    if (!doc) return render(this.meta, h("span", { class: "badge draft", text: "Not saved yet" }));
+    render(
+      this.meta,
+      statusBadge(doc),
+      h("span", { text: ` Revision ${doc._meta?.revision ?? "?"}` }),
+      doc.updatedAt ? h("span", { class: "muted", text: ` · Updated ${formatDate(doc.updatedAt)}` }) : null,
+      doc.publishedAt ? h("span", { class: "muted", text: ` · Published ${formatDate(doc.publishedAt)}` }) : null,
+    );
+  }
+
+  drawActions() {
+    const { doc, schema } = this;
+    const button = (text, onClick, cls) => h("button", { type: "button", class: cls || "", text, on: { click: () => this.run(onClick) } });
+    const published = Boolean(doc?.publishedData);
+    render(
+      this.actions,
+      this.editable ? button("Save draft", () => this.saveFromButton(), "primary") : null,
+      this.may("publish") && (doc || this.editable) ? button("Publish", () => this.publish(), this.editable ? "" : "primary") : null,
+      published && this.may("unpublish") ? button("Unpublish", () => this.unpublish()) : null,
+      doc && !schema.singleton && this.may("delete") ? button("Delete", () => this.remove(), "danger") : null,
+      doc ? this.pluginActions() : null,
+    );
+  }
+
+  // One action at a time: a second click while saving would race the revision.
+  async run(action) {
+    if (this.busy) return;
+    this.busy = true;
+    this.actions.querySelectorAll("button").forEach((b) => (b.disabled = true));
+    try {
+      await action();
+    } catch (error) {
+      if (!(error instanceof FormError) && !(error instanceof ApiError)) {
+        console.error(error);
+        banner(this.messages, error.message);
+      }
+    } finally {
+      this.busy = false;
+      this.actions.querySelectorAll("button").forEach((b) => (b.disabled = false));
+    }
+  }
+
+  // The form's data, or its own errors (invalid JSON) shown at their fields.
+  formData() {
+    this.form.clearIssues();
+    banner(this.messages, null);
+    try {
+      return this.form.value();
+    } catch (error) {
+      if (error instanceof FormError) this.showIssues(error.issues, "error");
+      throw error;
+    }
+  }
+
+  // Saves the form as a draft. Rejects with the ApiError of a refusal (conflicts included:
+  // callers decide how to resolve them).
+  async saveDraft({ expectedRevision } = {}) {
+    const body = this.formData();
+    let saved;
+    let validation = null;
+    if (!this.doc) {
+      const res = await post("/api/documents", { type: this.schema.name, data: body });
+      saved = res.data;
+      validation = res.validation;
+      history.replaceState(null, "", `/admin/documents/${seg(this.schema.name)}/${seg(saved.id)}`);
+    } else {
+      const res = await put(`/api/documents/${seg(this.doc.id)}`, { data: body, expectedRevision: expectedRevision ?? this.doc._meta?.revision });
+      saved = res.data;
+      validation = res.validation || null;
+    }
+    const wasNew = !this.doc;
+    this.load(saved);
+    if (validation && !validation.isValid) this.showIssues(validation.errors, "warning");
+    if (wasNew) {
+      this.history = this.historyPanel();
+      this.main.append(this.history.el);
+      this.share();
+    } else {
+      this.history?.refresh();
+    }
+    this.drawActions();
+    return saved;
+  }
+
+  async saveFromButton() {
+    if (!this.editable) return;
+    try {
+      await this.saveDraft();
+      notify(this.messages.querySelector(".banner") ? "Draft saved, with warnings." : "Draft saved.", "success");
+    } catch (error) {
+      await this.refused(error, () => this.saveFromButton());
+    }
+  }
+
+  // What a refused save or publish shows: issues at their fields (the first focused), a
+  // conflict dialog for 409, the message otherwise. `retry(expectedRevision)` overwrites.
+  async refused(error, retry) {
+    if (error instanceof FormError) {
+      focusField(this.form.locateFirst(error.issues));
+      return;
+    }
+    if (!(error instanceof ApiError)) throw error;
+    if (error.status === 409 && error.currentRevision != null) return this.conflict(error, retry);
+    if (error.issues.length) {
+      this.form.clearIssues();
+      banner(this.messages, `${error.message.replace(/\.$/, "")}. Fix the fields marked below.`);
+      focusField(this.showIssues(error.issues, "error"));
+      return;
+    }
+    banner(this.messages, error.message);
+    notify(error.message, "error");
+  }
+
+  // Shows issues at their fields; returns the first field that got one.
+  showIssues(issues, kind) {
+    const { first, unplaced } = this.form.showIssues(issues, kind);
+    const count = (issues || []).length;
+    if (kind === "warning" && count) {
+      banner(this.messages, `Saved as a draft. ${count} problem${count === 1 ? "" : "s"} must be fixed before publishing.`, "warn");
+    }
+    if (unplaced.length) notify(unplaced.map((i) => `${i.path}: ${i.message}`).join("; "), kind === "error" ? "error" : "info");
+    return first;
+  }
+
+  // Someone else changed the document since this copy was loaded. Nothing is lost silently:
+  // the person chooses to take their copy or to write this form over it.
+  async conflict(error, retry) {
+    const choice = await dialog(
+      "Someone else changed this document",
+      h(
+        "div",
+        {},
+        h("p", { text: `It is now at revision ${error.currentRevision}; this form was loaded at revision ${this.doc?._meta?.revision}.` }),
+        h("p", { text: "Reload to discard your changes and see the current copy, or Overwrite to save your form over it." }),
+      ),
+      [
+        { label: "Cancel", value: "cancel" },
+        { label: "Reload", value: "reload" },
+        { label: "Overwrite", value: "overwrite", class: "danger" },
+      ],
+    );
+    if (choice === "reload") {
+      try {
+        this.load(await data(get(`/api/documents/${seg(this.doc.id)}`)));
+        this.drawActions();
+        this.history?.refresh();
+        notify("Reloaded the current copy.", "success");
+      } catch (e) {
+        banner(this.messages, e.message);
+      }
+    } else if (choice === "overwrite") {
+      this.doc = { ...this.doc, _meta: { ...this.doc._meta, revision: error.currentRevision } };
+      await retry(error.currentRevision);
+    }
+  }
+
+  // Publishing saves unsaved changes first: what is published is what the person sees.
+  // `overwrite`: after a conflict, save this form over the other copy even when unchanged.
+  async publish(overwrite = false) {
+    this.form.clearIssues();
+    banner(this.messages, null);
+    try {
+      if (!this.doc || (this.editable && (this.dirty || overwrite))) await this.saveDraft();
+      const published = await data(post(`/api/documents/${seg(this.doc.id)}/publish`, { expectedRevision: this.doc._meta?.revision }));
+      this.load(published);
+      this.drawActions();
+      this.history?.refresh();
+      notify("Published.", "success");
+    } catch (error) {
+      await this.refused(error, () => this.publish(true));
+    }
+  }
+
+  async unpublish() {
+    try {
+      const doc = await data(del(`/api/documents/${seg(this.doc.id)}/publish`, { expectedRevision: this.doc._meta?.revision }));
+      // The form may hold unsaved work: keep it, only the header and actions change.
+      const unsaved = this.dirty;
+      const form = unsaved ? this.form.value() : null;
+      this.load(doc);
+      if (unsaved) {
+        this.form.setValue(form);
+        this.markDirty();
+      }
+      this.drawActions();
+      notify("Unpublished: the document is a draft only.", "success");
+    } catch (error) {
+      await this.refused(error, () => this.unpublish());
+    }
+  }
+
+  async remove() {
+    const title = documentTitle(this.doc, this.schema);
+    if (!(await confirm("Delete this document?", `“${title}” and its history will be deleted. This cannot be undone.`, { confirmLabel: "Delete", danger: true }))) return;
+    try {
+      await del(`/api/documents/${seg(this.doc.id)}`);
+      this.baseline = this.snapshot();
+      this.leaving = true;
+      notify("Deleted.", "success");
+      location.assign(`/admin/documents/${seg(this.schema.name)}`);
+    } catch (error) {
+      banner(this.messages, error.message);
+    }
+  }
+
+  drawSchedule() {
+    const box = this.scheduleBox;
+    if (!this.doc || !this.may("publish")) return render(box);
+    const pending = this.schedule && this.schedule.status !== "cancelled" ? this.schedule : null;
+    if (pending) {
+      return render(
+        box,
+        h(
+          "div",
+          { class: "banner info schedule-pending" },
+          h("span", { text: `Scheduled to ${pending.action} on ${formatDate(pending.runAt)}. ` }),
+          h("button", { type: "button", text: "Cancel schedule", on: { click: () => this.cancelSchedule() } }),
+        ),
+      );
+    }
+    const action = h("select", { name: "scheduleAction" }, h("option", { value: "publish", text: "Publish" }), this.may("unpublish") ? h("option", { value: "unpublish", text: "Unpublish" }) : null);
+    const when = h("input", { type: "datetime-local", name: "scheduleAt", min: toLocalInput(new Date().toISOString()) });
+    const submit = h("button", {
+      type: "button",
+      text: "Schedule",
+      on: { click: () => this.createSchedule(action.value, when.value) },
+    });
+    render(box, h("details", { class: "schedule-form" }, h("summary", { text: "Schedule publish or unpublish" }), h("div", { class: "schedule-row" }, field("Scheduled action", action), field("Run at", when, { hint: "Your local time" }), submit)));
+  }
+
+  async createSchedule(action, local) {
+    const at = new Date(local);
+    if (!local || Number.isNaN(at.getTime())) return notify("Choose a date and time.", "error");
+    try {
+      this.schedule = await data(post(`/api/documents/${seg(this.doc.id)}/schedule`, { action, runAt: at.toISOString() }));
+      notify(`Scheduled to ${action} on ${formatDate(this.schedule.runAt)}.`, "success");
+      this.drawSchedule();
+    } catch (error) {
+      notify(error.message, "error");
+    }
+  }
+
+  async cancelSchedule() {
+    try {
+      await del(`/api/documents/${seg(this.doc.id)}/schedule`);
+      this.schedule = null;
+      notify("Schedule cancelled.", "success");
+      this.drawSchedule();
+    } catch (error) {
+      notify(error.message, "error");
+    }
+  }
+
+  historyPanel() {
+    return createHistory({
+      documentId: this.doc.id,
+      schema: this.schema,
+      current: () => this.doc,
+      canRestore: this.editable,
+      onRestored: (doc) => {
+        this.load(doc);
+        this.drawActions();
+      },
+      onConflict: (error) => this.conflict(error, () => notify("Choose the version again to restore it.", "info")),
+    });
+  }
+
+  // Plugin document actions: a button each, mounting the plugin's element in a dialog with
+  // the current document.
+  pluginActions() {
+    const actions = (this.ctx.plugins || []).flatMap((p) => (p.documentActions || []).map((a) => ({ pluginId: p.id, ...a })));
+    return actions
+      .filter((a) => !Array.isArray(a.appliesTo) || a.appliesTo.includes(this.schema.name))
+      .map((a) => h("button", { type: "button", text: a.title, dataset: { action: `${a.pluginId}.${a.id}` }, on: { click: () => this.openAction(a) } }));
+  }
+
+  async openAction(action) {
+    try {
+      await import(action.component.module);
+      await customElements.whenDefined(action.component.element);
+    } catch (error) {
+      return notify(`${action.title} could not be loaded: ${error.message}`, "error");
+    }
+    const el = document.createElement(action.component.element);
+    el.document = this.doc;
+    el.schema = this.schema;
+    await dialog(action.title, el, [{ label: "Close", value: null }]);
+  }
+
+  bindKeys() {
+    document.addEventListener("keydown", (event) => {
+      if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "s") {
+        event.preventDefault();
+        if (this.editable) this.run(() => this.saveFromButton());
+      }
+    });
+    window.addEventListener("beforeunload", (event) => {
+      if (!this.leaving && this.editable && this.dirty) {
+        event.preventDefault();
+        event.returnValue = "";
+      }
+    });
+  }
+
+  // The open document, for the assistant panel (js/workspace.js).
+  share() {
+    if (!this.doc) return;
+    const editor = this;
+    openDocument({
+      collection: this.schema.name,
+      id: this.doc.id,
+      revision: () => editor.doc?._meta?.revision ?? null,
+      data: () => {
+        try {
+          return editor.form.value();
+        } catch {
+          return editor.doc?.draftData || {};
+        }
+      },
+      patch(fields) {
+        const current = this.data();
+        editor.form.setValue({ ...current, ...(fields || {}) });
+        editor.markDirty();
+      },
+      saveDraft: ({ expectedRevision } = {}) => editor.saveDraft({ expectedRevision }),
+    });
+  }
+}
+
+export function statusBadge(doc) {
+  if (!doc.publishedData) return h("span", { class: "badge draft", text: "Draft" });
+  if (hasUnpublishedChanges(doc)) return h("span", { class: "badge changed", text: "Published, with unpublished changes" });
+  return h("span", { class: "badge published", text: "Published" });
+}
+
+function hasUnpublishedChanges(doc) {
+  return stable(doc.draftData || {}) !== stable(doc.publishedData || {});
+}
+
+function stable(value) {
+  if (Array.isArray(value)) return `[${value.map(stable).join(",")}]`;
+  if (value && typeof value === "object") {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stable(value[k])}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
