@@ -10,6 +10,7 @@ mod assets;
 mod assistant;
 mod auth;
 mod documents;
+mod journey;
 mod pages;
 mod settings;
 
@@ -180,6 +181,17 @@ impl Ui {
                 self.main_text().await
             ),
         };
+        self.press(&el).await;
+    }
+
+    /// Clicks `el` after scrolling it to the middle of the window, as a person scrolls to what
+    /// they click (WebDriver would scroll it to the top edge, under the sticky top bar).
+    pub async fn press(&self, el: &Element) {
+        self.eval(
+            "arguments[0].scrollIntoView({ block: 'center' })",
+            vec![serde_json::to_value(el).unwrap()],
+        )
+        .await;
         el.click().await.unwrap();
     }
 

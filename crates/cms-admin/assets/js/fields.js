@@ -5,7 +5,7 @@
 // bubbling `change` event so the page can track unsaved work with one listener.
 
 import { get, post, data, seg } from "./api.js";
-import { h, uid, notify } from "./dom.js";
+import { h, render, uid, notify } from "./dom.js";
 import { createBlockEditor } from "./blocks.js";
 
 // A value the form cannot turn into JSON (an invalid json field): the page shows `issues`.
@@ -471,7 +471,9 @@ function referenceEditor(f, options) {
     }
     const type = doc?.type;
     const title = doc ? documentTitle(doc, ctx.schema(type)) : value._ref;
-    chosenEl.append(
+    // render() skips the null parts (the native append would write "null").
+    render(
+      chosenEl,
       doc ? h("a", { href: `/admin/documents/${seg(type)}/${seg(value._ref)}`, text: title }) : h("span", { text: title }),
       doc ? null : h("span", { class: "muted", text: " (not found or not visible)" }),
       options.readOnly ? null : h("button", { type: "button", class: "link", text: "Clear", "aria-label": `Clear ${options.label}`, on: { click: () => choose(undefined) } }),
