@@ -34,13 +34,26 @@ echo "seeding $docs posts (one organization)"
 (cd "$work" && "$seed" --docs "$docs" --orgs 1 --out "$work/load" >/dev/null)
 (cd "$work" && exec "$bin" serve --port "$port" >>"$work/server.log" 2>&1) & pids+=($!)
 for _ in $(seq 1 200); do curl -fs "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.05; done
+# Signed in with curl; the browser gets the session cookie as sign-in would have set it.
+cookie=$(curl -fs -c - -o /dev/null -H 'content-type: application/json' \
+  -d '{"email":"bench@example.com","password":"bench password"}' \
+  "http://127.0.0.1:$port/api/auth/sign-in/email" | awk '$6 == "cms_session" {print $6 "=" $7}')
+[ -n "$cookie" ] || { echo "sign-in failed" >&2; exit 1; }
+# The seeded organization (the first account also owns "Default", which is empty).
+org=$(curl -fs -b "$cookie" "http://127.0.0.1:$port/api/organizations" \
+  | python3 -c 'import json,sys; print([o["id"] for o in json.load(sys.stdin)["data"] if o["slug"] != "default"][0])')
+curl -fs -o /dev/null -b "$cookie" -H "origin: http://127.0.0.1:$port" -H 'content-type: application/json' \
+  -d "{\"organizationId\":\"$org\"}" "http://127.0.0.1:$port/api/organizations/switch"
+first=$(curl -fs -b "$cookie" "http://127.0.0.1:$port/api/documents?type=post&pageSize=1" \
+  | python3 -c 'import json,sys; b=json.load(sys.stdin); print(b["data"][0]["id"], b["pagination"]["total"])')
 /usr/bin/chromedriver --port="$driver_port" >/dev/null 2>&1 & pids+=($!)
 for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$driver_port/status" >/dev/null && break; sleep 0.05; done
 
-python3 - "$port" "$driver_port" "$runs" "$docs" <<'PY'
-import json, statistics, sys, time, urllib.request
+python3 - "$port" "$driver_port" "$runs" "$cookie" $first <<'PY'
+import json, statistics, sys, time, urllib.error, urllib.request
 
-port, driver_port, runs, docs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+port, driver_port, runs, cookie, doc_id, total = sys.argv[1:7]
+runs = int(runs)
 origin = f"http://127.0.0.1:{port}"
 driver = f"http://127.0.0.1:{driver_port}"
 
@@ -48,8 +61,11 @@ def call(method, path, body=None):
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(driver + path, data=data, method=method,
                                  headers={"content-type": "application/json"})
-    with urllib.request.urlopen(req) as r:
-        return json.load(r)["value"]
+    try:
+        with urllib.request.urlopen(req) as r:
+            return json.load(r)["value"]
+    except urllib.error.HTTPError as e:
+        raise SystemExit(f"WebDriver {method} {path}: {e.code} {e.read()[:300]!r}")
 
 session = call("POST", "/session", {"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
     "binary": "/usr/bin/chromium",
@@ -57,9 +73,6 @@ session = call("POST", "/session", {"capabilities": {"alwaysMatch": {"goog:chrom
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              "--no-first-run", "--window-size=1280,900"]}}}})["sessionId"]
 s = f"/session/{session}"
-
-def run(script, *args):
-    return call("POST", s + "/execute/async", {"script": script, "args": list(args)})
 
 def ready_at(path):
     call("POST", s + "/url", {"url": origin + path})
@@ -73,13 +86,7 @@ def ready_at(path):
     raise SystemExit(f"{path} never became ready")
 
 call("POST", s + "/url", {"url": origin + "/admin/sign-in"})
-signed = run("const done = arguments[arguments.length - 1];"
-             "fetch('/api/auth/sign-in/email', {method: 'POST', headers: {'content-type': 'application/json'},"
-             " body: JSON.stringify({email: 'bench@example.com', password: 'bench password'})}).then(r => done(r.status))")
-assert signed == 200, signed
-first = run("const done = arguments[arguments.length - 1];"
-            "fetch('/api/documents/post?pageSize=1').then(r => r.json()).then(b => done([b.data[0].id, b.pagination.total]))")
-doc_id, total = first
+call("POST", s + "/execute/sync", {"script": "document.cookie = arguments[0] + '; path=/'", "args": [cookie]})
 print(f"{total} posts in the organization; editing {doc_id}")
 
 def measure(label, path):
