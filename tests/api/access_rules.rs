@@ -766,7 +766,11 @@ async fn a_field_hidden_from_the_writer_survives_their_writes(url: String) {
         assert_eq!(res.status, StatusCode::OK, "{}", res.body);
         assert!(res.body["data"]["draftData"].get("private").is_none());
         let seen = app.get(&path).cookie(&ada).send().await;
-        assert_eq!(seen.body["data"]["draftData"]["private"], "P", "{}", seen.body);
+        assert_eq!(
+            seen.body["data"]["draftData"]["private"], "P",
+            "{}",
+            seen.body
+        );
     }
     app.stop().await;
 }
