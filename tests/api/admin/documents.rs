@@ -69,24 +69,6 @@ async fn saved_id(ui: &Ui, doc_type: &str) -> String {
     panic!("the document was never created: {}", ui.main_text().await);
 }
 
-/// Clicks the button `text` after scrolling it to the middle of the window, as a person
-/// scrolls to what they click: WebDriver scrolls it to the top edge, under the sticky top bar.
-async fn press(ui: &Ui, text: &str) {
-    let found = ui
-        .eval(
-            "const b = [...document.querySelectorAll('button')].find(b => b.textContent.trim() === arguments[0] && !b.disabled); if (b) b.scrollIntoView({ block: 'center' }); return !!b;",
-            vec![json!(text)],
-        )
-        .await;
-    assert_eq!(
-        found,
-        json!(true),
-        "no button {text:?}: {}",
-        ui.main_text().await
-    );
-    ui.click(text).await;
-}
-
 async fn value_of(ui: &Ui, label: &str) -> String {
     ui.control(label)
         .await
@@ -136,13 +118,13 @@ async fn a_post_is_made_with_every_kind_of_field_and_published(url: String) {
     ui.open("/admin/documents/author/new").await;
     ui.fill("Name", "Grace Hopper").await;
     ui.screenshot("author").await;
-    press(&ui, "Publish").await;
+    ui.click("Publish").await;
     ui.see("Published.").await;
     let author = saved_id(&ui, "author").await;
 
     ui.open("/admin/documents/post/new").await;
     ui.fill("Title", "Hello, World!").await;
-    press(&ui, "Generate").await;
+    ui.click("Generate").await;
     see_value(&ui, "Slug", "hello-world").await;
     ui.fill("Author", "grace").await;
     ui.click("Grace Hopper").await;
@@ -156,17 +138,17 @@ async fn a_post_is_made_with_every_kind_of_field_and_published(url: String) {
     ui.see("Uploaded").await;
     ui.find(".doc-asset-preview img").await;
     ui.fill("Alt text for Cover image", "A tiny square").await;
-    press(&ui, "Add to Tags").await;
+    ui.click("Add to Tags").await;
     ui.fill("Tags 1", "rust").await;
-    press(&ui, "Add to Tags").await;
+    ui.click("Add to Tags").await;
     ui.fill("Tags 2", "cms").await;
-    press(&ui, "Add heading to Body").await;
+    ui.click("Add heading to Body").await;
     ui.fill("Body block 1", "Intro").await;
-    press(&ui, "Add paragraph to Body").await;
+    ui.click("Add paragraph to Body").await;
     ui.fill("Body block 2", "Hello there").await;
     ui.see("Unsaved changes").await;
     ui.screenshot("filled").await;
-    press(&ui, "Publish").await;
+    ui.click("Publish").await;
     ui.see("Published.").await;
     ui.screenshot("published").await;
     let id = saved_id(&ui, "post").await;
@@ -219,7 +201,7 @@ async fn publishing_without_a_required_field_shows_the_issue_there(url: String) 
     let id = saved_id(&ui, "post").await;
     ui.find("[data-field='title'].warned").await;
     ui.screenshot("draft-warning").await;
-    press(&ui, "Publish").await;
+    ui.click("Publish").await;
     ui.find("[data-field='title'].invalid").await;
     let focused = ui
         .eval(
@@ -262,9 +244,9 @@ async fn nested_issues_and_json_are_shown_at_their_fields(url: String) {
     ui.open("/admin/documents/article/new").await;
     ui.fill("Title", "Nested").await;
     ui.fill("Description", "far too long for it").await;
-    press(&ui, "Add to Tags").await;
+    ui.click("Add to Tags").await;
     ui.fill("Tags 1", "ok").await;
-    press(&ui, "Add to Tags").await;
+    ui.click("Add to Tags").await;
     ui.fill("Tags 2", "toolong").await;
     ui.control("Category")
         .await
@@ -274,7 +256,7 @@ async fn nested_issues_and_json_are_shown_at_their_fields(url: String) {
     ui.control("Featured").await.click().await.unwrap();
     ui.fill("Rating", "3").await;
     ui.fill("Extra", "{bad").await;
-    press(&ui, "Save draft").await;
+    ui.click("Save draft").await;
     ui.see("Not valid JSON").await;
     ui.find("[data-field='extra'].invalid").await;
     // Nothing was sent.
@@ -287,12 +269,12 @@ async fn nested_issues_and_json_are_shown_at_their_fields(url: String) {
             .ends_with("/new")
     );
     ui.fill("Extra", "{\"a\": 1}").await;
-    press(&ui, "Save draft").await;
+    ui.click("Save draft").await;
     ui.see("must be fixed before publishing").await;
     let id = saved_id(&ui, "article").await;
     ui.find("[data-field='description'].warned").await;
     ui.find(".array-item:nth-child(2) > .field.warned").await;
-    press(&ui, "Publish").await;
+    ui.click("Publish").await;
     ui.find("[data-field='description'].invalid").await;
     ui.find(".array-item:nth-child(2) > .field.invalid").await;
     let focused = ui
@@ -410,7 +392,7 @@ async fn an_older_version_is_compared_and_restored(url: String) {
         ])
     );
     ui.screenshot("diff").await;
-    press(&ui, "Restore this version").await;
+    ui.click("Restore this version").await;
     ui.see("Version 1 restored into the draft.").await;
     see_value(&ui, "Title", "First").await;
     ui.see("Revision 3").await;
@@ -787,7 +769,7 @@ async fn unpublish_schedule_and_delete(url: String) {
         vec![serde_json::to_value(&run_at).unwrap()],
     )
     .await;
-    press(&ui, "Schedule").await;
+    ui.click("Schedule").await;
     ui.see("Scheduled to publish on").await;
     ui.screenshot("scheduled").await;
     let res = ui
@@ -801,7 +783,7 @@ async fn unpublish_schedule_and_delete(url: String) {
     ui.client().refresh().await.unwrap();
     ui.ready().await;
     ui.see("Scheduled to publish on").await;
-    press(&ui, "Cancel schedule").await;
+    ui.click("Cancel schedule").await;
     ui.see("Schedule cancelled.").await;
     let res = ui
         .app

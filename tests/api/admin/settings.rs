@@ -30,16 +30,9 @@ async fn confirm_dialog(ui: &Ui) {
 }
 
 /// Clicks the element `css` matches (for buttons whose text repeats on every row).
-/// Clicks the element `css` matches (for buttons whose text repeats on every row), scrolled to
-/// the middle of the window so the sticky top bar cannot cover it.
 async fn press(ui: &Ui, css: &str) {
     let el = ui.find(css).await;
-    ui.eval(
-        "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})",
-        vec![json!(css)],
-    )
-    .await;
-    el.click().await.unwrap();
+    ui.press(&el).await;
 }
 
 async fn select(ui: &Ui, label: &str, value: &str) {

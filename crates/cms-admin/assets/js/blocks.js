@@ -5,6 +5,19 @@
 
 import { h, uid } from "./dom.js";
 
+// Moves `item` (`{ li }`) by `by` places in `items` and in the page; false at either end. The
+// block editor and the array editor (fields.js) reorder their items alike.
+export function moveItem(items, item, by) {
+  const i = items.indexOf(item);
+  const j = i + by;
+  if (j < 0 || j >= items.length) return false;
+  items.splice(i, 1);
+  items.splice(j, 0, item);
+  if (by < 0) items[j + 1].li.before(item.li);
+  else items[j - 1].li.after(item.li);
+  return true;
+}
+
 const STYLES = [
   ["normal", "Paragraph"],
   ["h1", "Heading 1"],
@@ -47,13 +60,7 @@ export function createBlockEditor({ label, required, readOnly, group }) {
       if (item.down) item.down.disabled = i === items.length - 1;
     });
   const move = (item, by) => {
-    const i = items.indexOf(item);
-    const j = i + by;
-    if (j < 0 || j >= items.length) return;
-    items.splice(i, 1);
-    items.splice(j, 0, item);
-    if (by < 0) items[j + 1].li.before(item.li);
-    else items[j - 1].li.after(item.li);
+    if (!moveItem(items, item, by)) return;
     relabel();
     (by < 0 ? item.up : item.down).focus();
     changed();

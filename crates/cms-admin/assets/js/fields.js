@@ -6,7 +6,7 @@
 
 import { get, post, data, seg } from "./api.js";
 import { h, render, uid, notify } from "./dom.js";
-import { createBlockEditor } from "./blocks.js";
+import { createBlockEditor, moveItem } from "./blocks.js";
 
 // A value the form cannot turn into JSON (an invalid json field): the page shows `issues`.
 export class FormError extends Error {
@@ -699,13 +699,7 @@ function arrayEditor(f, options) {
     items.forEach((item) => (item.remove.disabled = f.minItems != null && items.length <= f.minItems));
   };
   const move = (item, by) => {
-    const i = items.indexOf(item);
-    const j = i + by;
-    if (j < 0 || j >= items.length) return;
-    items.splice(i, 1);
-    items.splice(j, 0, item);
-    if (by < 0) items[j + 1].li.before(item.li);
-    else items[j - 1].li.after(item.li);
+    if (!moveItem(items, item, by)) return;
     relabel();
     item[by < 0 ? "up" : "down"].focus();
     changed(el);

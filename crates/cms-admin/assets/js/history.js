@@ -119,7 +119,8 @@ export function diff(version, draft, schema) {
   return rows;
 }
 
-function stable(value) {
+// JSON with sorted keys: equal data gives equal text, whatever the key order.
+export function stable(value) {
   if (Array.isArray(value)) return `[${value.map(stable).join(",")}]`;
   if (value && typeof value === "object") {
     return `{${Object.keys(value)

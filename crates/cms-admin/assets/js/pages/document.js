@@ -5,7 +5,7 @@
 import { get, post, put, del, data, seg, ApiError } from "../api.js";
 import { h, render, banner, notify, dialog, confirm, setTitle, formatDate, failed, ready, field } from "../dom.js";
 import { createForm, documentTitle, focusField, FormError, toLocalInput } from "../fields.js";
-import { createHistory } from "../history.js";
+import { createHistory, stable } from "../history.js";
 import { openDocument } from "../workspace.js";
 
 // Whether the caller may do `operation` on documents of `schema`: the capability, and the
@@ -448,15 +448,4 @@ export function statusBadge(doc) {
 
 function hasUnpublishedChanges(doc) {
   return stable(doc.draftData || {}) !== stable(doc.publishedData || {});
-}
-
-function stable(value) {
-  if (Array.isArray(value)) return `[${value.map(stable).join(",")}]`;
-  if (value && typeof value === "object") {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${stable(value[k])}`)
-      .join(",")}}`;
-  }
-  return JSON.stringify(value);
 }
