@@ -77,8 +77,7 @@ struct Access {
 }
 
 /// The caller's role and capabilities in the active organization, and whether the assistant
-/// is available (an extension beside
-/// SPEC.md's endpoints; a session or an API key).
+/// is available (an extension beside SPEC.md's endpoints; a session or an API key).
 #[utoipa::path(get, path = "/api/user/access", tag = TAG,
     responses((status = 200, description = "The caller's role and capabilities", body = Data<Access>)))]
 async fn access(State(state): State<AppState>, Authed(actor): Authed) -> Json<Data<Access>> {
