@@ -156,6 +156,9 @@ pub fn build(
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum_middleware::from_fn_with_state(state.clone(), middleware::resolve_actor))
+        // The admin's files are the same for everyone: merged inside the resolution of the
+        // caller, so a page's two dozen modules cost no session lookups.
+        .merge(routes::admin::files())
         .layer(axum_middleware::from_fn(middleware::refuse_nul))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {

@@ -45,6 +45,26 @@ pub trait References {
     ) -> Result<Vec<DocumentRecord>>;
 }
 
+/// Appends `INSERT INTO document_references (...) VALUES (...), ...` of the references of one
+/// document copy to the query builder `$sql`: the one column list for the plain insert and for
+/// SQLite's delete-and-insert in one round trip.
+macro_rules! push_references {
+    ($sql:ident, $from_id:expr, $organization_id:expr, $copy:expr, $rows:expr) => {
+        $sql.push(
+            "INSERT INTO document_references (from_id, organization_id, copy, path, to_id, target) ",
+        );
+        $sql.push_values($rows, |mut row, r| {
+            row.push_bind($from_id)
+                .push_bind($organization_id)
+                .push_bind($copy)
+                .push_bind(&r.path)
+                .push_bind(&r.to_id)
+                .push_bind(&r.target);
+        });
+    };
+}
+pub(crate) use push_references;
+
 macro_rules! impl_references {
     ($tx:ty) => {
         #[async_trait::async_trait]
@@ -58,17 +78,8 @@ macro_rules! impl_references {
             ) -> $crate::Result<()> {
                 // Six parameters a row keeps every statement far below both engines' limits.
                 for chunk in references.chunks(1000) {
-                    let mut insert = sqlx::QueryBuilder::new(
-                        "INSERT INTO document_references (from_id, organization_id, copy, path, to_id, target) ",
-                    );
-                    insert.push_values(chunk, |mut row, r| {
-                        row.push_bind(from_id)
-                            .push_bind(organization_id)
-                            .push_bind(copy)
-                            .push_bind(&r.path)
-                            .push_bind(&r.to_id)
-                            .push_bind(&r.target);
-                    });
+                    let mut insert = sqlx::QueryBuilder::new("");
+                    $crate::references::push_references!(insert, from_id, organization_id, copy, chunk);
                     insert.build().execute(self.conn().await?).await?;
                 }
                 Ok(())
@@ -89,15 +100,8 @@ macro_rules! impl_references {
                     sql.push_bind(from_id);
                     sql.push(" AND copy = ");
                     sql.push_bind(copy);
-                    sql.push("; INSERT INTO document_references (from_id, organization_id, copy, path, to_id, target) ");
-                    sql.push_values(references, |mut row, r| {
-                        row.push_bind(from_id)
-                            .push_bind(organization_id)
-                            .push_bind(copy)
-                            .push_bind(&r.path)
-                            .push_bind(&r.to_id)
-                            .push_bind(&r.target);
-                    });
+                    sql.push("; ");
+                    $crate::references::push_references!(sql, from_id, organization_id, copy, references);
                     sql.build().execute(self.conn().await?).await?;
                     return Ok(());
                 }

@@ -2,7 +2,7 @@
 // data-module and its parameters); this loads what the page needs and hands it over.
 
 import { failed } from "./dom.js";
-import { loadContext, drawShell } from "./shell.js";
+import { loadContext, drawShell, adminTools } from "./shell.js";
 
 async function start() {
   const body = document.body;
@@ -18,9 +18,11 @@ async function start() {
     if (!ctx) return; // sent to sign-in
     drawShell(ctx);
     // Sidebar-placed plugin tools: panels under the navigation on every page.
-    import("./pages/tool.js")
-      .then((tools) => tools.drawSidebarTools(ctx))
-      .catch((error) => console.error(error));
+    if (adminTools(ctx).some((tool) => tool.placement === "sidebar")) {
+      import("./pages/tool.js")
+        .then((tools) => tools.drawSidebarTools(ctx))
+        .catch((error) => console.error(error));
+    }
     // The assistant panel draws itself beside every page when a model backend is configured.
     import("./assistant.js")
       .then((assistant) => assistant.start?.(ctx))

@@ -158,7 +158,7 @@ function uploadLine(file) {
 // A file input behind a visible label styled as a button (the label is its name, so it works
 // with a pointer, the keyboard and assistive technology alike).
 export function uploadControl(text, onFiles, { multiple = true, accept } = {}) {
-  const input = h("input", { type: "file", id: uid("upload"), class: "asset-sr-only asset-file-input", multiple, accept: accept || null });
+  const input = h("input", { type: "file", id: uid("upload"), class: "visually-hidden asset-file-input", multiple, accept: accept || null });
   input.addEventListener("change", () => {
     const files = Array.from(input.files || []);
     input.value = "";
@@ -245,7 +245,7 @@ class Picker {
       this.load();
     }, 250);
     input.addEventListener("input", reload);
-    return h("span", { class: "asset-picker-search" }, h("label", { for: input.id, class: "asset-sr-only", text: "Search assets" }), input);
+    return h("span", { class: "asset-picker-search" }, h("label", { for: input.id, class: "visually-hidden", text: "Search assets" }), input);
   }
 
   // Several accepted patterns: one at a time, so the API filters and pages (it takes one
@@ -272,7 +272,7 @@ class Picker {
       this.state.page = 1;
       this.load();
     });
-    return h("span", { class: "asset-picker-filter" }, h("label", { for: select.id, class: "asset-sr-only", text: "Asset type" }), select);
+    return h("span", { class: "asset-picker-filter" }, h("label", { for: select.id, class: "visually-hidden", text: "Asset type" }), select);
   }
 
   async offerUpload() {

@@ -20,6 +20,7 @@ export async function loadContext(params) {
   ]);
   const capabilities = new Set(access.capabilities);
   const organization = organizations.find((o) => o.id === access.organizationId) || null;
+  const isInstanceAdmin = session.user.role === "super_admin" || session.user.role === "admin";
   const ctx = {
     params,
     assets: params.assets,
@@ -34,20 +35,22 @@ export async function loadContext(params) {
     can: (capability) => capabilities.has(capability),
     // The assistant on this instance: "off", "noModel" or "ready".
     assistant: access.assistant,
-    isInstanceAdmin: session.user.role === "super_admin" || session.user.role === "admin",
+    isInstanceAdmin,
     schemas,
-    documentTypes: schemas.filter((s) => s.type === "document" && mayRead(s, access.role)),
     schema: (name) => schemas.find((s) => s.name === name) || null,
     plugins,
   };
+  ctx.documentTypes = schemas.filter((s) => s.type === "document" && mayDo(ctx, s, "read"));
   return ctx;
 }
 
-// A schema's read rule, when it has one, names the roles that may read its documents.
-function mayRead(schema, role) {
-  const list = schema.access?.read;
-  if (!Array.isArray(list)) return true;
-  return list.includes(role) || list.includes("public") || list.includes("authenticated");
+// Whether the caller may do `operation` on documents of `schema`: the capability, and the
+// schema's role list when it declares one (instance administrators pass every schema rule, as
+// on the server).
+export function mayDo(ctx, schema, operation) {
+  if (!ctx.can(`document.${operation}`)) return false;
+  const list = schema.access?.[operation];
+  return !Array.isArray(list) || ctx.isInstanceAdmin || list.includes(ctx.role);
 }
 
 export function toSignIn() {

@@ -12,11 +12,17 @@ use crate::AppState;
 use crate::error::{handler_error, no_such_endpoint};
 use crate::extract::MaybeAuthed;
 
-/// The admin's pages and files are not API operations: mounted, not described.
+/// The admin's pages are not API operations: mounted, not described.
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .route("/admin", axum::routing::get(home))
-        .route("/admin/{*path}", axum::routing::get(page_or_file))
+        .route("/admin/{*path}", axum::routing::get(page))
+}
+
+/// The admin's modules and stylesheets, mounted where no caller is resolved: they are the
+/// same for everyone.
+pub fn files() -> axum::Router<AppState> {
+    axum::Router::new().route("/admin/static/{*file}", axum::routing::get(file))
 }
 
 /// Everything a page may load comes from this origin; plugin parts too (their modules are
@@ -29,14 +35,11 @@ async fn home(MaybeAuthed(actor): MaybeAuthed, uri: OriginalUri) -> Response {
     draw(Page::Home, actor.as_ref(), &uri)
 }
 
-async fn page_or_file(
+async fn page(
     MaybeAuthed(actor): MaybeAuthed,
     uri: OriginalUri,
     Path(path): Path<String>,
 ) -> Response {
-    if let Some(rest) = path.strip_prefix("static/") {
-        return file(rest);
-    }
     match Page::from_path(&path) {
         Some(page) => draw(page, actor.as_ref(), &uri),
         None => no_such_endpoint(),
@@ -79,7 +82,7 @@ fn draw(page: Page, actor: Option<&cms_service::Actor>, uri: &OriginalUri) -> Re
 
 /// A module or stylesheet: `{version}/{path}`, kept by browsers for good because a new build
 /// has a new version.
-fn file(versioned: &str) -> Response {
+async fn file(Path(versioned): Path<String>) -> Response {
     let found = versioned
         .split_once('/')
         .and_then(|(version, path)| cms_admin::asset(version, path));

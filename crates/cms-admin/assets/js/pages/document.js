@@ -7,15 +7,7 @@ import { h, render, banner, notify, dialog, confirm, setTitle, formatDate, faile
 import { createForm, documentTitle, focusField, FormError, toLocalInput } from "../fields.js";
 import { createHistory, stable } from "../history.js";
 import { openDocument } from "../workspace.js";
-
-// Whether the caller may do `operation` on documents of `schema`: the capability, and the
-// schema's role list when it declares one (instance administrators count as owner).
-export function mayDo(ctx, schema, operation) {
-  if (!ctx.can(`document.${operation}`)) return false;
-  const list = schema.access?.[operation];
-  if (!Array.isArray(list) || ctx.isInstanceAdmin) return true;
-  return list.includes(ctx.role);
-}
+import { mayDo } from "../shell.js";
 
 export async function mount(main, ctx) {
   const type = ctx.params.type;

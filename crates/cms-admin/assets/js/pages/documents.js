@@ -5,7 +5,8 @@
 import { get, post, seg, query } from "../api.js";
 import { h, render, field, setTitle, formatDate, failed, ready, debounce, banner } from "../dom.js";
 import { documentTitle, titleField, labelOf } from "../fields.js";
-import { statusBadge, mayDo } from "./document.js";
+import { statusBadge } from "./document.js";
+import { mayDo } from "../shell.js";
 
 const PAGE_SIZE = 20;
 

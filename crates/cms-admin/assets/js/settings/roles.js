@@ -4,7 +4,7 @@
 
 import { get, post, patch, del, data, seg } from "../api.js";
 import { h, render, field, banner, notify, confirm } from "../dom.js";
-import { onSubmit, checkRow, part, describe } from "../pages/settings.js";
+import { onSubmit, checkRow, describe } from "../pages/settings.js";
 
 const BUILT_IN_NOTES = {
   owner: "Always holds every capability, including ones added later. Its capabilities cannot be edited.",
