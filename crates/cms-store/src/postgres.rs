@@ -71,7 +71,7 @@ impl PgStore {
         let begin =
             format!("BEGIN; SELECT set_config('{ACTING_ORGANIZATION}', '{organization_id}', true)");
         Ok(Box::new(PgTx {
-            tx: self.pool.begin_with(sqlx::AssertSqlSafe(begin)).await?,
+            tx: begin_unit(&self.pool, Some(begin)).await?,
             generated: self.generated.clone(),
         }))
     }
@@ -83,6 +83,32 @@ const ACTING_ORGANIZATION: &str = "cms.organization_id";
 /// The transaction-local setting that marks a unit serving public asset delivery: policy
 /// `assets_delivery` (migration 0006) lets it read any asset row.
 const DELIVERY: &str = "cms.delivery";
+
+/// Opens a unit's transaction, `BEGIN` (or `begin`, a statement starting with one) included,
+/// on a task of its own, so it runs to the server's answer even when the unit is dropped
+/// while waiting for it (a client that hangs up). sqlx arms its rollback only once that answer
+/// has come: a unit dropped in between would hand its connection back to the pool still
+/// inside the transaction, and the next unit to borrow it would run, and commit, inside it.
+/// Once begun, a dropped transaction queues its `ROLLBACK` and the pool sends it before lending
+/// the connection again (docs/DECISIONS.md, "Cancelled units of work").
+async fn begin_unit(
+    pool: &PgPool,
+    begin: Option<String>,
+) -> Result<Transaction<'static, Postgres>> {
+    let pool = pool.clone();
+    let begun = tokio::spawn(async move {
+        match begin {
+            Some(statement) => pool.begin_with(sqlx::AssertSqlSafe(statement)).await,
+            None => pool.begin().await,
+        }
+    });
+    match begun.await {
+        Ok(tx) => Ok(tx?),
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        // Only a runtime shutting down cancels the task.
+        Err(_) => Err(StoreError::Database(sqlx::Error::WorkerCrashed)),
+    }
+}
 
 /// Superusers and `BYPASSRLS` roles are exempt from row-level security, even with FORCE; a
 /// login that is one of them switches to the application role, so the policies hold for every
@@ -127,14 +153,14 @@ impl Store for PgStore {
 
     async fn read(&self) -> Result<Box<dyn Tx>> {
         Ok(Box::new(PgTx {
-            tx: self.pool.begin().await?,
+            tx: begin_unit(&self.pool, None).await?,
             generated: self.generated.clone(),
         }))
     }
 
     async fn write(&self) -> Result<Box<dyn Tx>> {
         Ok(Box::new(PgTx {
-            tx: self.pool.begin().await?,
+            tx: begin_unit(&self.pool, None).await?,
             generated: self.generated.clone(),
         }))
     }
@@ -189,7 +215,7 @@ impl Store for PgStore {
     async fn read_for_delivery(&self) -> Result<Box<dyn Tx>> {
         let begin = format!("BEGIN; SELECT set_config('{DELIVERY}', 'on', true)");
         Ok(Box::new(PgTx {
-            tx: self.pool.begin_with(sqlx::AssertSqlSafe(begin)).await?,
+            tx: begin_unit(&self.pool, Some(begin)).await?,
             generated: self.generated.clone(),
         }))
     }
