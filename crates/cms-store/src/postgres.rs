@@ -4,7 +4,10 @@ use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::{Connection, Executor, Postgres, Transaction};
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use crate::filter_sql::GeneratedColumns;
 use crate::{Dialect, Result, Store, StoreError, Tx};
@@ -84,29 +87,61 @@ const ACTING_ORGANIZATION: &str = "cms.organization_id";
 /// `assets_delivery` (migration 0006) lets it read any asset row.
 const DELIVERY: &str = "cms.delivery";
 
-/// Opens a unit's transaction, `BEGIN` (or `begin`, a statement starting with one) included,
-/// on a task of its own, so it runs to the server's answer even when the unit is dropped
-/// while waiting for it (a client that hangs up). sqlx arms its rollback only once that answer
-/// has come: a unit dropped in between would hand its connection back to the pool still
-/// inside the transaction, and the next unit to borrow it would run, and commit, inside it.
-/// Once begun, a dropped transaction queues its `ROLLBACK` and the pool sends it before lending
-/// the connection again (docs/DECISIONS.md, "Cancelled units of work").
+/// Opens a unit's transaction, `BEGIN` (or `begin`, a statement starting with one) included.
+/// sqlx arms its rollback only once the server has answered the `BEGIN`: a unit dropped in
+/// between (a client that hangs up) would hand its connection back to the pool still inside
+/// the transaction, and the next unit to borrow it would run, and commit, inside it. So a
+/// begin dropped before its answer finishes on a task of its own (docs/DECISIONS.md,
+/// "Cancelled units of work"); once begun, a dropped transaction queues its `ROLLBACK`, which
+/// the pool sends before lending the connection again.
 async fn begin_unit(
     pool: &PgPool,
     begin: Option<String>,
 ) -> Result<Transaction<'static, Postgres>> {
     let pool = pool.clone();
-    let begun = tokio::spawn(async move {
+    let begin = Box::pin(async move {
         match begin {
             Some(statement) => pool.begin_with(sqlx::AssertSqlSafe(statement)).await,
             None => pool.begin().await,
         }
     });
-    match begun.await {
-        Ok(tx) => Ok(tx?),
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        // Only a runtime shutting down cancels the task.
-        Err(_) => Err(StoreError::Database(sqlx::Error::WorkerCrashed)),
+    let runtime = tokio::runtime::Handle::current();
+    Ok(FinishedOnDrop {
+        begin: Some(begin),
+        runtime,
+    }
+    .await?)
+}
+
+type Begin = Pin<Box<dyn Future<Output = sqlx::Result<Transaction<'static, Postgres>>> + Send>>;
+
+/// A begin that always runs to the server's answer. Polled in place, so a unit that is not
+/// dropped pays nothing; dropped before the answer, it moves to a task of its own, where the
+/// transaction it then yields is dropped, counted by sqlx, and so rolled back before reuse.
+struct FinishedOnDrop {
+    begin: Option<Begin>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Future for FinishedOnDrop {
+    type Output = sqlx::Result<Transaction<'static, Postgres>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let Some(begin) = this.begin.as_mut() else {
+            panic!("a begin polled after it finished");
+        };
+        let begun = std::task::ready!(begin.as_mut().poll(cx));
+        this.begin = None;
+        Poll::Ready(begun)
+    }
+}
+
+impl Drop for FinishedOnDrop {
+    fn drop(&mut self) {
+        if let Some(begin) = self.begin.take() {
+            self.runtime.spawn(begin);
+        }
     }
 }
 
