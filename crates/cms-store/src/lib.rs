@@ -264,4 +264,6 @@ mod conformance;
 #[cfg(test)]
 mod conformance_assets;
 #[cfg(test)]
+mod conformance_cancel;
+#[cfg(test)]
 mod conformance_people;

@@ -4,7 +4,10 @@ use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::{Connection, Executor, Postgres, Transaction};
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use crate::filter_sql::GeneratedColumns;
 use crate::{Dialect, Result, Store, StoreError, Tx};
@@ -71,7 +74,7 @@ impl PgStore {
         let begin =
             format!("BEGIN; SELECT set_config('{ACTING_ORGANIZATION}', '{organization_id}', true)");
         Ok(Box::new(PgTx {
-            tx: self.pool.begin_with(sqlx::AssertSqlSafe(begin)).await?,
+            tx: begin_unit(&self.pool, Some(begin)).await?,
             generated: self.generated.clone(),
         }))
     }
@@ -83,6 +86,64 @@ const ACTING_ORGANIZATION: &str = "cms.organization_id";
 /// The transaction-local setting that marks a unit serving public asset delivery: policy
 /// `assets_delivery` (migration 0006) lets it read any asset row.
 const DELIVERY: &str = "cms.delivery";
+
+/// Opens a unit's transaction, `BEGIN` (or `begin`, a statement starting with one) included.
+/// sqlx arms its rollback only once the server has answered the `BEGIN`: a unit dropped in
+/// between (a client that hangs up) would hand its connection back to the pool still inside
+/// the transaction, and the next unit to borrow it would run, and commit, inside it. So a
+/// begin dropped before its answer finishes on a task of its own (docs/DECISIONS.md,
+/// "Cancelled units of work"); once begun, a dropped transaction queues its `ROLLBACK`, which
+/// the pool sends before lending the connection again.
+async fn begin_unit(
+    pool: &PgPool,
+    begin: Option<String>,
+) -> Result<Transaction<'static, Postgres>> {
+    let pool = pool.clone();
+    let begin = Box::pin(async move {
+        match begin {
+            Some(statement) => pool.begin_with(sqlx::AssertSqlSafe(statement)).await,
+            None => pool.begin().await,
+        }
+    });
+    let runtime = tokio::runtime::Handle::current();
+    Ok(FinishedOnDrop {
+        begin: Some(begin),
+        runtime,
+    }
+    .await?)
+}
+
+type Begin = Pin<Box<dyn Future<Output = sqlx::Result<Transaction<'static, Postgres>>> + Send>>;
+
+/// A begin that always runs to the server's answer. Polled in place, so a unit that is not
+/// dropped pays nothing; dropped before the answer, it moves to a task of its own, where the
+/// transaction it then yields is dropped, counted by sqlx, and so rolled back before reuse.
+struct FinishedOnDrop {
+    begin: Option<Begin>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Future for FinishedOnDrop {
+    type Output = sqlx::Result<Transaction<'static, Postgres>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let Some(begin) = this.begin.as_mut() else {
+            panic!("a begin polled after it finished");
+        };
+        let begun = std::task::ready!(begin.as_mut().poll(cx));
+        this.begin = None;
+        Poll::Ready(begun)
+    }
+}
+
+impl Drop for FinishedOnDrop {
+    fn drop(&mut self) {
+        if let Some(begin) = self.begin.take() {
+            self.runtime.spawn(begin);
+        }
+    }
+}
 
 /// Superusers and `BYPASSRLS` roles are exempt from row-level security, even with FORCE; a
 /// login that is one of them switches to the application role, so the policies hold for every
@@ -127,14 +188,14 @@ impl Store for PgStore {
 
     async fn read(&self) -> Result<Box<dyn Tx>> {
         Ok(Box::new(PgTx {
-            tx: self.pool.begin().await?,
+            tx: begin_unit(&self.pool, None).await?,
             generated: self.generated.clone(),
         }))
     }
 
     async fn write(&self) -> Result<Box<dyn Tx>> {
         Ok(Box::new(PgTx {
-            tx: self.pool.begin().await?,
+            tx: begin_unit(&self.pool, None).await?,
             generated: self.generated.clone(),
         }))
     }
@@ -189,7 +250,7 @@ impl Store for PgStore {
     async fn read_for_delivery(&self) -> Result<Box<dyn Tx>> {
         let begin = format!("BEGIN; SELECT set_config('{DELIVERY}', 'on', true)");
         Ok(Box::new(PgTx {
-            tx: self.pool.begin_with(sqlx::AssertSqlSafe(begin)).await?,
+            tx: begin_unit(&self.pool, Some(begin)).await?,
             generated: self.generated.clone(),
         }))
     }
