@@ -6,8 +6,8 @@
 //! JSON is compared, so any dropped mark, markDef, key or block fails.
 
 use axum::http::StatusCode;
-use fantoccini::key::Key;
 use cms::core::schema::demo_schemas;
+use fantoccini::key::Key;
 use serde_json::{Value, json};
 
 use super::Ui;
@@ -90,7 +90,11 @@ async fn a_word_edited_in_a_formatted_paragraph_changes_only_that_word(url: Stri
         .await;
     assert_eq!(res.status, StatusCode::CREATED, "seed: {}", res.body);
     let id = res.body["data"]["id"].as_str().unwrap().to_string();
-    assert_eq!(draft_of(&app, &ada, &id).await, seeded, "the API stores the seed as sent");
+    assert_eq!(
+        draft_of(&app, &ada, &id).await,
+        seeded,
+        "the API stores the seed as sent"
+    );
 
     let ui = Ui::start(app, "rich-text").await;
     ui.sign_in_as(&ada).await;
@@ -136,12 +140,17 @@ async fn a_word_edited_in_a_formatted_paragraph_changes_only_that_word(url: Stri
 
     // A sentence appended at the end of the paragraph joins its last span.
     ui.press(&ui.control(paragraph).await).await;
-    keys(&ui, paragraph, &format!(
+    keys(
+        &ui,
+        paragraph,
+        &format!(
             "{}{}{} It compiles.",
             key(Key::Control),
             key(Key::End),
             key(Key::Null)
-        )).await;
+        ),
+    )
+    .await;
     ui.click("Save draft").await;
     ui.see("Revision 3").await;
     ui.screenshot("sentence-appended").await;
@@ -153,7 +162,12 @@ async fn a_word_edited_in_a_formatted_paragraph_changes_only_that_word(url: Stri
     );
 
     // What the plain text hides is shown read-only: the bold span, the link, the callout.
-    let bold = ui.find(".block-formatted strong").await.text().await.unwrap();
+    let bold = ui
+        .find(".block-formatted strong")
+        .await
+        .text()
+        .await
+        .unwrap();
     assert_eq!(bold, "really quick");
     let link = ui.find(".block-formatted a").await;
     assert_eq!(
@@ -164,7 +178,93 @@ async fn a_word_edited_in_a_formatted_paragraph_changes_only_that_word(url: Stri
     ui.see("Body block 3: callout block, not editable here (kept as stored)")
         .await;
     ui.see("bullet list item, level 2").await;
+    ui.eval(
+        "document.querySelector('.block-formatted:not([hidden])').scrollIntoView({ block: 'center' })",
+        vec![],
+    )
+    .await;
+    ui.screenshot("formatting-shown").await;
     ui.stop().await;
 }
 
-crate::admin_scenarios!(a_word_edited_in_a_formatted_paragraph_changes_only_that_word);
+/// The span mapping on the edits the keyboard test does not make: a selection across spans, a
+/// whole span deleted, typing at the very start, an inline object inside a deletion, the
+/// whole text deleted, and a repeated letter typed where the cursor (not the first match) is.
+async fn text_edits_map_back_to_spans_changing_nothing_else(url: String) {
+    let app = TestApp::custom(config_for(&url), |b| b.schemas(demo_schemas())).await;
+    let (ada, _) = first_owner(&app).await;
+    let ui = Ui::start(app, "rich-text-edits").await;
+    ui.sign_in_as(&ada).await;
+    ui.open("/admin/documents/post/new").await;
+    let results = ui
+        .eval(
+            "const pt = await import(document.body.dataset.assets + '/js/portable-text.js');
+             const edit = (children, after, caret) =>
+               pt.applyTextEdit(children, pt.textEdit(pt.plainText(children), after, caret));
+             const kids = [
+               { _type: 'span', _key: 'a', text: 'Rust is ', marks: [] },
+               { _type: 'span', _key: 'b', text: 'really fast', marks: ['strong'] },
+               { _type: 'mention', _key: 'm', who: 'ferris' },
+               { _type: 'span', _key: 'c', text: ' and ', marks: [], x: 1 },
+               { _type: 'span', _key: 'd', text: 'safe', marks: ['lnk'] },
+             ];
+             const across = edit(kids, 'Rust is really x safe', 16);
+             const whole = edit(kids, 'Rust is really fastsafe', 19);
+             const start = edit(kids, 'So Rust is really fast and safe', 3);
+             const all = edit(kids, '', 0);
+             const twin = edit([{ _type: 'span', _key: 'x', text: 'a', marks: [] },
+                                { _type: 'span', _key: 'y', text: 'a', marks: ['em'] }], 'aaa', 3);
+             return { across, whole, start, all, twin,
+                      untouchedKept: across[0] === kids[0] && whole[3] === kids[4] };",
+            vec![],
+        )
+        .await;
+    let a = json!({ "_type": "span", "_key": "a", "text": "Rust is ", "marks": [] });
+    let mention = json!({ "_type": "mention", "_key": "m", "who": "ferris" });
+    let d = json!({ "_type": "span", "_key": "d", "text": "safe", "marks": ["lnk"] });
+    assert_eq!(
+        results["across"],
+        json!([
+            a,
+            { "_type": "span", "_key": "b", "text": "really x", "marks": ["strong"] },
+            mention,
+            { "_type": "span", "_key": "c", "text": " ", "marks": [], "x": 1 },
+            d
+        ]),
+        "a selection across spans: the first takes the typing, the inline object stays"
+    );
+    assert_eq!(
+        results["whole"],
+        json!([
+            a,
+            { "_type": "span", "_key": "b", "text": "really fast", "marks": ["strong"] },
+            mention,
+            d
+        ]),
+        "a span wholly deleted is gone, nothing else changes"
+    );
+    assert_eq!(
+        results["start"][0],
+        json!({ "_type": "span", "_key": "a", "text": "So Rust is ", "marks": [] })
+    );
+    assert_eq!(
+        results["all"],
+        json!([{ "_type": "span", "_key": "a", "text": "", "marks": [] }, mention]),
+        "all text deleted: one empty span to type in, the inline object kept"
+    );
+    assert_eq!(
+        results["twin"],
+        json!([
+            { "_type": "span", "_key": "x", "text": "a", "marks": [] },
+            { "_type": "span", "_key": "y", "text": "aa", "marks": ["em"] }
+        ]),
+        "typed at the end, the letter joins the span at the cursor"
+    );
+    assert_eq!(results["untouchedKept"], json!(true));
+    ui.stop().await;
+}
+
+crate::admin_scenarios!(
+    a_word_edited_in_a_formatted_paragraph_changes_only_that_word,
+    text_edits_map_back_to_spans_changing_nothing_else,
+);
