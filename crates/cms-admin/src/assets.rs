@@ -43,6 +43,7 @@ static FILES: &[Asset] = files![
     JS "js/pages/document.js",
     JS "js/fields.js",
     JS "js/blocks.js",
+    JS "js/portable-text.js",
     JS "js/history.js",
     JS "js/pages/assets.js",
     JS "js/asset-picker.js",

@@ -12,6 +12,7 @@ mod auth;
 mod documents;
 mod journey;
 mod pages;
+mod rich_text;
 mod settings;
 
 use std::path::PathBuf;

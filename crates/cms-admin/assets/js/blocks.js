@@ -1,9 +1,12 @@
 // The editor of `block` fields: Portable Text as a list of text blocks, each with a style
-// (paragraph, headings, quote) and its text. A block whose text is not edited keeps its spans,
-// marks and markDefs exactly as stored; an edited one becomes one plain span. Blocks of other
-// types (images, embeds from other editors) are kept as they are and can be moved or removed.
+// (paragraph, headings, quote) and its text. Editing the text changes only the text of the
+// spans the edit touches (portable-text.js): marks, markDefs, list keys, inline objects and
+// keys this admin does not know stay as stored, and a block nobody edits is returned as the
+// very object it was. Blocks of other types (images, callouts, embeds from other editors) are
+// shown as a placeholder naming their type, kept as they are, and can be moved or removed.
 
 import { h, uid } from "./dom.js";
+import { applyTextEdit, childrenOf, formattedView, hasFormatting, newKey, plainText, textEdit } from "./portable-text.js";
 
 // Moves `item` (`{ li }`) by `by` places in `items` and in the page; false at either end. The
 // block editor and the array editor (fields.js) reorder their items alike.
@@ -26,12 +29,6 @@ const STYLES = [
   ["h4", "Heading 4"],
   ["blockquote", "Quote"],
 ];
-
-function newKey() {
-  return crypto.getRandomValues(new Uint32Array(2)).reduce((s, n) => s + n.toString(36), "");
-}
-
-const textOf = (block) => (Array.isArray(block.children) ? block.children.map((c) => (typeof c?.text === "string" ? c.text : "")).join("") : "");
 
 export function textBlock(style, text) {
   return { _type: "block", _key: newKey(), style, children: [{ _type: "span", _key: newKey(), text, marks: [] }], markDefs: [] };
@@ -121,25 +118,44 @@ function textItem(block, readOnly) {
   const textId = uid("blk");
   const styleLabel = h("label", { for: styleId });
   const textLabel = h("label", { for: textId });
+  const stored = block.style || "normal";
   const style = h(
     "select",
     { id: styleId, disabled: readOnly },
     STYLES.map(([value, text]) => h("option", { value, text })),
   );
-  if (!STYLES.some(([v]) => v === block.style)) style.append(h("option", { value: block.style || "normal", text: block.style || "normal" }));
-  style.value = block.style || "normal";
-  const original = textOf(block);
+  if (!STYLES.some(([v]) => v === stored)) style.append(h("option", { value: stored, text: stored }));
+  style.value = stored;
+  const original = childrenOf(block);
+  let children = original;
   const text = h("textarea", { id: textId, rows: 2, readOnly, class: "block-text" });
-  text.value = original;
+  text.value = plainText(children);
+  // A textarea turns "\r\n" and "\r" into "\n": such text would change by being shown, so
+  // it is not editable here (the style, the place and removal still are).
+  const faithful = text.value === plainText(children);
+  text.readOnly = readOnly || !faithful;
+  const why = faithful ? null : h("p", { class: "hint", text: "Not editable here: its text holds carriage returns this editor would change." });
+  // Marks and inline objects are not in the plain text: a read-only view shows them.
+  const view = h("div", { class: "block-formatted", role: "note" });
+  const drawView = () => {
+    view.hidden = !hasFormatting({ ...block, children });
+    if (!view.hidden) view.replaceChildren(...formattedView({ ...block, children }));
+  };
+  text.addEventListener("input", () => {
+    children = applyTextEdit(children, textEdit(plainText(children), text.value, text.selectionEnd));
+    drawView();
+  });
+  drawView();
   const syncStyle = () => (text.dataset.style = style.value);
   style.addEventListener("change", syncStyle);
   syncStyle();
+  const list = listNote(block);
   const li = h(
     "li",
     { class: "block-item" },
     h("p", { class: "field-error", hidden: true, role: "alert" }),
-    h("div", { class: "block-style field" }, styleLabel, style),
-    h("div", { class: "block-body field" }, textLabel, text),
+    h("div", { class: "block-style field" }, styleLabel, style, list),
+    h("div", { class: "block-body field" }, textLabel, text, why, view),
   );
   return {
     li,
@@ -147,13 +163,22 @@ function textItem(block, readOnly) {
     number(name) {
       styleLabel.textContent = `${name} style`;
       textLabel.textContent = name;
+      view.setAttribute("aria-label", `Formatting of ${name}`);
     },
     get() {
-      const base = { ...block, _type: "block", _key: block._key || newKey(), style: style.value };
-      if (text.value === original && Array.isArray(block.children)) return { markDefs: [], ...base };
-      return { ...base, children: [{ _type: "span", _key: newKey(), text: text.value, marks: [] }], markDefs: [] };
+      let out = block;
+      if (children !== original) out = { ...out, children };
+      if (style.value !== stored) out = { ...out, style: style.value };
+      return out;
     },
   };
+}
+
+// A list item's kind and depth, shown as stored (lists are kept, not edited, here).
+function listNote(block) {
+  if (typeof block.listItem !== "string") return null;
+  const level = Number.isInteger(block.level) ? `, level ${block.level}` : "";
+  return h("p", { class: "hint", text: `${block.listItem} list item${level}` });
 }
 
 function otherItem(block) {
@@ -163,7 +188,7 @@ function otherItem(block) {
     li,
     focusTarget: li,
     number(label) {
-      name.textContent = `${label}: ${block?._type || "unknown"} (kept as stored)`;
+      name.textContent = `${label}: ${block?._type || "unknown"} block, not editable here (kept as stored)`;
     },
     get: () => block,
   };
