@@ -76,8 +76,9 @@ export function applyTextEdit(children, edit) {
 // Decorators shown in the formatted view; any other mark is shown by its name in a title.
 const DECORATORS = { strong: "strong", em: "em", code: "code", underline: "u", "strike-through": "s", strike: "s" };
 
-// Links only to the web or mail: a stored `javascript:` href must not become clickable.
-const safeHref = (href) => (typeof href === "string" && /^(https?:|mailto:|\/|#)/i.test(href.trim()) ? href : null);
+// Links only to the web, mail or this site: a stored `javascript:` href, or a protocol-relative
+// `//host` one, must not become clickable.
+const safeHref = (href) => (typeof href === "string" && /^(https?:|mailto:|\/(?![/\\])|#)/i.test(href.trim()) ? href : null);
 
 // A read-only view of a block's children with their marks, made of elements (never HTML).
 export function formattedView(block) {
