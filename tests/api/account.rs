@@ -432,11 +432,9 @@ async fn verification_links_expire_and_redirect_only_to_the_instance(url: String
         assert!(res.headers.get("location").is_none());
     }
     // A path of the instance is fine.
-    let res = verify(format!(
-        "token={token}&callbackURL=%2Fadmin%3Fwelcome%3D1"
-    ))
-    .send()
-    .await;
+    let res = verify(format!("token={token}&callbackURL=%2Fadmin%3Fwelcome%3D1"))
+        .send()
+        .await;
     assert_eq!(res.status, StatusCode::FOUND, "{}", res.body);
     assert_eq!(res.headers["location"], "/admin?welcome=1");
 

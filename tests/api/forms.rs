@@ -334,9 +334,8 @@ async fn submissions_are_limited_per_client_address(url: String) {
     let owner = app.sign_up("Ada", "ada@example.com").await;
     let form = contact_form(&app, &owner, true).await;
     let good = json!({"name": "Bob", "email": "bob@example.com"});
-    let submit = |peer: &'static str, body: Value| {
-        app.post(&submissions(&form), body).peer(peer).send()
-    };
+    let submit =
+        |peer: &'static str, body: Value| app.post(&submissions(&form), body).peer(peer).send();
     for _ in 0..2 {
         let res = submit("198.51.100.7", good.clone()).await;
         assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);

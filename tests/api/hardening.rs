@@ -56,7 +56,11 @@ async fn verification_callbacks_are_paths_of_this_instance(url: String) {
 }
 
 fn assert_hardened(what: &str, res: &Reply) {
-    assert_eq!(res.header("x-content-type-options"), Some("nosniff"), "{what}");
+    assert_eq!(
+        res.header("x-content-type-options"),
+        Some("nosniff"),
+        "{what}"
+    );
     assert_eq!(res.header("x-frame-options"), Some("DENY"), "{what}");
 }
 
@@ -65,14 +69,27 @@ async fn api_answers_carry_nosniff_and_deny(url: String) {
     let app = TestApp::start(&url).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
     let answers = [
-        ("200", app.get("/api/auth/get-session").cookie(&ada).send().await),
+        (
+            "200",
+            app.get("/api/auth/get-session").cookie(&ada).send().await,
+        ),
         ("401", app.get(DOCS).send().await),
-        ("400", app.post(DOCS, json!({"type": 1})).cookie(&ada).send().await),
+        (
+            "400",
+            app.post(DOCS, json!({"type": 1})).cookie(&ada).send().await,
+        ),
         ("404 route", app.get("/api/no-such-route").send().await),
-        ("405", app.req(Method::DELETE, "/api/auth/sign-in/email").send().await),
+        (
+            "405",
+            app.req(Method::DELETE, "/api/auth/sign-in/email")
+                .send()
+                .await,
+        ),
         (
             "plugin route, 404",
-            app.post("/api/forms/none/submissions", json!({})).send().await,
+            app.post("/api/forms/none/submissions", json!({}))
+                .send()
+                .await,
         ),
         (
             "plugin route, 401",
@@ -88,7 +105,10 @@ async fn api_answers_carry_nosniff_and_deny(url: String) {
     ];
     for (what, res) in &answers {
         assert_hardened(what, res);
-        assert!(res.header("strict-transport-security").is_none(), "{what}: http");
+        assert!(
+            res.header("strict-transport-security").is_none(),
+            "{what}: http"
+        );
     }
     assert_eq!(answers[3].1.status, StatusCode::NOT_FOUND);
     assert_eq!(answers[4].1.status, StatusCode::METHOD_NOT_ALLOWED);
@@ -114,7 +134,11 @@ async fn https_instances_send_hsts_everywhere(url: String) {
         "/api/forms/none/submissions",
     ] {
         let res = app.get(path).send().await;
-        assert_eq!(res.header("strict-transport-security"), Some(HSTS), "{path}");
+        assert_eq!(
+            res.header("strict-transport-security"),
+            Some(HSTS),
+            "{path}"
+        );
     }
     app.stop().await;
 

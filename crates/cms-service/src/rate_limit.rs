@@ -87,7 +87,10 @@ impl<'a> RateLimitService<'a> {
         if let Some(address) = address.and_then(address_identifier)
             && limits.per_address > 0
         {
-            counters.push((self.key(route.name(), "address", &address), limits.per_address));
+            counters.push((
+                self.key(route.name(), "address", &address),
+                limits.per_address,
+            ));
         }
         if let Some(email) = email.and_then(email_identifier)
             && limits.per_email > 0

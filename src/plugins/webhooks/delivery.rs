@@ -161,9 +161,8 @@ impl reqwest::dns::Resolve for PublicOnly {
         let host = name.as_str().to_string();
         Box::pin(async move {
             // The port is the URL's; reqwest puts it in place of this 0.
-            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await?
-                .collect();
+            let found: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             let public = public_only(&found);
             if public.is_empty() {
                 let ips: Vec<IpAddr> = found.iter().map(SocketAddr::ip).collect();

@@ -224,7 +224,10 @@ mod tests {
             webhooks_timeout_ms: 1500,
             ..PluginsConfig::default()
         });
-        assert_eq!(plugin.deliverer.policy().timeout, Duration::from_millis(1500));
+        assert_eq!(
+            plugin.deliverer.policy().timeout,
+            Duration::from_millis(1500)
+        );
         assert!(!plugin.deliverer.policy().deny_private_targets);
     }
 }

@@ -268,14 +268,22 @@ async fn the_browser_follows_the_servers_redirect_rule(url: String) {
 
     // Signed in, sign-in sends the browser straight on: to the admin, not the hostile target.
     ui.sign_in_as(&ada).await;
-    for hostile in ["%2F%09%2Fevil.example", "%2F%5Cevil.example", "%2F%0A%2Fevil.example"] {
+    for hostile in [
+        "%2F%09%2Fevil.example",
+        "%2F%5Cevil.example",
+        "%2F%0A%2Fevil.example",
+    ] {
         ui.client()
             .goto(&ui.url(&format!("/admin/sign-in?redirect={hostile}")))
             .await
             .unwrap();
         ui.arrive("/admin").await;
         let at = ui.client().current_url().await.unwrap();
-        assert_eq!(at.origin().ascii_serialization(), ui.served.origin, "{hostile}");
+        assert_eq!(
+            at.origin().ascii_serialization(),
+            ui.served.origin,
+            "{hostile}"
+        );
     }
     ui.stop().await;
 }

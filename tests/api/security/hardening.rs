@@ -52,7 +52,10 @@ fn hardened(what: &str, res: &Reply) {
 /// Refusals, errors, a plugin's route and GraphQL are as hardened as any success.
 pub(super) async fn api_answers_are_neither_sniffed_nor_framed(fx: Arc<Fx>) {
     let probe = format!("/api/probe/notes/{}", fx.alpha);
-    hardened("plugin route, no credential", &fx.app.get(&probe).send().await);
+    hardened(
+        "plugin route, no credential",
+        &fx.app.get(&probe).send().await,
+    );
     hardened(
         "plugin route, foreign key",
         &fx.app.get(&probe).key(&fx.stranger_key).send().await,
@@ -95,7 +98,12 @@ pub(super) async fn form_flood_from_one_address_is_429(fx: Arc<Fx>) {
     };
     for n in 0..30 {
         let res = submit("192.0.2.201").await;
-        handler_error(&format!("submission {n}"), &res, StatusCode::NOT_FOUND, "Not Found");
+        handler_error(
+            &format!("submission {n}"),
+            &res,
+            StatusCode::NOT_FOUND,
+            "Not Found",
+        );
     }
     let res = submit("192.0.2.201").await;
     handler_error(

@@ -53,8 +53,9 @@ fn draw(page: Page, actor: Option<&cms_service::Actor>, uri: &OriginalUri) -> Re
     if !page.is_public() && !signed_in {
         // The page asked for is on this instance by construction; the one rule still decides,
         // so the way back never depends on how the request's path was spelled.
-        let back =
-            cms_core::redirect::same_origin_path_or_fallback(uri.path_and_query().map(|p| p.as_str()));
+        let back = cms_core::redirect::same_origin_path_or_fallback(
+            uri.path_and_query().map(|p| p.as_str()),
+        );
         return Redirect::to(&format!("/admin/sign-in?redirect={}", encode(back))).into_response();
     }
     (
