@@ -72,6 +72,7 @@ const KEYS: &[(&str, Kind)] = &[
     ("email.smtp.password", Kind::Str),
     ("email.smtp.timeoutMs", Kind::Int),
     ("plugins.forms", Kind::Bool),
+    ("plugins.formsSubmissionsPerMinute", Kind::Int),
     ("plugins.webhooks", Kind::Bool),
     ("plugins.webhooksDenyPrivateTargets", Kind::Bool),
     ("plugins.webhooksTimeoutMs", Kind::Int),
@@ -153,6 +154,9 @@ impl Default for AgentConfig {
 pub struct PluginsConfig {
     /// The `forms` plugin.
     pub forms: bool,
+    /// Form submissions one client address may send per minute, all instances together
+    /// (CONTRACT.md section 13); 0: no limit.
+    pub forms_submissions_per_minute: u32,
     /// The `webhooks` plugin.
     pub webhooks: bool,
     /// Webhooks refuse loopback and private targets (after resolving the name).
@@ -169,6 +173,7 @@ impl Default for PluginsConfig {
     fn default() -> Self {
         PluginsConfig {
             forms: true,
+            forms_submissions_per_minute: 30,
             webhooks: true,
             webhooks_deny_private_targets: false,
             webhooks_timeout_ms: 10_000,
@@ -1070,6 +1075,7 @@ mod tests {
         assert!(c.plugins.forms && c.plugins.webhooks);
         assert!(!c.plugins.webhooks_deny_private_targets);
         assert_eq!(c.plugins.webhooks_timeout_ms, 10_000);
+        assert_eq!(c.plugins.forms_submissions_per_minute, 30);
         assert_eq!(c.plugins.encryption_key(), None);
 
         let key = "k".repeat(32);
@@ -1080,6 +1086,7 @@ mod tests {
                 ("CMS_PLUGINS_WEBHOOKS", "off"),
                 ("CMS_PLUGINS_WEBHOOKS_DENY_PRIVATE_TARGETS", "true"),
                 ("CMS_PLUGINS_WEBHOOKS_TIMEOUT_MS", "300"),
+                ("CMS_PLUGINS_FORMS_SUBMISSIONS_PER_MINUTE", "0"),
                 ("CMS_SECRET_ENCRYPTION_KEY", &key),
             ]),
         )
@@ -1089,6 +1096,7 @@ mod tests {
         assert!(!c.plugins.forms && !c.plugins.webhooks);
         assert!(c.plugins.webhooks_deny_private_targets);
         assert_eq!(c.plugins.webhooks_timeout_ms, 300);
+        assert_eq!(c.plugins.forms_submissions_per_minute, 0);
         assert_eq!(c.plugins.encryption_key(), Some(key.as_str()));
 
         // The file's camelCase keys; the systematic environment name works too.

@@ -18,7 +18,7 @@ pub(crate) fn first_party(config: &Config) -> (Plugins, Plugins) {
     let mut before: Vec<Arc<dyn Plugin>> = Vec::new();
     let mut after: Vec<Arc<dyn Plugin>> = Vec::new();
     if config.plugins.forms {
-        before.push(Arc::new(forms::Forms));
+        before.push(Arc::new(forms::Forms::new(&config.plugins)));
     }
     if config.plugins.webhooks {
         // Last, so that its consumer subscribes to every event type declared before it.

@@ -311,7 +311,91 @@ async fn the_plugin_can_be_turned_off(url: String) {
     app.stop().await;
 }
 
+/// `Retry-After` of a 429 in the handler envelope, in seconds.
+fn too_many(res: &crate::support::Reply) -> u64 {
+    res.assert_handler_error(StatusCode::TOO_MANY_REQUESTS, "Too Many Requests");
+    let secs: u64 = res.headers["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .expect("Retry-After in seconds");
+    assert!((1..=60).contains(&secs), "{secs}");
+    secs
+}
+
+/// CONTRACT.md section 13: each client address may submit `plugins.formsSubmissionsPerMinute`
+/// times a minute, counted in the database, bad submissions included; another address, or
+/// the next minute, submits again.
+async fn submissions_are_limited_per_client_address(url: String) {
+    let mut config = config_for(&url);
+    config.auth.invite_only = false;
+    config.plugins.forms_submissions_per_minute = 3;
+    let app = TestApp::with(config, None).await;
+    let owner = app.sign_up("Ada", "ada@example.com").await;
+    let form = contact_form(&app, &owner, true).await;
+    let good = json!({"name": "Bob", "email": "bob@example.com"});
+    let submit =
+        |peer: &'static str, body: Value| app.post(&submissions(&form), body).peer(peer).send();
+    for _ in 0..2 {
+        let res = submit("198.51.100.7", good.clone()).await;
+        assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    }
+    // A refused submission counts too: a flood of bad ones is limited like good ones.
+    submit("198.51.100.7", json!({"name": "Bob"}))
+        .await
+        .assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
+    too_many(&submit("198.51.100.7", good.clone()).await);
+    // An unknown form from the same address waits too, before anything is looked up.
+    let res = app
+        .post(&submissions("no-such-form"), good.clone())
+        .peer("198.51.100.7")
+        .send()
+        .await;
+    too_many(&res);
+    // Another address is its own counter; an IPv6 client is counted by its /64.
+    let res = submit("198.51.100.8", good.clone()).await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    for _ in 0..3 {
+        submit("2001:db8:1:2::1", good.clone()).await;
+    }
+    too_many(&submit("2001:db8:1:2::99", good.clone()).await);
+    // Only accepted submissions were stored: 2 + 1 + 3.
+    let list = app.get(&submissions(&form)).cookie(&owner).send().await;
+    assert_eq!(list.body["pagination"]["total"], 6, "{}", list.body);
+
+    // The next window takes submissions again.
+    app.clock.advance_millis(60_000);
+    let res = submit("198.51.100.7", good.clone()).await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    app.stop().await;
+}
+
+/// The address behind trusted proxies is the forwarded one (the `Client` extractor), so one
+/// proxy does not make every visitor share one counter.
+async fn behind_a_trusted_proxy_the_forwarded_address_counts(url: String) {
+    let mut config = config_for(&url);
+    config.auth.invite_only = false;
+    config.plugins.forms_submissions_per_minute = 1;
+    config.server.trusted_proxies = vec!["10.0.0.0/8".into()];
+    let app = TestApp::with(config, None).await;
+    let owner = app.sign_up("Ada", "ada@example.com").await;
+    let form = contact_form(&app, &owner, true).await;
+    let good = json!({"name": "Bob", "email": "bob@example.com"});
+    let via_proxy = |client: &'static str| {
+        app.post(&submissions(&form), good.clone())
+            .peer("10.0.0.2")
+            .header("x-forwarded-for", client)
+            .send()
+    };
+    assert_eq!(via_proxy("203.0.113.1").await.status, StatusCode::CREATED);
+    assert_eq!(via_proxy("203.0.113.2").await.status, StatusCode::CREATED);
+    too_many(&via_proxy("203.0.113.1").await);
+    app.stop().await;
+}
+
 cms_store::both_engines!(
+    submissions_are_limited_per_client_address,
+    behind_a_trusted_proxy_the_forwarded_address_counts,
     a_public_submission_is_stored_with_its_event_and_delivered,
     submissions_are_checked_against_the_published_form,
     unknown_unpublished_and_foreign_forms_are_not_found,

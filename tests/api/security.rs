@@ -32,6 +32,9 @@ use crate::assets::{ASSETS, png};
 use crate::people_support::{sign_in, token_of, user_id};
 use crate::support::{PASSWORD, Reply, Session, TestApp, config_for};
 
+mod hardening;
+use hardening::*;
+
 const DOCS: &str = "/api/documents";
 const QUERY: &str = "/api/documents/query";
 const GQL: &str = "/api/graphql";
@@ -516,6 +519,16 @@ fn rows() -> Vec<Row> {
         row!("14 key scope", plugin_route_gate_holds,
             "GET /api/probe/notes/{id} with no credential, with a key of another organization"
             => "401 {error}; 404"),
+        // 20. Hardening (issue 21, Build point 8).
+        row!("20 hardening", redirect_targets_stay_on_the_instance,
+            "GET /api/auth/verify-email?callbackURL=/<tab>/evil, //evil, /\\evil, https://evil; signed out GET /admin/..."
+            => "400 naming callbackURL, no Location; sign-in redirect= a path of the instance"),
+        row!("20 hardening", api_answers_are_neither_sniffed_nor_framed,
+            "plugin route 401/404, unknown route, read key 403, GraphQL, public form route"
+            => "x-content-type-options: nosniff and x-frame-options: DENY on each"),
+        row!("20 hardening", form_flood_from_one_address_is_429,
+            "31 POST /api/forms/{id}/submissions in a minute from one address"
+            => "the 31st is 429 Too Many Requests with Retry-After; another address is not held"),
     ]
 }
 

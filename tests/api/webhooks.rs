@@ -3,11 +3,12 @@
 //! backoff, dead letters, refused private targets and timeouts.
 
 use std::collections::VecDeque;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use cms::plugin::{Plugin, PluginParts};
 use cms::service::{Credentials, EventDeclaration, TickReport};
@@ -24,6 +25,8 @@ const ORDER_PLACED: &str = "acme.order.placed";
 /// One request the receiver got.
 #[derive(Debug, Clone)]
 struct Received {
+    /// The connection's far end: the same for requests over one kept-alive connection.
+    peer: SocketAddr,
     method: Method,
     headers: HeaderMap,
     body: Bytes,
@@ -72,7 +75,8 @@ impl Receiver {
             .await
             .expect("the receiver's port is free");
         let server = tokio::spawn(async move {
-            let _ = axum::serve(listener, router).await;
+            let service = router.into_make_service_with_connect_info::<SocketAddr>();
+            let _ = axum::serve(listener, service).await;
         });
         Receiver {
             url: format!("http://127.0.0.1:{port}/hook"),
@@ -97,6 +101,7 @@ impl Receiver {
 
 async fn answer(
     State(script): State<Arc<Mutex<Script>>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     method: Method,
     headers: HeaderMap,
     body: Bytes,
@@ -104,6 +109,7 @@ async fn answer(
     let (status, delay) = {
         let mut script = script.lock().unwrap();
         script.received.push(Received {
+            peer,
             method,
             headers,
             body,
@@ -496,6 +502,10 @@ async fn private_targets_are_refused_when_denied(url: String) {
     let error = job["lastError"].as_str().unwrap();
     assert!(error.contains("internal address"), "{error}");
     assert!(error.contains("localhost"), "{error}");
+    assert!(
+        error.contains("plugins.webhooksDenyPrivateTargets"),
+        "{error}"
+    );
 
     // By address: refused too, on the retry.
     set_webhook(
@@ -659,7 +669,34 @@ async fn the_plugin_is_listed_with_its_consumer_and_settings(url: String) {
     app.stop().await;
 }
 
+/// The plugin's one HTTP client serves every delivery: the second delivery, a job of its own
+/// in a later tick, reaches the receiver over the connection the first one opened.
+async fn deliveries_share_one_client_and_its_connections(url: String) {
+    let receiver = Receiver::ok().await;
+    let app = start(&url, |_| {}).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    set_webhook(
+        &app,
+        &ada,
+        json!({"url": receiver.url, "events": "document.published"}),
+    )
+    .await;
+    publish(&app, &ada, "One").await;
+    assert_eq!(tick(&app).await, report(1, 1, 0, 0));
+    publish(&app, &ada, "Two").await;
+    assert_eq!(tick(&app).await, report(1, 1, 0, 0));
+    let received = receiver.received();
+    assert_eq!(received.len(), 2);
+    assert_eq!(
+        received[0].peer, received[1].peer,
+        "the second delivery reused the first one's connection"
+    );
+    receiver.stop();
+    app.stop().await;
+}
+
 cms_store::both_engines!(
+    deliveries_share_one_client_and_its_connections,
     a_matching_event_is_posted_signed_with_its_delivery_id,
     a_failed_attempt_is_retried_with_the_same_delivery_id,
     a_receiver_that_keeps_failing_dead_letters_the_delivery,

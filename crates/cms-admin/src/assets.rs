@@ -36,6 +36,7 @@ static FILES: &[Asset] = files![
     JS "js/api.js",
     JS "js/dom.js",
     JS "js/shell.js",
+    JS "js/redirect.js",
     JS "js/workspace.js",
     JS "js/pages/auth.js",
     JS "js/pages/home.js",

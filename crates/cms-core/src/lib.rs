@@ -16,6 +16,7 @@ pub mod identity;
 pub mod issue;
 pub mod job;
 pub mod plugin_settings;
+pub mod redirect;
 pub mod role;
 pub mod schema;
 pub mod sign_up;

@@ -7,7 +7,7 @@ use cms_service::{Actor, ClientInfo, Error};
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
-use crate::{AppState, middleware};
+use crate::middleware;
 
 /// `axum::Json`, with its rejections (malformed JSON 400, wrong content type 415, body over
 /// the limit 413) rendered in the handler-layer envelope.
@@ -122,18 +122,18 @@ impl<S: Send + Sync> FromRequestParts<S> for MaybeAuthed {
 }
 
 /// The client's address and user agent: recorded on new sessions, and what rate limits count
-/// (`cms.rate_limits().hit(route, client.ip_address, email)`).
+/// (`cms.rate_limits().hit(route, client.ip_address, email)`). The address is the one
+/// [`middleware::resolve_actor`] resolved (the socket peer, or what trusted proxies forwarded),
+/// so plugin handlers, whose state is not the door's, read the same address.
 pub struct Client(pub ClientInfo);
 
-impl FromRequestParts<AppState> for Client {
+impl<S: Send + Sync> FromRequestParts<S> for Client {
     type Rejection = std::convert::Infallible;
 
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let address = parts.extensions.get::<middleware::ClientAddress>();
         Ok(Client(ClientInfo {
-            ip_address: middleware::client_ip(state, parts).map(|ip| ip.to_string()),
+            ip_address: address.and_then(|a| a.0).map(|ip| ip.to_string()),
             user_agent: parts
                 .headers
                 .get(axum::http::header::USER_AGENT)

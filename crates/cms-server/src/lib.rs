@@ -13,6 +13,7 @@ mod middleware;
 mod openapi;
 pub mod plugins;
 mod routes;
+mod security_headers;
 mod session_cookie;
 
 use std::sync::Arc;
@@ -31,7 +32,7 @@ use utoipa_axum::router::OpenApiRouter;
 pub use axum::Router;
 pub use client_address::TrustedProxy;
 pub use error::{ApiError, ApiResult, error_name};
-pub use extract::{ApiJson, ApiQuery, Authed, MaybeAuthed};
+pub use extract::{ApiJson, ApiQuery, Authed, Client, MaybeAuthed};
 pub use plugins::{ExtensionError, Extensions, PluginRoute, RouteWrap};
 pub use routes::{Data, Paged, created, ok, paged};
 
@@ -139,6 +140,8 @@ pub fn build(
         origin
     });
     let graphql_path = settings.graphql_path.clone();
+    let security_headers =
+        security_headers::SecurityHeaders::new(settings.public_url.as_deref(), &graphql_path);
     let (routes, mut collected) = api(max_upload_bytes, &graphql_path).split_for_parts();
     extensions.check(&collected, &graphql_path)?;
     extensions.describe(&mut collected);
@@ -169,6 +172,11 @@ pub fn build(
         // dropping the connection.
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        // Around everything the service answers, refusals and panics included.
+        .layer(axum_middleware::from_fn_with_state(
+            security_headers,
+            security_headers::add,
+        ))
         // Outermost: a client's own x-request-id is kept, otherwise a UUID is made.
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         .with_state(state);

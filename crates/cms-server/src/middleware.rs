@@ -5,7 +5,7 @@
 use std::net::{IpAddr, SocketAddr};
 
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{Extensions, HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use cms_service::Credentials;
@@ -18,6 +18,8 @@ pub async fn resolve_actor(
     mut req: Request,
     next: Next,
 ) -> Response {
+    let address = ClientAddress(client_ip(&state, req.extensions(), req.headers()));
+    req.extensions_mut().insert(address);
     let credentials = credentials(req.headers());
     let from_cookie = credentials.api_key.is_none()
         && credentials.bearer.is_none()
@@ -81,13 +83,16 @@ fn credentials(headers: &HeaderMap) -> Credentials {
 /// The client's address: the socket peer, or what trusted proxies forwarded
 /// (`server.trustedProxies`). `None` when the server does not know the peer (a router driven
 /// without connection info).
-pub fn client_ip(state: &AppState, parts: &axum::http::request::Parts) -> Option<IpAddr> {
-    let peer = parts
-        .extensions
+fn client_ip(state: &AppState, extensions: &Extensions, headers: &HeaderMap) -> Option<IpAddr> {
+    let peer = extensions
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(addr)| *addr);
-    client_address::resolve(peer, &parts.headers, &state.settings.trusted_proxies)
+    client_address::resolve(peer, headers, &state.settings.trusted_proxies)
 }
+
+/// The client's address as [`resolve_actor`] resolved it, for the `Client` extractor.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientAddress(pub Option<IpAddr>);
 
 /// Refuses a NUL character anywhere in the path or query: no identifier or parameter can hold
 /// one, and PostgreSQL cannot even compare text holding one, so it is refused here, once,

@@ -1,6 +1,6 @@
 //! Rate limits on the routes that guess or spend on behalf of anyone (sign-in, sign-up,
-//! password-reset requests) and on the assistant's turns (each one spends on the model
-//! backend): fixed windows counted in the database, so every instance on one PostgreSQL shares
+//! password-reset requests, public plugin routes such as form submissions) and on the
+//! assistant's turns (each one spends on the model backend): fixed windows counted in the database, so every instance on one PostgreSQL shares
 //! one limit (CONTRACT.md section 3).
 //!
 //! Counters are keyed only on identifiers the door vouches for: the client address (the socket
@@ -50,6 +50,9 @@ pub enum Limited {
 /// The window of the assistant's turn limit (`agent.turnsPerMinute`).
 pub const AGENT_WINDOW: Duration = Duration::from_secs(60);
 
+/// The window of the per-minute limits on public routes ([`RateLimitService::hit_public_route`]).
+const PUBLIC_ROUTE_WINDOW: Duration = Duration::from_secs(60);
+
 impl Limited {
     fn name(self) -> &'static str {
         match self {
@@ -84,14 +87,39 @@ impl<'a> RateLimitService<'a> {
         if let Some(address) = address.and_then(address_identifier)
             && limits.per_address > 0
         {
-            counters.push((self.key(route, "address", &address), limits.per_address));
+            counters.push((
+                self.key(route.name(), "address", &address),
+                limits.per_address,
+            ));
         }
         if let Some(email) = email.and_then(email_identifier)
             && limits.per_email > 0
         {
-            counters.push((self.key(route, "email", &email), limits.per_email));
+            counters.push((self.key(route.name(), "email", &email), limits.per_email));
         }
         self.count(counters, limits.window).await
+    }
+
+    /// Counts one request from the client `address` to the public route `route` (a name of
+    /// the caller's choosing, `forms.submit`: each name counts on its own), refused with
+    /// [`Error::TooManyRequests`] past `per_minute` requests in [`PUBLIC_ROUTE_WINDOW`]; 0 turns
+    /// the limit off, and an unknown address is not counted. For routes anyone may call, such
+    /// as a plugin's: the counters are those of the sign-in limits, shared by every instance.
+    pub async fn hit_public_route(
+        &self,
+        route: &str,
+        address: Option<&str>,
+        per_minute: u32,
+    ) -> Result<()> {
+        let Some(address) = address.and_then(address_identifier) else {
+            return Ok(());
+        };
+        if per_minute == 0 {
+            return Ok(());
+        }
+        let key = self.key(&format!("public.{route}"), "address", &address);
+        self.count(vec![(key, per_minute)], PUBLIC_ROUTE_WINDOW)
+            .await
     }
 
     /// Counts one assistant turn of `user_id`, refused past `per_minute` turns in
@@ -100,7 +128,7 @@ impl<'a> RateLimitService<'a> {
         if per_minute == 0 {
             return Ok(());
         }
-        let key = self.key(Limited::AgentTurn, "user", user_id);
+        let key = self.key(Limited::AgentTurn.name(), "user", user_id);
         self.count(vec![(key, per_minute)], AGENT_WINDOW).await
     }
 
@@ -116,7 +144,9 @@ impl<'a> RateLimitService<'a> {
 
         let mut tx = self.inner.store.write().await?;
         // Only counters past the longest window are removed, whichever limit asks.
-        let longest = self.inner.settings.rate_limit.window.max(AGENT_WINDOW);
+        let longest = (self.inner.settings.rate_limit.window)
+            .max(AGENT_WINDOW)
+            .max(PUBLIC_ROUTE_WINDOW);
         let longest_ms = i64::try_from(longest.as_millis()).unwrap_or(i64::MAX);
         if self.purge_due(now, longest_ms) {
             tx.purge_rate_limits(now.saturating_sub(longest_ms)).await?;
@@ -139,9 +169,9 @@ impl<'a> RateLimitService<'a> {
     }
 
     /// `<route>.<kind>:<hmac>`: the identifier itself is never stored.
-    fn key(&self, route: Limited, kind: &str, identifier: &str) -> String {
+    fn key(&self, route: &str, kind: &str, identifier: &str) -> String {
         let hash = self.inner.secret.hash_hex(Purpose::RateLimit, identifier);
-        format!("{}.{kind}:{hash}", route.name())
+        format!("{route}.{kind}:{hash}")
     }
 
     /// Expired counters are removed at most once a window per process, by whichever attempt

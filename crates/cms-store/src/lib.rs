@@ -144,6 +144,16 @@ pub trait Tx:
     /// any asset row by id (policy `assets_delivery`), and nothing else beyond what `act_for` allows.
     /// SQLite has no second wall: there it changes nothing.
     async fn act_for_delivery(&mut self) -> Result<()>;
+
+    /// Holds `key` until this unit ends (commit, rollback or drop): a unit asking for a key
+    /// another unit holds waits until that one ends. For a check that must see the writes of
+    /// every unit that made the same check before it (a published slug is unique, CONTRACT.md
+    /// section 2): without it, two units could each find the value free and both write it. On
+    /// PostgreSQL a transaction-scoped advisory lock on a 64-bit hash of the key (a collision
+    /// only makes two unrelated units wait on each other); SQLite's write units already run one
+    /// at a time, so there it changes nothing. Units that hold several keys take them in one
+    /// order (sorted), so two of them never wait on each other.
+    async fn hold_until_end(&mut self, key: &str) -> Result<()>;
 }
 
 /// Opens the database a URL names: `sqlite://PATH` (created when missing) or `postgres://...`.

@@ -368,6 +368,14 @@ impl Tx for PgTx {
             .await?;
         Ok(())
     }
+
+    async fn hold_until_end(&mut self, key: &str) -> Result<()> {
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+            .bind(key)
+            .execute(&mut *self.tx)
+            .await?;
+        Ok(())
+    }
 }
 
 crate::impl_repositories!(PgTx);

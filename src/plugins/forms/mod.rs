@@ -16,13 +16,16 @@ use axum::http::{Method, StatusCode};
 use cms_core::RequiredCapabilities;
 use cms_core::Timestamp;
 use cms_server::plugins::Service;
-use cms_server::{ApiError, ApiJson, ApiQuery, ApiResult, Authed, Data, Paged, PluginRoute};
+use cms_server::{
+    ApiError, ApiJson, ApiQuery, ApiResult, Authed, Client, Data, Paged, PluginRoute,
+};
 use cms_service::documents::{ListRequest, NewDocument, Perspective, ReadOptions};
 use cms_service::{Error, EventDeclaration, NewEvent};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::{IntoParams, OpenApi, ToSchema};
 
+use crate::config::PluginsConfig;
 use crate::plugin::{Plugin, PluginParts};
 
 /// The plugin's id.
@@ -35,7 +38,22 @@ pub const SUBMISSION: &str = "formSubmission";
 pub const SUBMITTED: &str = "forms.submission.created";
 
 /// The `forms` plugin.
-pub struct Forms;
+pub struct Forms {
+    /// Submissions one client address may send per minute (`plugins.formsSubmissionsPerMinute`;
+    /// 0: no limit).
+    submissions_per_minute: u32,
+}
+
+impl Forms {
+    pub fn new(config: &PluginsConfig) -> Self {
+        Forms {
+            submissions_per_minute: config.forms_submissions_per_minute,
+        }
+    }
+}
+
+/// The name the submission limit counts under.
+const SUBMIT_LIMIT: &str = "forms.submit";
 
 impl Plugin for Forms {
     fn id(&self) -> &str {
@@ -57,12 +75,15 @@ impl Plugin for Forms {
             }
             Err(e) => unreachable!("the forms event declaration is fixed and valid: {e}"),
         }
+        let per_minute = self.submissions_per_minute;
         parts.route(PluginRoute::new(
             "submit",
             Method::POST,
             "/forms/{formId}/submissions",
             RequiredCapabilities::Public,
-            submit,
+            move |cms: Service, client: Client, form_id: Path<String>, body: ApiJson<Value>| {
+                submit(cms, client, form_id, body, per_minute)
+            },
         ));
         let readers = parts.required(&["document.read"]);
         parts.route(PluginRoute::new(
@@ -139,16 +160,28 @@ pub struct FormSubmission {
 
 /// Stores a submission of a published form (public). The body is a JSON object of values by
 /// form field name; each is checked against the published form (400 with `issues`, the field
-/// name as `path`). An unknown or unpublished form is 404.
+/// name as `path`). An unknown or unpublished form is 404. Each client address may submit
+/// `plugins.formsSubmissionsPerMinute` times a minute (30 by default), every attempt counted;
+/// past it, 429 with `Retry-After`.
 #[utoipa::path(post, path = "/api/forms/{formId}/submissions", tag = PLUGIN, security(()),
     params(("formId" = String, Path, description = "The form's document id")),
     request_body(content = Object, description = "Values by form field name"),
-    responses((status = 201, description = "Stored", body = Data<FormSubmissionCreated>)))]
+    responses(
+        (status = 201, description = "Stored", body = Data<FormSubmissionCreated>),
+        (status = 429, description = "Too many submissions from this address in the minute",
+            headers(("retry-after" = u64, description = "Seconds until the window ends"))),
+    ))]
 async fn submit(
     Service(cms): Service,
+    Client(client): Client,
     Path(form_id): Path<String>,
     ApiJson(body): ApiJson<Value>,
+    per_minute: u32,
 ) -> ApiResult<(StatusCode, Json<Data<FormSubmissionCreated>>)> {
+    // Counted first, so a flood of bad or unknown-form submissions is limited too.
+    cms.rate_limits()
+        .hit_public_route(SUBMIT_LIMIT, client.ip_address.as_deref(), per_minute)
+        .await?;
     let no_form = || ApiError::from(Error::not_found("form"));
     let location = cms.documents().locate(&form_id).await?;
     let Some(location) = location.filter(|l| l.doc_type == FORM) else {

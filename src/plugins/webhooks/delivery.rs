@@ -38,13 +38,101 @@ pub fn signature(secret: &str, body: &[u8]) -> String {
     )
 }
 
-/// Sends one delivery; `Err` (a failed attempt, retried by the queue) on a refused target, a
-/// transport failure, a timeout or a non-2xx answer. The timeout bounds the whole attempt,
-/// the name's resolution for the private-target check included.
-pub async fn send(policy: &DeliveryPolicy, delivery: Delivery<'_>) -> Result<(), String> {
-    tokio::time::timeout(policy.timeout, attempt(policy, delivery))
-        .await
-        .unwrap_or_else(|_| Err(timed_out(policy)))
+/// The HTTP client of every delivery, built once: connections to a receiver are kept and
+/// reused across deliveries. With private targets denied, the client resolves names through
+/// [`PublicOnly`], so the addresses it connects to are the very ones that were checked.
+pub struct Deliverer {
+    /// The client, or why it could not be built (each attempt then fails saying so).
+    client: Result<reqwest::Client, String>,
+    policy: DeliveryPolicy,
+}
+
+impl Deliverer {
+    pub fn new(policy: DeliveryPolicy) -> Self {
+        let mut builder = reqwest::Client::builder()
+            .timeout(policy.timeout)
+            .redirect(reqwest::redirect::Policy::none());
+        if policy.deny_private_targets {
+            builder = builder.dns_resolver(PublicOnly);
+        }
+        let client = builder
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"));
+        Deliverer { client, policy }
+    }
+
+    pub fn policy(&self) -> &DeliveryPolicy {
+        &self.policy
+    }
+
+    /// Sends one delivery; `Err` (a failed attempt, retried by the queue) on a refused target,
+    /// a transport failure, a timeout or a non-2xx answer. The timeout bounds the whole
+    /// attempt, the name's resolution included.
+    pub async fn send(&self, delivery: Delivery<'_>) -> Result<(), String> {
+        tokio::time::timeout(self.policy.timeout, self.attempt(delivery))
+            .await
+            .unwrap_or_else(|_| Err(timed_out(&self.policy)))
+    }
+
+    async fn attempt(&self, delivery: Delivery<'_>) -> Result<(), String> {
+        let client = self.client.as_ref().map_err(Clone::clone)?;
+        let url = reqwest::Url::parse(delivery.url)
+            .map_err(|e| format!("the webhook url `{}` is not a URL: {e}", delivery.url))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(format!(
+                "the webhook url must be http or https, not `{}`",
+                url.scheme()
+            ));
+        }
+        // An address written in the URL is connected to without a resolver: judged here.
+        if self.policy.deny_private_targets
+            && let Some(ip) = literal_address(&url)
+            && is_internal(ip)
+        {
+            return Err(refusal(&ip.to_string(), &[ip]));
+        }
+        let mut request = client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("x-cms-event", delivery.event_type)
+            .header("x-cms-delivery", delivery.delivery_id);
+        if let Some(secret) = delivery.secret.filter(|s| !s.is_empty()) {
+            request = request.header("x-cms-signature", signature(secret, &delivery.body));
+        }
+        let response = request
+            .body(delivery.body)
+            .send()
+            .await
+            .map_err(|e| self.transport_error(&e))?;
+        let status = response.status();
+        if status.is_success() {
+            Ok(())
+        } else {
+            Err(format!("the webhook target answered {status}"))
+        }
+    }
+
+    /// A failed request, said as plainly as its cause allows: a refusal of [`PublicOnly`] is
+    /// reported as itself, deep as reqwest wraps it.
+    fn transport_error(&self, error: &reqwest::Error) -> String {
+        if error.is_timeout() {
+            return timed_out(&self.policy);
+        }
+        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+        let mut chain = Vec::new();
+        while let Some(cause) = source {
+            if let Some(refused) = cause.downcast_ref::<InternalTarget>() {
+                return refused.0.clone();
+            }
+            chain.push(cause.to_string());
+            source = cause.source();
+        }
+        chain.dedup();
+        format!(
+            "the webhook target could not be reached: {}",
+            chain.join(": ")
+        )
+    }
 }
 
 fn timed_out(policy: &DeliveryPolicy) -> String {
@@ -54,75 +142,70 @@ fn timed_out(policy: &DeliveryPolicy) -> String {
     )
 }
 
-async fn attempt(policy: &DeliveryPolicy, delivery: Delivery<'_>) -> Result<(), String> {
-    let url = reqwest::Url::parse(delivery.url)
-        .map_err(|e| format!("the webhook url `{}` is not a URL: {e}", delivery.url))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!(
-            "the webhook url must be http or https, not `{}`",
-            url.scheme()
-        ));
-    }
-    let mut client = reqwest::Client::builder()
-        .timeout(policy.timeout)
-        .redirect(reqwest::redirect::Policy::none());
-    if policy.deny_private_targets {
-        // Resolved once, checked, and pinned: the request goes to the addresses that were
-        // checked, so a name cannot resolve to a public address for the check and a private
-        // one for the connection.
-        let host = url.host_str().unwrap_or_default().to_string();
-        let addresses = resolve(&url).await?;
-        if let Some(private) = addresses.iter().find(|a| is_internal(a.ip())) {
-            return Err(format!(
-                "the webhook target {host} resolves to {}, an internal address, and \
-                 plugins.webhooksDenyPrivateTargets is on",
-                private.ip()
-            ));
-        }
-        client = client.resolve_to_addrs(&host, &addresses);
-    }
-    let client = client
-        .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-    let mut request = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("x-cms-event", delivery.event_type)
-        .header("x-cms-delivery", delivery.delivery_id);
-    if let Some(secret) = delivery.secret.filter(|s| !s.is_empty()) {
-        request = request.header("x-cms-signature", signature(secret, &delivery.body));
-    }
-    let response = request.body(delivery.body).send().await.map_err(|e| {
-        if e.is_timeout() {
-            timed_out(policy)
-        } else {
-            format!("the webhook target could not be reached: {e}")
-        }
-    })?;
-    let status = response.status();
-    if status.is_success() {
-        Ok(())
-    } else {
-        Err(format!("the webhook target answered {status}"))
+/// The address a URL names literally (`http://10.0.0.1/`, `http://[::1]/`), if it does.
+fn literal_address(url: &reqwest::Url) -> Option<IpAddr> {
+    let host = url.host_str()?;
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .ok()
+}
+
+/// A resolver that drops every internal address ([`is_internal`]) from what the system
+/// resolver answers, and fails when nothing is left. The client connects only to what it
+/// returns, so a name cannot pass the check with one address and connect to another.
+struct PublicOnly;
+
+impl reqwest::dns::Resolve for PublicOnly {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            // The port is the URL's; reqwest puts it in place of this 0.
+            let found: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let public = public_only(&found);
+            if public.is_empty() {
+                let ips: Vec<IpAddr> = found.iter().map(SocketAddr::ip).collect();
+                return Err(Box::new(InternalTarget(refusal(&host, &ips))) as _);
+            }
+            Ok(Box::new(public.into_iter()) as reqwest::dns::Addrs)
+        })
     }
 }
 
-async fn resolve(url: &reqwest::Url) -> Result<Vec<SocketAddr>, String> {
-    let host = url
-        .host_str()
-        .ok_or_else(|| "the webhook url names no host".to_string())?;
-    let port = url.port_or_known_default().unwrap_or(80);
-    // `[::1]` comes back bracketed from the URL; the resolver wants the bare address.
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let addresses: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
-        .await
-        .map_err(|e| format!("the webhook host {host} does not resolve: {e}"))?
-        .collect();
-    if addresses.is_empty() {
-        return Err(format!("the webhook host {host} resolves to no address"));
-    }
-    Ok(addresses)
+/// The addresses a webhook may reach, in the resolver's order.
+fn public_only(found: &[SocketAddr]) -> Vec<SocketAddr> {
+    found
+        .iter()
+        .copied()
+        .filter(|a| !is_internal(a.ip()))
+        .collect()
 }
+
+fn refusal(host: &str, ips: &[IpAddr]) -> String {
+    let ips: Vec<String> = ips.iter().map(IpAddr::to_string).collect();
+    let what = match ips.as_slice() {
+        [] => "no address".to_string(),
+        [one] if one == host => format!("{one}, an internal address,"),
+        _ => format!("{} (internal addresses only)", ips.join(", ")),
+    };
+    format!(
+        "the webhook target {host} resolves to {what} and plugins.webhooksDenyPrivateTargets \
+         is on"
+    )
+}
+
+/// [`PublicOnly`]'s refusal, recognised in the error reqwest wraps it in.
+#[derive(Debug)]
+struct InternalTarget(String);
+
+impl std::fmt::Display for InternalTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InternalTarget {}
 
 /// Whether an address is one a webhook must not reach when private targets are denied: the
 /// machine itself, private networks, link-local, shared (CGNAT), unspecified, multicast,
@@ -233,43 +316,100 @@ mod tests {
         );
     }
 
+    /// The resolver's filter, on the ranges CONTRACT.md section 11 names and their neighbours.
+    #[test]
+    fn the_resolver_keeps_only_public_addresses() {
+        let table = [
+            ("10.0.0.1", false),
+            ("10.255.255.255", false),
+            ("172.16.0.1", false),
+            ("172.31.255.254", false),
+            ("172.32.0.1", true),
+            ("192.168.0.1", false),
+            ("192.169.0.1", true),
+            ("127.0.0.1", false),
+            ("127.8.9.10", false),
+            ("169.254.169.254", false),
+            ("0.0.0.0", false),
+            ("::1", false),
+            ("fe80::1", false),
+            ("febf::1", false),
+            ("fc00::1", false),
+            ("fdff::1", false),
+            ("::ffff:10.0.0.1", false),
+            ("::ffff:127.0.0.1", false),
+            ("8.8.8.8", true),
+            ("93.184.216.34", true),
+            ("11.0.0.1", true),
+            ("2606:4700::1111", true),
+            ("::ffff:8.8.8.8", true),
+        ];
+        let found: Vec<SocketAddr> = table
+            .iter()
+            .map(|(ip, _)| SocketAddr::new(ip.parse().unwrap(), 443))
+            .collect();
+        let kept = public_only(&found);
+        for (address, (ip, public)) in found.iter().zip(table) {
+            assert_eq!(kept.contains(address), public, "{ip}");
+        }
+        // The resolver's order is kept.
+        let expected: Vec<SocketAddr> = found
+            .iter()
+            .zip(table)
+            .filter(|(_, (_, public))| *public)
+            .map(|(a, _)| *a)
+            .collect();
+        assert_eq!(kept, expected);
+    }
+
+    fn delivery(url: &str) -> Delivery<'_> {
+        Delivery {
+            url,
+            secret: None,
+            event_type: "document.published",
+            delivery_id: "d",
+            body: b"{}".to_vec(),
+        }
+    }
+
     #[tokio::test]
     async fn private_targets_are_refused_after_resolution_when_denied() {
-        let policy = DeliveryPolicy {
+        let deliverer = Deliverer::new(DeliveryPolicy {
             timeout: Duration::from_secs(1),
             deny_private_targets: true,
-        };
+        });
         for url in [
             "http://127.0.0.1:9/hook",
             "http://localhost:9/hook",
+            "http://[::1]:9/hook",
             "http://[::ffff:127.0.0.1]:9/hook",
+            "http://10.0.0.1:9/hook",
         ] {
-            let error = send(
-                &policy,
-                Delivery {
-                    url,
-                    secret: None,
-                    event_type: "document.published",
-                    delivery_id: "d",
-                    body: b"{}".to_vec(),
-                },
-            )
+            let error = deliverer.send(delivery(url)).await.unwrap_err();
+            assert!(error.contains("internal address"), "{url}: {error}");
+            assert!(
+                error.contains("plugins.webhooksDenyPrivateTargets"),
+                "{url}: {error}"
+            );
+        }
+        let error = deliverer
+            .send(delivery("ftp://example.com/x"))
             .await
             .unwrap_err();
-            assert!(error.contains("internal address"), "{url}: {error}");
-        }
-        let error = send(
-            &policy,
-            Delivery {
-                url: "ftp://example.com/x",
-                secret: None,
-                event_type: "t",
-                delivery_id: "d",
-                body: Vec::new(),
-            },
-        )
-        .await
-        .unwrap_err();
         assert!(error.contains("http or https"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn without_the_deny_loopback_is_reached_by_name() {
+        let deliverer = Deliverer::new(DeliveryPolicy {
+            timeout: Duration::from_secs(1),
+            deny_private_targets: false,
+        });
+        // Port 9 (discard) is closed here: the attempt fails connecting, not by refusal.
+        let error = deliverer
+            .send(delivery("http://localhost:9/hook"))
+            .await
+            .unwrap_err();
+        assert!(!error.contains("internal address"), "{error}");
     }
 }

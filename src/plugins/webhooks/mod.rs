@@ -27,14 +27,15 @@ use serde_json::Value;
 
 use crate::config::PluginsConfig;
 use crate::plugin::{Plugin, PluginParts};
-use delivery::{Delivery, DeliveryPolicy};
+use delivery::{Deliverer, Delivery, DeliveryPolicy};
 
 /// The plugin's id, also the id of its consumer.
 pub const PLUGIN: &str = "webhooks";
 
 /// The `webhooks` plugin.
 pub struct Webhooks {
-    policy: DeliveryPolicy,
+    /// Shared by every delivery of the plugin's consumer (one client, one connection pool).
+    deliverer: Arc<Deliverer>,
 }
 
 impl Webhooks {
@@ -42,10 +43,10 @@ impl Webhooks {
     /// attempt, `plugins.webhooksDenyPrivateTargets` refuses internal targets.
     pub fn new(config: &PluginsConfig) -> Self {
         Webhooks {
-            policy: DeliveryPolicy {
+            deliverer: Arc::new(Deliverer::new(DeliveryPolicy {
                 timeout: Duration::from_millis(config.webhooks_timeout_ms),
                 deny_private_targets: config.webhooks_deny_private_targets,
-            },
+            })),
         }
     }
 }
@@ -88,7 +89,7 @@ impl Plugin for Webhooks {
             events,
             max_attempts: None,
             handler: Arc::new(Sender {
-                policy: self.policy.clone(),
+                deliverer: self.deliverer.clone(),
             }),
             settings: Value::Object(Default::default()),
             plugin: None,
@@ -98,7 +99,7 @@ impl Plugin for Webhooks {
 
 /// The consumer's handler: one delivery per event, when the organization's settings ask for it.
 struct Sender {
-    policy: DeliveryPolicy,
+    deliverer: Arc<Deliverer>,
 }
 
 /// What an organization's settings make of one event.
@@ -151,18 +152,16 @@ impl EventHandler for Sender {
             return Ok(());
         };
         let body = serde_json::to_vec(event)?;
-        delivery::send(
-            &self.policy,
-            Delivery {
+        self.deliverer
+            .send(Delivery {
                 url,
                 secret,
                 event_type: &event.event_type,
                 delivery_id: &ctx.job_id,
                 body,
-            },
-        )
-        .await
-        .map_err(HandlerError::from)
+            })
+            .await
+            .map_err(HandlerError::from)
     }
 }
 
@@ -225,7 +224,10 @@ mod tests {
             webhooks_timeout_ms: 1500,
             ..PluginsConfig::default()
         });
-        assert_eq!(plugin.policy.timeout, Duration::from_millis(1500));
-        assert!(!plugin.policy.deny_private_targets);
+        assert_eq!(
+            plugin.deliverer.policy().timeout,
+            Duration::from_millis(1500)
+        );
+        assert!(!plugin.deliverer.policy().deny_private_targets);
     }
 }

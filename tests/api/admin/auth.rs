@@ -3,7 +3,7 @@
 
 use cms::core::FirstAdmin;
 use cms::service::MailKind;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::Ui;
 use crate::people_support::{first_owner, invite};
@@ -210,9 +210,88 @@ async fn a_signed_in_person_accepts_an_invitation(url: String) {
     ui.stop().await;
 }
 
+/// Redirect targets as typed into a URL, and whether the way back may follow them: the table
+/// both sides of the rule are checked against (`cms_core::redirect` on the server,
+/// `js/redirect.js` in the browser).
+const REDIRECT_TARGETS: &[(&str, bool)] = &[
+    ("/admin", true),
+    ("/admin/documents/post?page=2#top", true),
+    ("/", true),
+    ("", false),
+    ("admin", false),
+    ("//evil.example", false),
+    ("/\\evil.example", false),
+    ("\\\\evil.example", false),
+    ("/admin\\..\\", false),
+    ("https://evil.example/admin", false),
+    ("http:/evil.example", false),
+    ("javascript:alert(1)", false),
+    ("/\t/evil.example", false),
+    ("/\n/evil.example", false),
+    ("/\r/evil.example", false),
+    ("\t/admin", false),
+    ("/ad min", false),
+    ("/admin\u{0}", false),
+    ("/admin\u{7f}", false),
+    ("/admin\u{85}", false),
+    ("/admin\u{a0}", false),
+    ("/admin\u{2028}", false),
+];
+
+/// The browser's rule and the server's agree on every target of the table, and a signed-in
+/// browser sent to sign-in with a hostile `redirect` stays on the instance.
+async fn the_browser_follows_the_servers_redirect_rule(url: String) {
+    let app = TestApp::start(&url).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let ui = Ui::start(app, "redirect-rule").await;
+    ui.open("/admin/sign-in").await;
+    let literals: Vec<Value> = REDIRECT_TARGETS.iter().map(|(raw, _)| json!(raw)).collect();
+    let verdicts = ui
+        .client()
+        .execute_async(
+            "const [targets, done] = arguments;
+             const app = document.querySelector('script[type=module][src$=\"/js/app.js\"]').src;
+             import(new URL('redirect.js', app).href).then((m) => done(targets.map((t) => m.sameOriginPath(t) === t)),
+                                 (e) => done(String(e)));",
+            vec![json!(literals)],
+        )
+        .await
+        .unwrap();
+    let verdicts = verdicts.as_array().unwrap_or_else(|| panic!("{verdicts}"));
+    for (((raw, allowed), target), browser) in REDIRECT_TARGETS.iter().zip(&literals).zip(verdicts)
+    {
+        let target = target.as_str().unwrap();
+        let server = cms::core::redirect::same_origin_path(target).is_some();
+        assert_eq!(server, *allowed, "server on {raw:?}");
+        assert_eq!(browser, &json!(*allowed), "browser on {raw:?}");
+    }
+
+    // Signed in, sign-in sends the browser straight on: to the admin, not the hostile target.
+    ui.sign_in_as(&ada).await;
+    for hostile in [
+        "%2F%09%2Fevil.example",
+        "%2F%5Cevil.example",
+        "%2F%0A%2Fevil.example",
+    ] {
+        ui.client()
+            .goto(&ui.url(&format!("/admin/sign-in?redirect={hostile}")))
+            .await
+            .unwrap();
+        ui.arrive("/admin").await;
+        let at = ui.client().current_url().await.unwrap();
+        assert_eq!(
+            at.origin().ascii_serialization(),
+            ui.served.origin,
+            "{hostile}"
+        );
+    }
+    ui.stop().await;
+}
+
 crate::admin_scenarios!(
     the_first_person_signs_up_then_out_and_back_in,
     sign_in_goes_back_only_to_this_instance,
+    the_browser_follows_the_servers_redirect_rule,
     the_claim_code_is_asked_for_when_the_policy_wants_it,
     a_forgotten_password_is_replaced_from_the_emailed_link,
     an_invited_person_creates_their_account_and_joins,

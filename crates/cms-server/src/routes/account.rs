@@ -201,7 +201,8 @@ struct VerifyQuery {
     /// The token of the verification link.
     #[param(required = true)]
     token: Option<String>,
-    /// Where to redirect afterwards: a path on this instance or a URL on its own origin.
+    /// Where to redirect afterwards: a path on this instance (`/admin`; not `//`, no scheme,
+    /// no whitespace, control characters or backslashes).
     #[serde(rename = "callbackURL")]
     callback_url: Option<String>,
 }

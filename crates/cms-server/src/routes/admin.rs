@@ -51,7 +51,11 @@ async fn page(
 fn draw(page: Page, actor: Option<&cms_service::Actor>, uri: &OriginalUri) -> Response {
     let signed_in = actor.is_some_and(|actor| !actor.is_api_key());
     if !page.is_public() && !signed_in {
-        let back = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/admin");
+        // The page asked for is on this instance by construction; the one rule still decides,
+        // so the way back never depends on how the request's path was spelled.
+        let back = cms_core::redirect::same_origin_path_or_fallback(
+            uri.path_and_query().map(|p| p.as_str()),
+        );
         return Redirect::to(&format!("/admin/sign-in?redirect={}", encode(back))).into_response();
     }
     (

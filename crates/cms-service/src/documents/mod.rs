@@ -9,12 +9,12 @@
 
 mod access;
 mod schedules;
+mod slugs;
 mod view;
 
 use std::collections::{HashMap, HashSet};
 
-use cms_core::filter;
-use cms_core::schema::{FieldType, Operation, RefTarget, Schemas};
+use cms_core::schema::{Operation, RefTarget, Schemas};
 use cms_core::{CoreCapability, Issue, Timestamp, canonical, new_id};
 use cms_store::documents::{DocumentRecord, ListSpec, NewDocumentRows};
 use cms_store::events::EventRecord;
@@ -28,6 +28,7 @@ pub(crate) use access::AccessRules;
 pub use access::{AccessPolicies, Policy, PolicyAuth, PolicyDocument};
 use access::{Gate, ListRead};
 pub use schedules::{ScheduleAction, ScheduleView};
+use slugs::slug_taken;
 pub use view::{DocumentView, Meta, Pagination, Perspective, Validation, VersionView};
 
 use crate::Inner;
@@ -881,61 +882,6 @@ impl<'a> DocumentService<'a> {
         })
     }
 
-    /// Slugs are unique per type and organization (CONTRACT.md section 2): a top-level slug that
-    /// another document of the type has published is an issue. Drafts do not reserve slugs, so
-    /// a half-written draft never blocks the document that publishes the slug first.
-    async fn slug_clashes(
-        &self,
-        tx: &mut dyn Tx,
-        orgs: &[String],
-        doc_type: &str,
-        data: &Value,
-        except: Option<&str>,
-    ) -> Result<Vec<Issue>> {
-        let Some(fields) = self.schemas().fields(doc_type) else {
-            return Ok(Vec::new());
-        };
-        let mut issues = Vec::new();
-        for (field, current) in self.slug_values(doc_type, data) {
-            let filter = filter::parse(&json!({ field.as_str(): { "equals": current } }), &fields);
-            let spec = ListSpec {
-                organizations: orgs,
-                doc_type,
-                column: DataColumn::Published,
-                published: Some(true),
-                filter: &filter,
-                sort: &[],
-                limit: 2,
-                offset: 0,
-            };
-            let (same, _) = tx.list_documents(&spec).await?;
-            if same.iter().any(|d| Some(d.id.as_str()) != except) {
-                issues.push(slug_taken(&field, &current));
-            }
-        }
-        Ok(issues)
-    }
-
-    /// The non-empty top-level slugs of `data`: (field, `current`).
-    fn slug_values(&self, doc_type: &str, data: &Value) -> Vec<(String, String)> {
-        let Some(schema) = self.schemas().get(doc_type) else {
-            return Vec::new();
-        };
-        schema
-            .fields
-            .iter()
-            .filter(|f| matches!(f.ty, FieldType::Slug { .. }))
-            .filter_map(|field| {
-                let current = data
-                    .get(&field.name)
-                    .and_then(|s| s.get("current"))
-                    .and_then(Value::as_str)
-                    .filter(|c| !c.is_empty())?;
-                Some((field.name.clone(), current.to_string()))
-            })
-            .collect()
-    }
-
     /// A document the actor's organization owns (writes never reach children); 404 otherwise.
     async fn owned(&self, tx: &mut dyn Tx, org: &str, id: &str) -> Result<DocumentRecord> {
         tx.document(&[org.to_string()], id)
@@ -1379,14 +1325,6 @@ fn missing_reference(reference: cms_core::schema::FoundReference) -> Issue {
         RefTarget::Asset => "the referenced asset does not exist",
     };
     Issue::new(reference.path, "reference", message)
-}
-
-fn slug_taken(field: &str, current: &str) -> Issue {
-    Issue::new(
-        field,
-        "unique",
-        format!("{field} `{current}` is already used"),
-    )
 }
 
 /// An error about the `index`th document of an import: issue paths become `[index].path`.

@@ -223,6 +223,11 @@ impl Tx for SqliteTx {
     async fn act_for_delivery(&mut self) -> Result<()> {
         Ok(())
     }
+
+    /// Write units hold the one writer from `BEGIN IMMEDIATE` to their end: nothing to add.
+    async fn hold_until_end(&mut self, _key: &str) -> Result<()> {
+        Ok(())
+    }
 }
 
 crate::impl_repositories!(SqliteTx);

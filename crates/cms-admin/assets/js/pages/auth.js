@@ -4,16 +4,18 @@
 
 import { get, post, ApiError, seg } from "../api.js";
 import { h, render, field, banner, setTitle, ready } from "../dom.js";
+import { sameOriginPath, FALLBACK } from "../redirect.js";
 
 export async function mount(main, { params }) {
   const session = await get("/api/auth/get-session").catch(() => null);
-  const back = safeRedirect(new URLSearchParams(location.search).get("redirect"));
+  // Only a path of this instance is a place to go back to (never another origin).
+  const back = sameOriginPath(new URLSearchParams(location.search).get("redirect"));
   switch (params.page) {
     case "sign-in":
-      if (session) return location.replace(back || "/admin");
+      if (session) return location.replace(back || FALLBACK);
       return signIn(main, back);
     case "sign-up":
-      if (session) return location.replace(back || "/admin");
+      if (session) return location.replace(back || FALLBACK);
       return signUp(main, back);
     case "forgot-password":
       return forgotPassword(main);
@@ -24,12 +26,6 @@ export async function mount(main, { params }) {
     default:
       throw new Error(`unknown page ${params.page}`);
   }
-}
-
-// Only a path of this instance is a place to go back to (never another origin).
-function safeRedirect(value) {
-  if (!value || !value.startsWith("/") || value.startsWith("//") || value.includes("\\")) return null;
-  return value;
 }
 
 function card(title, ...children) {
@@ -82,7 +78,7 @@ function signIn(main, back) {
         if (error instanceof ApiError && error.status === 401) throw new Error("The e-mail or password is wrong.");
         throw error;
       }
-      location.assign(back || "/admin");
+      location.assign(back || FALLBACK);
     },
   );
   render(
@@ -143,7 +139,7 @@ function signUp(main, back) {
       render(holder, h("p", { class: "banner info", role: "status", text: `We sent a link to ${result.user.email}. Follow it to verify your address, then sign in.` }));
       return;
     }
-    location.assign(back || "/admin");
+    location.assign(back || FALLBACK);
   });
   render(holder, el);
   render(
