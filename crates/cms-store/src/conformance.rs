@@ -1691,7 +1691,7 @@ mod a_range_on_an_indexed_field_is_an_index_condition_under_row_level_security {
     }
 
     async fn check(url: String) {
-        let store = crate::postgres::PgStore::connect(&url).await.unwrap();
+        let store = crate::postgres::PgStore::connect(&url, None).await.unwrap();
         store.migrate().await.unwrap();
         let fields = vec![(vec!["views".to_string()], cms_core::FieldKind::Number)];
         store.ensure_field_indexes("post", &fields).await.unwrap();

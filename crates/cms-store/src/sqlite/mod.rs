@@ -223,6 +223,10 @@ impl Tx for SqliteTx {
     async fn act_for_delivery(&mut self) -> Result<()> {
         Ok(())
     }
+
+    async fn act_instance_wide(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 crate::impl_repositories!(SqliteTx);
