@@ -242,7 +242,7 @@ impl<'a> AuthService<'a> {
             validate_new_user(&input.name, &input.email, &input.password)?;
         let now = self.inner.clock.now();
         let policy = {
-            let mut tx = self.inner.store.read().await?;
+            let mut tx = self.inner.store.read_instance_wide().await?;
             let policy = self.inner.sign_up_policy(&mut *tx).await?;
             if tx.instance_flag(FIRST_ADMIN_FLAG).await?.is_some() {
                 if policy.invite_only
