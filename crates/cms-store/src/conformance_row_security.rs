@@ -9,8 +9,8 @@
 use sqlx::postgres::{PgConnection, PgQueryResult};
 use sqlx::{Connection, Executor};
 
-use crate::roles::RoleRecord;
 use crate::Json;
+use crate::roles::RoleRecord;
 
 /// Every table with an organization's rows, with the condition that picks organization `ob`'s
 /// rows, a harmless update, and an insert of a fresh row of `ob`.
@@ -33,7 +33,9 @@ const TABLES: &[Table] = &[
         touch: "description = description",
         insert_b: "INSERT INTO roles (id, organization_id, name, capabilities, created_at, updated_at) \
                    VALUES ('rb2', 'ob', 'spy', '[]', 1, 1)",
-        move_to_b: Some("UPDATE roles SET organization_id = 'ob', name = 'moved' WHERE organization_id = 'oa'"),
+        move_to_b: Some(
+            "UPDATE roles SET organization_id = 'ob', name = 'moved' WHERE organization_id = 'oa'",
+        ),
     },
     Table {
         name: "members",
@@ -42,7 +44,9 @@ const TABLES: &[Table] = &[
         touch: "role = role",
         insert_b: "INSERT INTO members (organization_id, user_id, role, created_at) \
                    VALUES ('ob', 'u2', 'owner', 1)",
-        move_to_b: Some("UPDATE members SET organization_id = 'ob', user_id = 'u2' WHERE organization_id = 'oa'"),
+        move_to_b: Some(
+            "UPDATE members SET organization_id = 'ob', user_id = 'u2' WHERE organization_id = 'oa'",
+        ),
     },
     Table {
         name: "api_keys",
@@ -60,7 +64,9 @@ const TABLES: &[Table] = &[
         touch: "email = email",
         insert_b: "INSERT INTO invitations (id, organization_id, email, role, status, expires_at, \
                    created_at, updated_at) VALUES ('ib2', 'ob', 'spy@example.com', 'owner', 'accepted', 9, 1, 1)",
-        move_to_b: Some("UPDATE invitations SET organization_id = 'ob' WHERE organization_id = 'oa'"),
+        move_to_b: Some(
+            "UPDATE invitations SET organization_id = 'ob' WHERE organization_id = 'oa'",
+        ),
     },
     Table {
         name: "events",
@@ -147,7 +153,9 @@ fn as_login(url: &str, login: &str) -> String {
     let (scheme, rest) = url.split_once("://").expect("a postgres:// URL");
     let path_start = rest.find('/').unwrap_or(rest.len());
     let (authority, path) = rest.split_at(path_start);
-    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
     format!("{scheme}://{login}@{host}{path}")
 }
 
@@ -285,11 +293,23 @@ async fn acting_for_a_never_reaches_b(conn: &mut PgConnection) {
         )
         .await
         .unwrap();
-        assert_eq!(updated.rows_affected(), 0, "{name}: B's rows are not updated");
-        let deleted = in_unit(conn, ACT_FOR_A, &format!("DELETE FROM {name} WHERE {}", table.of_b))
-            .await
-            .unwrap();
-        assert_eq!(deleted.rows_affected(), 0, "{name}: B's rows are not deleted");
+        assert_eq!(
+            updated.rows_affected(),
+            0,
+            "{name}: B's rows are not updated"
+        );
+        let deleted = in_unit(
+            conn,
+            ACT_FOR_A,
+            &format!("DELETE FROM {name} WHERE {}", table.of_b),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            deleted.rows_affected(),
+            0,
+            "{name}: B's rows are not deleted"
+        );
         refused_by_policy(
             in_unit(conn, ACT_FOR_A, table.insert_b).await,
             &format!("{name}: inserting a row of B"),

@@ -645,7 +645,14 @@ impl<'a> AuthService<'a> {
     async fn actor_for_session(&self, token: &str) -> Result<Option<Resolved>> {
         let hash = self.inner.secret.hash_hex(Purpose::SessionToken, token);
         let now = self.inner.clock.now();
-        let Some(found) = self.inner.store.read_instance_wide().await?.session_grant(&hash).await? else {
+        let Some(found) = self
+            .inner
+            .store
+            .read_instance_wide()
+            .await?
+            .session_grant(&hash)
+            .await?
+        else {
             return Ok(None);
         };
         let mut session = found.session;
@@ -690,7 +697,14 @@ impl<'a> AuthService<'a> {
     async fn actor_for_key(&self, key: &str) -> Result<Option<Actor>> {
         let hash = self.inner.secret.hash_hex(Purpose::ApiKey, key);
         let now = self.inner.clock.now();
-        let Some(found) = self.inner.store.read_instance_wide().await?.key_grant(&hash).await? else {
+        let Some(found) = self
+            .inner
+            .store
+            .read_instance_wide()
+            .await?
+            .key_grant(&hash)
+            .await?
+        else {
             return Ok(None);
         };
         if found.expires_at.is_some_and(|at| at <= now.millis()) {

@@ -134,7 +134,14 @@ impl Worker {
     async fn relay(&self) -> Result<usize> {
         let inner = &self.cms.0;
         // Looking first, on a reader, keeps an idle relay off the single writer (SQLite).
-        if inner.store.read_instance_wide().await?.outbox_backlog().await? == 0 {
+        if inner
+            .store
+            .read_instance_wide()
+            .await?
+            .outbox_backlog()
+            .await?
+            == 0
+        {
             return Ok(0);
         }
         let now = inner.clock.now().millis();
@@ -295,7 +302,13 @@ async fn deliver(ctx: HandlerContext, job: JobView) -> Result<(), Failure> {
     .await?;
     let ctx = HandlerContext { settings, ..ctx };
     let event = {
-        let mut tx = ctx.cms.0.store.read_instance_wide().await.map_err(handler_error)?;
+        let mut tx = ctx
+            .cms
+            .0
+            .store
+            .read_instance_wide()
+            .await
+            .map_err(handler_error)?;
         tx.event(&event_id).await.map_err(handler_error)?
     };
     let Some(event) = event else {
