@@ -82,7 +82,7 @@ async fn app(url: &str, batch_size: i64, arrivals: Arc<Arrivals>) -> cms::App {
 async fn drain(url: &str, batch_size: i64, jobs: usize) -> f64 {
     let app = app(url, batch_size, Arc::default()).await;
     let store = app.cms.store().clone();
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     for i in 0..jobs {
         let now = chrono_now();
         let job = cms_store::jobs::JobRecord::pending(
@@ -113,7 +113,7 @@ async fn relay(url: &str, batch_size: i64, events: usize) -> f64 {
     let arrivals = Arc::new(Arrivals::default());
     let app = app(url, batch_size, arrivals.clone()).await;
     let store = app.cms.store().clone();
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     for i in 0..events {
         tx.append_event(&cms_store::events::EventRecord {
             id: cms::core::new_id(),

@@ -31,6 +31,7 @@ const KEYS: &[(&str, Kind)] = &[
     ("graphql.path", Kind::Str),
     ("openapi.docsUi", Kind::Bool),
     ("database.url", Kind::Str),
+    ("database.migrationUrl", Kind::Str),
     ("storage.kind", Kind::Str),
     ("storage.path", Kind::Str),
     ("storage.bucket", Kind::Str),
@@ -358,6 +359,9 @@ impl Default for OpenapiConfig {
 pub struct DatabaseConfig {
     /// `sqlite://PATH` or `postgres://...`; `sqlite://{dataDir}/cms.db` when unset.
     pub url: Option<String>,
+    /// PostgreSQL: the login that owns the tables, for migrations and index creation, when
+    /// `url`'s login is a separate one that must not (docs/CONFIGURATION.md). Unset: `url`.
+    pub migration_url: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -830,6 +834,14 @@ impl Config {
             .unwrap_or_else(|| format!("sqlite://{}", self.data_dir.join("cms.db").display()))
     }
 
+    /// The login migrations and index creation run as, when it is not `database.url`'s.
+    pub fn database_migration_url(&self) -> Option<String> {
+        self.database
+            .migration_url
+            .clone()
+            .filter(|url| !url.is_empty())
+    }
+
     pub fn storage_path(&self) -> PathBuf {
         self.storage
             .path
@@ -941,6 +953,28 @@ mod tests {
         assert_eq!(env_name("jobs.workerSecret"), "CMS_JOBS_WORKER_SECRET");
         assert_eq!(env_name("health.timeoutMs"), "CMS_HEALTH_TIMEOUT_MS");
         assert_eq!(env_name("database.url"), "CMS_DATABASE_URL");
+        assert_eq!(
+            env_name("database.migrationUrl"),
+            "CMS_DATABASE_MIGRATION_URL"
+        );
+    }
+
+    #[test]
+    fn the_migration_login_is_configurable_apart_from_the_serving_one() {
+        let loaded = Config::load(
+            None,
+            env(&[
+                ("CMS_DATABASE_URL", "postgres://cms_serve@db/cms"),
+                ("CMS_DATABASE_MIGRATION_URL", "postgres://cms_owner@db/cms"),
+            ]),
+        )
+        .unwrap()
+        .config;
+        assert_eq!(loaded.database_url(), "postgres://cms_serve@db/cms");
+        assert_eq!(
+            loaded.database_migration_url().as_deref(),
+            Some("postgres://cms_owner@db/cms")
+        );
     }
 
     #[test]
@@ -949,6 +983,7 @@ mod tests {
         let c = loaded.config;
         assert_eq!((c.server.host.as_str(), c.server.port), ("127.0.0.1", 3000));
         assert_eq!(c.database_url(), "sqlite://./cms-data/cms.db");
+        assert_eq!(c.database_migration_url(), None);
         assert_eq!(c.storage_path(), PathBuf::from("./cms-data/media"));
         assert!(c.auth.invite_only);
         assert_eq!(c.health.timeout_ms, 5000);

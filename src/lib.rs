@@ -274,7 +274,11 @@ impl Builder {
             Some(mailer) => mailer,
             None => mailer_from(&config)?,
         };
-        let store = cms_store::connect(&config.database_url()).await?;
+        let store = cms_store::connect_with_migration_url(
+            &config.database_url(),
+            config.database_migration_url().as_deref(),
+        )
+        .await?;
         store.migrate().await?;
         let storage = match self.storage {
             Some(s) => s,
@@ -428,7 +432,11 @@ fn job_settings(config: &Config) -> Result<cms_service::JobSettings, StartError>
 
 /// Runs the migrations of the configured database and nothing else.
 pub async fn migrate(config: &Config) -> Result<(), StartError> {
-    let store = cms_store::connect(&config.database_url()).await?;
+    let store = cms_store::connect_with_migration_url(
+        &config.database_url(),
+        config.database_migration_url().as_deref(),
+    )
+    .await?;
     store.migrate().await?;
     store.close().await;
     Ok(())

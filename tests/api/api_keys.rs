@@ -67,7 +67,7 @@ async fn a_key_is_shown_once_and_listed_without_its_secret(url: String) {
     );
 
     // The secret is stored only as an HMAC.
-    let mut tx = app.app.cms.store().read().await.unwrap();
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
     let org = data["organizationId"].as_str().unwrap();
     for stored in tx.api_keys(org).await.unwrap() {
         assert_ne!(stored.key_hash, key);
@@ -308,7 +308,7 @@ async fn managing_keys_needs_a_session_or_key_with_api_key_manage(url: String) {
 /// Gives `user` a role in `org`, or removes them with `None`. Membership endpoints come with the
 /// tenancy work; the store stands in for them here.
 async fn set_role(app: &TestApp, org: &str, user: &str, role: Option<&str>) {
-    let mut tx = app.app.cms.store().write().await.unwrap();
+    let mut tx = app.app.cms.store().write_instance_wide().await.unwrap();
     match role {
         Some(role) if tx.member(org, user).await.unwrap().is_some() => {
             assert!(tx.update_member_role(org, user, role).await.unwrap());

@@ -47,7 +47,7 @@ async fn the_first_sign_up_becomes_super_admin_and_owner_of_default(url: String)
         .expect("an active organization")
         .to_string();
 
-    let mut tx = app.app.cms.store().read().await.unwrap();
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
     let org = tx.organization_by_id(&org_id).await.unwrap().unwrap();
     assert_eq!(
         (org.name.as_str(), org.slug.as_str()),
@@ -393,7 +393,7 @@ async fn the_owner_role_is_reconciled_at_boot(url: String) {
         .unwrap()
         .to_string();
     // Simulate an owner row that lags behind (an older version, a capability added since).
-    let mut tx = app.app.cms.store().write().await.unwrap();
+    let mut tx = app.app.cms.store().write_instance_wide().await.unwrap();
     tx.reconcile_owner_roles(&["document.read".to_string()], 0)
         .await
         .unwrap();
@@ -401,7 +401,7 @@ async fn the_owner_role_is_reconciled_at_boot(url: String) {
     app.app.cms.store().close().await;
 
     let app = TestApp::with(config, None).await;
-    let mut tx = app.app.cms.store().read().await.unwrap();
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
     let owner = tx.role(&org_id, "owner").await.unwrap().unwrap();
     assert_eq!(owner.capabilities.0, CapabilitySet::all_core().to_strings());
     drop(tx);
@@ -433,7 +433,7 @@ async fn concurrent_first_sign_ups_make_exactly_one_super_admin(url: String) {
         }
     }
     assert_eq!(won, 1, "exactly one first administrator");
-    let mut tx = app.app.cms.store().read().await.unwrap();
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
     assert_eq!(
         tx.count_users().await.unwrap(),
         1,

@@ -325,7 +325,7 @@ async fn user_create_provisions_the_first_admin_out_of_band() {
         .as_str()
         .expect("Default is active")
         .to_string();
-    let mut tx = app.app.cms.store().read().await.unwrap();
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
     assert_eq!(
         tx.organization_by_id(&org).await.unwrap().unwrap().slug,
         "default"

@@ -36,7 +36,7 @@ async fn cookie_writes_need_an_origin_of_this_instance(url: String) {
             .await
             .assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
     }
-    let mut tx = app.app.cms.store().read().await.unwrap();
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
     let org = tx
         .memberships_of(session.user["id"].as_str().unwrap())
         .await

@@ -31,12 +31,12 @@ fn new_user(name: &str, email: &str, additional: Option<InstanceRole>) -> NewUse
 }
 
 async fn claim_code_hash(app: &TestApp) -> Option<String> {
-    let mut tx = app.app.cms.store().read().await.unwrap();
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
     tx.instance_flag("claimCodeHash").await.unwrap()
 }
 
 async fn user_count(app: &TestApp) -> i64 {
-    let mut tx = app.app.cms.store().read().await.unwrap();
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
     tx.count_users().await.unwrap()
 }
 
@@ -267,7 +267,7 @@ async fn the_none_policy_leaves_the_first_admin_to_the_operator(url: String) {
         .as_str()
         .expect("Default is active")
         .to_string();
-    let mut tx = app.app.cms.store().read().await.unwrap();
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
     let org = tx.organization_by_id(&org_id).await.unwrap().unwrap();
     assert_eq!(org.slug, "default");
     assert_eq!(
@@ -307,7 +307,7 @@ async fn the_none_policy_leaves_the_first_admin_to_the_operator(url: String) {
         .await
         .unwrap();
     assert_eq!(further.role, InstanceRole::Admin);
-    let mut tx = app.app.cms.store().read().await.unwrap();
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
     assert!(tx.memberships_of(&further.id).await.unwrap().is_empty());
     drop(tx);
     // Sign-up is open now that the instance has its administrator (inviteOnly is off here).

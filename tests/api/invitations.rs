@@ -335,7 +335,7 @@ async fn accepting_an_invitation(url: String) {
     );
     // Bob is a member with the invited role, and Acme is his active organization now.
     assert_eq!(active_org(&app, &bob).await, Some(acme.clone()));
-    let mut tx = app.app.cms.store().read().await.unwrap();
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
     assert_eq!(
         tx.member(&acme, &user_id(&bob))
             .await

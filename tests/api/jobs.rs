@@ -318,7 +318,7 @@ async fn an_expired_lease_makes_a_crashed_job_reclaimable(url: String) {
     // A worker claims the job under a 60-second lease and dies without finishing it.
     let now = app.clock.now().millis();
     let store = app.app.cms.store().clone();
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert_eq!(tx.claim_jobs(now, now + 60_000, 10).await.unwrap().len(), 1);
     tx.commit().await.unwrap();
     assert_eq!(tick(&app).await, report(0, 0, 0, 0), "still leased");
@@ -329,7 +329,7 @@ async fn an_expired_lease_makes_a_crashed_job_reclaimable(url: String) {
         "reclaimed after the lease"
     );
     assert_eq!(counter.0.load(std::sync::atomic::Ordering::SeqCst), 1);
-    let mut tx = store.read().await.unwrap();
+    let mut tx = store.read_instance_wide().await.unwrap();
     let done = tx.job(&job.id).await.unwrap().unwrap();
     assert_eq!((done.status.as_str(), done.attempts), ("completed", 2));
     drop(tx);
@@ -509,7 +509,7 @@ async fn a_scheduled_publish_revalidates_at_run_time(url: String) {
         .send()
         .await;
     assert_eq!(res.body["data"]["publishedData"], Value::Null);
-    let mut tx = app.app.cms.store().read().await.unwrap();
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
     assert_eq!(
         tx.schedule(&schedule_id).await.unwrap().unwrap().status,
         "failed"
@@ -817,7 +817,7 @@ async fn every_committed_publish_is_delivered_after_a_crash(url: String) {
             .app
             .cms
             .store()
-            .read()
+            .read_instance_wide()
             .await
             .unwrap()
             .outbox_backlog()
@@ -894,7 +894,7 @@ async fn deleting_an_account_emits_user_deleted_once_per_organization(url: Strin
     // Bob is an editor of Default and of a second organization (membership endpoints come with
     // the tenancy work; the rows are written directly here).
     let store = app.app.cms.store().clone();
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     let now = app.clock.now().millis();
     tx.insert_organization(&OrganizationRecord {
         id: "second-org".into(),
@@ -1040,7 +1040,7 @@ async fn two_workers_on_two_pools_run_every_job_once(url: String) {
     let one = TestApp::with_registry(config_for(&url), registry()).await;
     let two = TestApp::with_registry(config_for(&url), registry()).await;
     let store = one.app.cms.store().clone();
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     let now = one.clock.now().millis();
     let mut ids = Vec::new();
     for i in 0..1000 {

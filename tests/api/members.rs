@@ -130,7 +130,7 @@ async fn changing_a_members_role(url: String) {
         .await
         .assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
     // A custom role of the organization can be given.
-    let mut tx = app.app.cms.store().write().await.unwrap();
+    let mut tx = app.app.cms.store().write_instance_wide().await.unwrap();
     tx.insert_role(&RoleRecord {
         id: "custom-reviewer".into(),
         organization_id: org.clone(),
@@ -212,7 +212,7 @@ async fn removing_a_member(url: String) {
         .send()
         .await
         .assert_access_refusal(StatusCode::UNAUTHORIZED, "Unauthorized");
-    let mut tx = app.app.cms.store().read().await.unwrap();
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
     assert!(tx.member(&org, &user_id(&bob)).await.unwrap().is_none());
     assert!(
         tx.api_keys(&org)
@@ -261,7 +261,7 @@ async fn the_last_owner_cannot_be_demoted_or_removed(url: String) {
     // The loser may also have lost its owner role before it acted: a 403 then.
     assert_eq!(statuses[0], StatusCode::OK, "{statuses:?}");
     assert_ne!(statuses[1], StatusCode::OK, "{statuses:?}");
-    let mut tx = app.app.cms.store().read().await.unwrap();
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
     let org = active_org(&app, &ada).await.unwrap();
     assert_eq!(tx.count_members_with_role(&org, "owner").await.unwrap(), 1);
     drop(tx);

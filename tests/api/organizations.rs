@@ -79,7 +79,7 @@ async fn listing_and_creating_organizations(url: String) {
     assert_eq!(slugs, vec![json!("default"), json!("acme")]);
 
     // The new organization has the four built-in roles and its creator as owner.
-    let mut tx = app.app.cms.store().read().await.unwrap();
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
     let roles: Vec<_> = tx
         .roles(&id(&acme))
         .await
@@ -511,7 +511,7 @@ async fn deleting_an_organization_takes_its_content_with_it(url: String) {
         .send()
         .await
         .assert_access_refusal(StatusCode::UNAUTHORIZED, "Unauthorized");
-    let mut tx = app.app.cms.store().read().await.unwrap();
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
     assert!(tx.organization_by_id(&acme_id).await.unwrap().is_none());
     assert!(tx.roles(&acme_id).await.unwrap().is_empty());
     assert!(tx.members_of(&acme_id).await.unwrap().is_empty());

@@ -368,7 +368,7 @@ async fn a_role_still_assigned_cannot_be_deleted(url: String) {
         created_at: 0,
         updated_at: 0,
     };
-    let mut tx = app.app.cms.store().write().await.unwrap();
+    let mut tx = app.app.cms.store().write_instance_wide().await.unwrap();
     tx.insert_invitation(&invitation("i1", "guest", "pending", millis + 86_400_000))
         .await
         .unwrap();

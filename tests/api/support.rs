@@ -112,7 +112,7 @@ pub async fn insert_organization(
     parent: Option<&str>,
     documents: &[(&str, &str, Value)],
 ) {
-    let mut tx = app.app.cms.store().write().await.unwrap();
+    let mut tx = app.app.cms.store().write_instance_wide().await.unwrap();
     let org = cms_store::organizations::OrganizationRecord {
         id: org_id.into(),
         name: org_id.into(),
@@ -198,7 +198,7 @@ impl TestApp {
             .expect("a session")
             .to_string();
         let user_id = session.user["id"].as_str().unwrap().to_string();
-        let mut tx = self.app.cms.store().write().await.unwrap();
+        let mut tx = self.app.cms.store().write_instance_wide().await.unwrap();
         if tx.member(organization, &user_id).await.unwrap().is_some() {
             assert!(
                 tx.update_member_role(organization, &user_id, role)

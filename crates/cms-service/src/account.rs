@@ -65,7 +65,7 @@ impl<'a> AccountService<'a> {
         issues.finish(()).map_err(Error::invalid)?;
 
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let policy = self.inner.sign_up_policy(&mut *tx).await?;
         let mut user = tx
             .user_by_id(&actor.user.id)
@@ -179,7 +179,7 @@ impl<'a> AccountService<'a> {
             .await?;
         let email = auth::required_email(email)?;
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         tx.delete_expired_user_tokens(now.millis()).await?;
         let Some(user) = tx.user_by_email(email.as_str()).await? else {
             tx.commit().await?;
@@ -260,7 +260,7 @@ impl<'a> AccountService<'a> {
             }
         }
         let hash = password::hash(password.expose().to_string()).await?;
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let Some(user_id) =
             tokens::redeem(self.inner, &mut *tx, token, TokenKind::PasswordReset, now).await?
         else {
@@ -301,7 +301,7 @@ impl<'a> AccountService<'a> {
         };
         let token = required(token, "token")?;
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let Some(user_id) = tokens::redeem(
             self.inner,
             &mut *tx,

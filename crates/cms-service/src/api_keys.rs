@@ -86,7 +86,7 @@ impl<'a> ApiKeyService<'a> {
             created_at: now.millis(),
             expires_at: expires_in_days.map(|days| now.plus_days(days).millis()),
         };
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         tx.insert_api_key(&record).await?;
         tx.commit().await?;
         Ok(CreatedApiKey {
@@ -99,7 +99,7 @@ impl<'a> ApiKeyService<'a> {
     pub async fn list(&self, actor: &Actor) -> Result<Vec<ApiKey>> {
         actor.require_person()?;
         let organization_id = actor.require(CoreCapability::ApiKeyManage)?;
-        let mut tx = self.inner.store.read().await?;
+        let mut tx = self.inner.store.read_instance_wide().await?;
         let records = tx.api_keys(organization_id).await?;
         Ok(records.into_iter().map(|r| self.view(r)).collect())
     }
@@ -108,7 +108,7 @@ impl<'a> ApiKeyService<'a> {
     pub async fn delete(&self, actor: &Actor, id: &str) -> Result<()> {
         actor.require_person()?;
         let organization_id = actor.require(CoreCapability::ApiKeyManage)?;
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         if !tx.delete_api_key(organization_id, id).await? {
             return Err(Error::not_found("API key"));
         }

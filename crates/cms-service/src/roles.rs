@@ -74,7 +74,7 @@ impl<'a> RoleService<'a> {
     /// custom ones oldest first. Any member may list them.
     pub async fn list(&self, actor: &Actor) -> Result<Vec<Role>> {
         let org = member_org(actor)?;
-        let mut tx = self.inner.store.read().await?;
+        let mut tx = self.inner.store.read_instance_wide().await?;
         let mut roles = tx.roles(org).await?;
         // A stable sort keeps the store's order (creation, then name) among custom roles.
         roles.sort_by_key(|r| {
@@ -116,7 +116,7 @@ impl<'a> RoleService<'a> {
             created_at: now,
             updated_at: now,
         };
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         tx.insert_role(&record).await.map_err(|e| match e {
             cms_store::StoreError::Unique(_) => {
                 Error::Conflict(format!("a role named `{name}` already exists"))
@@ -145,7 +145,7 @@ impl<'a> RoleService<'a> {
             .capabilities
             .as_deref()
             .map(|caps| self.capabilities(actor, caps, &mut issues));
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let current = tx
             .role(org, name)
             .await?
@@ -175,7 +175,7 @@ impl<'a> RoleService<'a> {
     /// invitation names it.
     pub async fn delete(&self, actor: &Actor, name: &str) -> Result<Role> {
         let org = managing_org(actor)?;
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let role = tx
             .role(org, name)
             .await?

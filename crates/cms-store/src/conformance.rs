@@ -66,21 +66,21 @@ async fn open(url: &str) -> std::sync::Arc<dyn crate::Store> {
 
 async fn users_round_trip_and_emails_are_unique(url: String) {
     let store = open(&url).await;
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     tx.insert_user(&user("u1", "ada@example.com"))
         .await
         .unwrap();
     tx.commit().await.unwrap();
     // After a constraint violation PostgreSQL aborts the transaction: a unit of work that saw
     // an error is abandoned, never continued.
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(matches!(
         tx.insert_user(&user("u2", "ada@example.com")).await,
         Err(StoreError::Unique(_))
     ));
     drop(tx);
 
-    let mut tx = store.read().await.unwrap();
+    let mut tx = store.read_instance_wide().await.unwrap();
     let found = tx.user_by_email("ada@example.com").await.unwrap().unwrap();
     assert_eq!(found.id, "u1");
     assert!(!found.email_verified);
@@ -97,13 +97,13 @@ async fn users_round_trip_and_emails_are_unique(url: String) {
 async fn an_uncommitted_write_is_rolled_back(url: String) {
     let store = open(&url).await;
     {
-        let mut tx = store.write().await.unwrap();
+        let mut tx = store.write_instance_wide().await.unwrap();
         tx.insert_user(&user("u1", "ada@example.com"))
             .await
             .unwrap();
         // dropped without commit
     }
-    let mut tx = store.read().await.unwrap();
+    let mut tx = store.read_instance_wide().await.unwrap();
     assert_eq!(tx.count_users().await.unwrap(), 0);
     drop(tx); // close() waits for every unit of work to be returned
     store.close().await;
@@ -111,7 +111,7 @@ async fn an_uncommitted_write_is_rolled_back(url: String) {
 
 async fn an_instance_flag_is_claimed_once(url: String) {
     let store = open(&url).await;
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(tx.claim_instance_flag("firstAdmin", "u1", 1).await.unwrap());
     assert!(!tx.claim_instance_flag("firstAdmin", "u2", 2).await.unwrap());
     assert_eq!(
@@ -124,7 +124,7 @@ async fn an_instance_flag_is_claimed_once(url: String) {
 
 async fn instance_values_are_put_replaced_and_deleted(url: String) {
     let store = open(&url).await;
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     tx.put_instance_value("signUpPolicy", "{}", 1)
         .await
         .unwrap();
@@ -145,7 +145,7 @@ async fn instance_values_are_put_replaced_and_deleted(url: String) {
 async fn rate_limit_counters_count_per_window_and_are_purged(url: String) {
     use crate::rate_limits::RateCount;
     let store = open(&url).await;
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     // A window of 100 ms: a window that began at or before `now - 100` is over.
     for (now, expected) in [
         (
@@ -213,7 +213,7 @@ async fn concurrent_rate_limit_hits_each_count(url: String) {
         .map(|_| {
             let store = store.clone();
             tokio::spawn(async move {
-                let mut tx = store.write().await.unwrap();
+                let mut tx = store.write_instance_wide().await.unwrap();
                 let count = tx.hit_rate_limit("k", 5000, 0).await.unwrap();
                 tx.commit().await.unwrap();
                 count.hits
@@ -231,7 +231,7 @@ async fn concurrent_rate_limit_hits_each_count(url: String) {
 
 async fn organizations_members_and_roles(url: String) {
     let store = open(&url).await;
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     tx.insert_user(&user("u1", "ada@example.com"))
         .await
         .unwrap();
@@ -250,10 +250,10 @@ async fn organizations_members_and_roles(url: String) {
     tx.commit().await.unwrap();
 
     let refused = |e| matches!(e, Err(StoreError::Unique(_)));
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(refused(tx.insert_organization(&org("o2", "acme")).await));
     drop(tx);
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(refused(tx.insert_role(&role("o1", "viewer", &[])).await));
     drop(tx);
     // A member's role must exist in the organization.
@@ -263,14 +263,14 @@ async fn organizations_members_and_roles(url: String) {
         role: "ghost".into(),
         created_at: 1,
     };
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(matches!(
         tx.insert_member(&ghost).await,
         Err(StoreError::ForeignKey(_))
     ));
     drop(tx);
 
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     let member = MemberRecord {
         role: "owner".into(),
         ..ghost
@@ -283,7 +283,7 @@ async fn organizations_members_and_roles(url: String) {
     assert_eq!(updated, 1);
     tx.commit().await.unwrap();
 
-    let mut tx = store.read().await.unwrap();
+    let mut tx = store.read_instance_wide().await.unwrap();
     let o = tx.organization_by_id("o1").await.unwrap().unwrap();
     assert_eq!(tx.child_organization_ids("o1").await.unwrap(), vec!["c1"]);
     assert!(tx.child_organization_ids("c1").await.unwrap().is_empty());
@@ -302,7 +302,7 @@ async fn organizations_members_and_roles(url: String) {
     assert_eq!(names, vec!["owner", "viewer"]);
     drop(tx);
 
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(tx.update_member_role("o1", "u1", "viewer").await.unwrap());
     assert!(
         !tx.update_member_role("o1", "nobody", "viewer")
@@ -313,7 +313,7 @@ async fn organizations_members_and_roles(url: String) {
     assert!(tx.delete_member("o1", "u1").await.unwrap());
     assert!(!tx.delete_member("o1", "u1").await.unwrap());
     tx.commit().await.unwrap();
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(matches!(
         tx.update_member_role("o1", "u1", "ghost").await,
         Ok(false)
@@ -324,7 +324,7 @@ async fn organizations_members_and_roles(url: String) {
 
 async fn sessions_are_found_by_hash_extended_and_deleted(url: String) {
     let store = open(&url).await;
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     tx.insert_user(&user("u1", "ada@example.com"))
         .await
         .unwrap();
@@ -347,7 +347,7 @@ async fn sessions_are_found_by_hash_extended_and_deleted(url: String) {
         .unwrap();
     tx.commit().await.unwrap();
 
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     let found = tx.session_by_token_hash("h1").await.unwrap().unwrap();
     assert_eq!(
         (found.expires_at, found.active_organization_id.as_deref()),
@@ -373,7 +373,7 @@ async fn sessions_are_found_by_hash_extended_and_deleted(url: String) {
 
 async fn api_keys_are_scoped_to_their_organization(url: String) {
     let store = open(&url).await;
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     tx.insert_user(&user("u1", "ada@example.com"))
         .await
         .unwrap();
@@ -394,7 +394,7 @@ async fn api_keys_are_scoped_to_their_organization(url: String) {
     tx.insert_api_key(&key).await.unwrap();
     tx.commit().await.unwrap();
 
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     let grant = tx.key_grant("kh").await.unwrap().unwrap();
     assert_eq!(
         (
@@ -434,6 +434,9 @@ async fn point_lookups_read_alike_in_read_and_write_units(url: String) {
     })
     .await
     .unwrap();
+    tx.commit().await.unwrap();
+    // A session is no organization's row: only an instance-wide unit writes it.
+    let mut tx = store.write_instance_wide().await.unwrap();
     tx.insert_session(&SessionRecord {
         id: "s1".into(),
         token_hash: "h1".into(),
@@ -447,6 +450,8 @@ async fn point_lookups_read_alike_in_read_and_write_units(url: String) {
     })
     .await
     .unwrap();
+    tx.commit().await.unwrap();
+    let mut tx = store.write_for("o1").await.unwrap();
     tx.insert_api_key(&ApiKeyRecord {
         id: "k1".into(),
         organization_id: "o1".into(),
@@ -480,12 +485,18 @@ async fn point_lookups_read_alike_in_read_and_write_units(url: String) {
     let lookups = |mut tx: Box<dyn crate::Tx>| {
         let (o1, both, o2) = (o1.clone(), both.clone(), o2.clone());
         async move {
-            format!(
-                "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+            // Credentials are resolved before any organization is known, documents for one.
+            tx.act_instance_wide().await.unwrap();
+            let grants = format!(
+                "{:?}\n{:?}\n{:?}\n{:?}",
                 tx.key_grant("kh").await.unwrap(),
                 tx.key_grant("nope").await.unwrap(),
                 tx.session_grant("h1").await.unwrap(),
                 tx.session_grant("nope").await.unwrap(),
+            );
+            tx.act_for("o1").await.unwrap();
+            format!(
+                "{grants}\n{:?}\n{:?}\n{:?}\n{:?}",
                 tx.document(&o1, "d1").await.unwrap(),
                 tx.document(&both, "d1").await.unwrap(),
                 tx.document(&o2, "d1").await.unwrap(),
@@ -493,8 +504,8 @@ async fn point_lookups_read_alike_in_read_and_write_units(url: String) {
             )
         }
     };
-    let read = lookups(store.read_for("o1").await.unwrap()).await;
-    let write = lookups(store.write_for("o1").await.unwrap()).await;
+    let read = lookups(store.read().await.unwrap()).await;
+    let write = lookups(store.write().await.unwrap()).await;
     assert_eq!(read, write);
     assert!(
         read.contains("role_capabilities: Some(Json([\"document.read\", \"document.update\"]))")
@@ -509,7 +520,7 @@ async fn point_lookups_read_alike_in_read_and_write_units(url: String) {
 
 async fn foreign_keys_are_enforced(url: String) {
     let store = open(&url).await;
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     tx.insert_user(&user("u1", "ada@example.com"))
         .await
         .unwrap();
@@ -524,7 +535,7 @@ async fn foreign_keys_are_enforced(url: String) {
     .await
     .unwrap();
     tx.commit().await.unwrap();
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     // Foreign keys are enforced on both engines (SQLite needs them switched on per connection).
     assert!(matches!(
         tx.insert_member(&MemberRecord {
@@ -568,7 +579,7 @@ fn document(id: &str, org: &str, doc_type: &str, singleton: bool) -> DocumentRec
 /// A user u1 and organizations o1 and its child o2. A unit acting for o1 may read o2's rows,
 /// which lets these tests look across both while PostgreSQL's row-level security holds.
 async fn with_two_organizations(store: &std::sync::Arc<dyn crate::Store>) {
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     tx.insert_user(&user("u1", "ada@example.com"))
         .await
         .unwrap();
@@ -986,12 +997,12 @@ async fn events_carry_their_outbox_row_atomically(url: String) {
     let store = open(&url).await;
     with_two_organizations(&store).await;
     // Rolled back: neither the event nor its outbox row exists.
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     tx.append_event(&event("e0", "o1", "document.published"))
         .await
         .unwrap();
     drop(tx);
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert_eq!(tx.outbox_backlog().await.unwrap(), 0);
     for (id, org, t) in [
         ("e1", "o1", "document.published"),
@@ -1002,7 +1013,7 @@ async fn events_carry_their_outbox_row_atomically(url: String) {
     }
     tx.commit().await.unwrap();
 
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert_eq!(tx.outbox_backlog().await.unwrap(), 3);
     let claimed = tx.claim_outbox(2).await.unwrap();
     let ids: Vec<&str> = claimed.iter().map(|e| e.id.as_str()).collect();
@@ -1011,7 +1022,7 @@ async fn events_carry_their_outbox_row_atomically(url: String) {
         .await
         .unwrap();
     tx.commit().await.unwrap();
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert_eq!(tx.outbox_backlog().await.unwrap(), 1);
     assert_eq!(tx.claim_outbox(10).await.unwrap()[0].id, "e3");
     let e2 = tx.event("e2").await.unwrap().unwrap();
@@ -1055,7 +1066,7 @@ async fn events_carry_their_outbox_row_atomically(url: String) {
 
 async fn jobs_are_claimed_leased_finished_and_deduplicated(url: String) {
     let store = open(&url).await;
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(tx.enqueue_job(&job("j1", 100, Some("k1"))).await.unwrap());
     assert!(
         !tx.enqueue_job(&job("j1b", 100, Some("k1"))).await.unwrap(),
@@ -1077,7 +1088,7 @@ async fn jobs_are_claimed_leased_finished_and_deduplicated(url: String) {
     assert!(tx.enqueue_job(&job("j3", 500, None)).await.unwrap());
     tx.commit().await.unwrap();
 
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     let claimed = tx.claim_jobs(100, 160, 10).await.unwrap();
     let ids: Vec<&str> = claimed.iter().map(|j| j.id.as_str()).collect();
     assert_eq!(ids, ["j1", "j2"], "only due jobs");
@@ -1193,7 +1204,7 @@ async fn jobs_are_claimed_leased_finished_and_deduplicated(url: String) {
 /// is lost.
 async fn concurrent_workers_complete_every_job_exactly_once(url: String) {
     let store = open(&url).await;
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     for i in 0..1000 {
         tx.enqueue_job(&job(&format!("j{i:04}"), 1, None))
             .await
@@ -1206,14 +1217,14 @@ async fn concurrent_workers_complete_every_job_exactly_once(url: String) {
         for round in 0.. {
             // Distinct leases per claim, so a claim finishes only its own jobs.
             let lease = 1_000_000 + worker * 100_000 + round;
-            let mut tx = store.write().await.unwrap();
+            let mut tx = store.write_instance_wide().await.unwrap();
             let claimed = tx.claim_jobs(10, lease, 25).await.unwrap();
             tx.commit().await.unwrap();
             if claimed.is_empty() {
                 break;
             }
             let ids: Vec<String> = claimed.iter().map(|j| j.id.clone()).collect();
-            let mut tx = store.write().await.unwrap();
+            let mut tx = store.write_instance_wide().await.unwrap();
             assert_eq!(
                 tx.complete_jobs(&ids, lease, 11).await.unwrap(),
                 ids.len() as u64
@@ -1233,7 +1244,7 @@ async fn concurrent_workers_complete_every_job_exactly_once(url: String) {
         (1000, 1000),
         "each job claimed once, none lost"
     );
-    let mut tx = store.read().await.unwrap();
+    let mut tx = store.read_instance_wide().await.unwrap();
     let (counts, _) = tx.job_counts(None, 20).await.unwrap();
     assert_eq!(counts, vec![("completed".to_string(), 1000)]);
     drop(tx);
@@ -1262,13 +1273,13 @@ async fn one_pending_schedule_per_document(url: String) {
         .unwrap();
     tx.insert_schedule(&schedule("s1")).await.unwrap();
     tx.commit().await.unwrap();
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(matches!(
         tx.insert_schedule(&schedule("s2")).await,
         Err(StoreError::Unique(_))
     ));
     drop(tx);
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert_eq!(tx.pending_schedule("d1").await.unwrap().unwrap().id, "s1");
     assert!(tx.settle_schedule("s1", "cancelled", 2).await.unwrap());
     assert!(!tx.settle_schedule("s1", "completed", 3).await.unwrap());
@@ -1284,7 +1295,7 @@ async fn one_pending_schedule_per_document(url: String) {
 
 async fn roles_are_edited_and_deleted_unless_still_assigned(url: String) {
     let store = open(&url).await;
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     tx.insert_user(&user("u1", "ada@example.com"))
         .await
         .unwrap();
@@ -1321,7 +1332,7 @@ async fn roles_are_edited_and_deleted_unless_still_assigned(url: String) {
         .unwrap();
     tx.commit().await.unwrap();
 
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     let caps = vec!["document.read".to_string(), "document.update".to_string()];
     let updated = tx
         .update_role("o1", "spare", "Spare role", &caps, 5)
@@ -1365,7 +1376,7 @@ async fn roles_are_edited_and_deleted_unless_still_assigned(url: String) {
     assert!(!tx.delete_role("o1", "spare").await.unwrap());
     tx.commit().await.unwrap();
     // A role a member holds cannot go.
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(matches!(
         tx.delete_role("o1", "lead").await,
         Err(StoreError::ForeignKey(_))
@@ -1380,7 +1391,7 @@ async fn roles_are_edited_and_deleted_unless_still_assigned(url: String) {
 async fn a_document_is_located_from_any_unit(url: String) {
     let store = open(&url).await;
     with_two_organizations(&store).await;
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     tx.insert_organization(&org("o3", "stranger"))
         .await
         .unwrap();
@@ -1397,7 +1408,7 @@ async fn a_document_is_located_from_any_unit(url: String) {
     let o2 = vec!["o2".to_string()];
     for acting in [None, Some("o3"), Some("o2")] {
         let mut tx = match acting {
-            None => store.read().await.unwrap(),
+            None => store.read_instance_wide().await.unwrap(),
             Some(org) => store.read_for(org).await.unwrap(),
         };
         assert_eq!(
@@ -1548,7 +1559,7 @@ async fn row_level_security_stops_cross_organization_reads_and_writes(url: Strin
     use sqlx::{Connection, Executor};
     let store = open(&url).await;
     with_two_organizations(&store).await;
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     tx.insert_organization(&org("o3", "stranger"))
         .await
         .unwrap();
@@ -1606,7 +1617,7 @@ async fn row_level_security_stops_cross_organization_reads_and_writes(url: Strin
     assert!(tx.document(&o1_and_child, "d1").await.unwrap().is_none());
     drop(tx);
     // A unit that names no organization sees nothing.
-    let mut tx = store.read().await.unwrap();
+    let mut tx = store.read_instance_wide().await.unwrap();
     assert!(tx.document(&o1, "d1").await.unwrap().is_none());
     drop(tx);
 
@@ -1691,11 +1702,11 @@ mod a_range_on_an_indexed_field_is_an_index_condition_under_row_level_security {
     }
 
     async fn check(url: String) {
-        let store = crate::postgres::PgStore::connect(&url).await.unwrap();
+        let store = crate::postgres::PgStore::connect(&url, None).await.unwrap();
         store.migrate().await.unwrap();
         let fields = vec![(vec!["views".to_string()], cms_core::FieldKind::Number)];
         store.ensure_field_indexes("post", &fields).await.unwrap();
-        let mut tx = store.write().await.unwrap();
+        let mut tx = store.write_instance_wide().await.unwrap();
         tx.insert_user(&user("u1", "ada@example.com"))
             .await
             .unwrap();
@@ -1880,7 +1891,7 @@ mod row_level_security_binds_a_plain_owner_login {
         drop(tx);
         // The cross-organization lookup works for a plain owner too, and opens nothing else.
         for mut tx in [
-            store.read().await.unwrap(),
+            store.read_instance_wide().await.unwrap(),
             store.read_for("o2").await.unwrap(),
         ] {
             let found = tx.locate_document("d1").await.unwrap().unwrap();

@@ -62,7 +62,7 @@ fn invitation(id: &str, org: &str, email: &str, expires_at: i64) -> InvitationRe
 
 /// Users u1 (owner of o1) and u2 (viewer of o1), organizations o1 and o2, the roles of o1.
 async fn seed(store: &std::sync::Arc<dyn crate::Store>) {
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     tx.insert_user(&user("u1", "ada@example.com"))
         .await
         .unwrap();
@@ -116,7 +116,7 @@ fn session(id: &str, user: &str, org: Option<&str>) -> SessionRecord {
 async fn deleting_an_organization_cascades_and_clears_sessions(url: String) {
     let store = open(&url).await;
     seed(&store).await;
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     tx.insert_session(&session("s1", "u2", Some("o1")))
         .await
         .unwrap();
@@ -142,7 +142,7 @@ async fn deleting_an_organization_cascades_and_clears_sessions(url: String) {
         .unwrap();
     tx.commit().await.unwrap();
 
-    let mut tx = store.read().await.unwrap();
+    let mut tx = store.read_instance_wide().await.unwrap();
     let orgs = tx.organizations_of("u2").await.unwrap();
     assert_eq!(orgs.len(), 1);
     assert_eq!(
@@ -168,14 +168,14 @@ async fn deleting_an_organization_cascades_and_clears_sessions(url: String) {
     );
     drop(tx);
 
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(tx.lock_organization("o1").await.unwrap());
     assert!(!tx.lock_organization("missing").await.unwrap());
     assert!(tx.delete_organization("o1").await.unwrap());
     assert!(!tx.delete_organization("o1").await.unwrap());
     tx.commit().await.unwrap();
 
-    let mut tx = store.read().await.unwrap();
+    let mut tx = store.read_instance_wide().await.unwrap();
     assert!(tx.roles("o1").await.unwrap().is_empty());
     assert!(tx.members_of("o1").await.unwrap().is_empty());
     assert!(tx.api_keys("o1").await.unwrap().is_empty());
@@ -199,7 +199,7 @@ async fn deleting_an_organization_cascades_and_clears_sessions(url: String) {
 async fn members_leave_keys_and_sessions_behind_on_request(url: String) {
     let store = open(&url).await;
     seed(&store).await;
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     tx.insert_session(&session("s1", "u2", Some("o1")))
         .await
         .unwrap();
@@ -216,7 +216,7 @@ async fn members_leave_keys_and_sessions_behind_on_request(url: String) {
     assert_eq!(tx.delete_api_keys_of_member("o1", "u2").await.unwrap(), 0);
     assert_eq!(tx.delete_sessions_of_user("u1").await.unwrap(), 1);
     tx.commit().await.unwrap();
-    let mut tx = store.read().await.unwrap();
+    let mut tx = store.read_instance_wide().await.unwrap();
     let s1 = tx.session_by_token_hash("hash-s1").await.unwrap().unwrap();
     assert_eq!((s1.active_organization_id, s1.updated_at), (None, 5));
     assert!(tx.session_by_token_hash("hash-s2").await.unwrap().is_some());
@@ -224,7 +224,7 @@ async fn members_leave_keys_and_sessions_behind_on_request(url: String) {
     drop(tx);
 
     // Profile updates keep e-mails unique.
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(
         tx.update_user_profile("u1", "Ada L", "ada@lovelace.org", false, 7)
             .await
@@ -238,14 +238,14 @@ async fn members_leave_keys_and_sessions_behind_on_request(url: String) {
     assert!(tx.set_email_verified("u1", 9).await.unwrap());
     assert!(!tx.set_email_verified("nobody", 9).await.unwrap());
     tx.commit().await.unwrap();
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(matches!(
         tx.update_user_profile("u2", "Bob", "ada@lovelace.org", false, 10)
             .await,
         Err(StoreError::Unique(_))
     ));
     drop(tx);
-    let mut tx = store.read().await.unwrap();
+    let mut tx = store.read_instance_wide().await.unwrap();
     let u1 = tx.user_by_id("u1").await.unwrap().unwrap();
     assert_eq!(
         (
@@ -264,7 +264,7 @@ async fn members_leave_keys_and_sessions_behind_on_request(url: String) {
 async fn an_address_has_one_pending_invitation_per_organization(url: String) {
     let store = open(&url).await;
     seed(&store).await;
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     tx.insert_invitation(&invitation("i1", "o1", "carol@example.com", 100))
         .await
         .unwrap();
@@ -272,7 +272,7 @@ async fn an_address_has_one_pending_invitation_per_organization(url: String) {
         .await
         .unwrap();
     tx.commit().await.unwrap();
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(matches!(
         tx.insert_invitation(&invitation("i3", "o1", "carol@example.com", 100))
             .await,
@@ -280,7 +280,7 @@ async fn an_address_has_one_pending_invitation_per_organization(url: String) {
     ));
     drop(tx);
 
-    let mut tx = store.read().await.unwrap();
+    let mut tx = store.read_instance_wide().await.unwrap();
     let open_ids = |v: Vec<InvitationRecord>| v.into_iter().map(|i| i.id).collect::<Vec<_>>();
     assert_eq!(
         open_ids(
@@ -314,14 +314,14 @@ async fn an_address_has_one_pending_invitation_per_organization(url: String) {
     drop(tx);
 
     // Only a pending invitation moves, once; then the address may be invited again.
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(tx.finish_invitation("i1", "accepted", 20).await.unwrap());
     assert!(!tx.finish_invitation("i1", "cancelled", 21).await.unwrap());
     tx.insert_invitation(&invitation("i3", "o1", "carol@example.com", 100))
         .await
         .unwrap();
     tx.commit().await.unwrap();
-    let mut tx = store.read().await.unwrap();
+    let mut tx = store.read_instance_wide().await.unwrap();
     let i1 = tx.invitation("i1").await.unwrap().unwrap();
     assert_eq!((i1.status.as_str(), i1.updated_at), ("accepted", 20));
     assert_eq!(
@@ -342,7 +342,7 @@ async fn user_tokens_are_taken_once(url: String) {
         expires_at,
         created_at: 1,
     };
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     tx.insert_user_token(&token("h1", "passwordReset", 100))
         .await
         .unwrap();
@@ -354,7 +354,7 @@ async fn user_tokens_are_taken_once(url: String) {
         .unwrap();
     tx.commit().await.unwrap();
 
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     // The purpose must match.
     assert!(
         tx.take_user_token("h1", "emailVerification")
@@ -394,7 +394,7 @@ async fn user_tokens_are_taken_once(url: String) {
         1
     );
     tx.commit().await.unwrap();
-    let mut tx = store.read().await.unwrap();
+    let mut tx = store.read_instance_wide().await.unwrap();
     assert!(
         tx.user_token("h2", "passwordReset")
             .await
@@ -414,7 +414,7 @@ async fn user_tokens_are_taken_once(url: String) {
 async fn preferences_are_saved_per_user(url: String) {
     let store = open(&url).await;
     seed(&store).await;
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(tx.preferences("u1").await.unwrap().is_none());
     tx.save_preferences("u1", &Json(json!({"theme": "dark"})), 1)
         .await
@@ -423,7 +423,7 @@ async fn preferences_are_saved_per_user(url: String) {
         .await
         .unwrap();
     tx.commit().await.unwrap();
-    let mut tx = store.read().await.unwrap();
+    let mut tx = store.read_instance_wide().await.unwrap();
     assert_eq!(
         tx.preferences("u1").await.unwrap().unwrap().0,
         json!({"theme": "light", "n": 2})
@@ -431,10 +431,10 @@ async fn preferences_are_saved_per_user(url: String) {
     assert!(tx.preferences("u2").await.unwrap().is_none());
     drop(tx);
     // They go with their user.
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(tx.delete_user("u1").await.unwrap());
     tx.commit().await.unwrap();
-    let mut tx = store.read().await.unwrap();
+    let mut tx = store.read_instance_wide().await.unwrap();
     assert!(tx.preferences("u1").await.unwrap().is_none());
     drop(tx);
     store.close().await;
@@ -511,13 +511,13 @@ async fn plugin_settings_are_saved_per_organization_and_plugin(url: String) {
                 .unwrap()
                 .is_none()
         );
-        let mut bare = store.read().await.unwrap();
+        let mut bare = store.read_instance_wide().await.unwrap();
         assert!(bare.plugin_settings_of("o1").await.unwrap().is_empty());
     }
     drop(tx);
 
     // They go with their organization.
-    let mut tx = store.write().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(tx.delete_organization("o1").await.unwrap());
     tx.commit().await.unwrap();
     let mut tx = store.read_for("o1").await.unwrap();
@@ -585,7 +585,7 @@ async fn change_sets_are_kept_per_organization_and_undone_once(url: String) {
         Some(5)
     );
     if store.dialect() == crate::Dialect::Postgres {
-        let mut bare = store.read().await.unwrap();
+        let mut bare = store.read_instance_wide().await.unwrap();
         assert_eq!(bare.change_sets("o1", 10, 0).await.unwrap().1, 0);
     }
     drop(tx);

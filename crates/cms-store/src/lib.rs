@@ -104,6 +104,20 @@ pub trait Store: Send + Sync + 'static {
         tx.act_for_delivery().await?;
         Ok(tx)
     }
+
+    /// A read unit for work that spans organizations (see [`Tx::act_instance_wide`]).
+    async fn read_instance_wide(&self) -> Result<Box<dyn Tx>> {
+        let mut tx = self.read().await?;
+        tx.act_instance_wide().await?;
+        Ok(tx)
+    }
+
+    /// A write unit for work that spans organizations (see [`Tx::act_instance_wide`]).
+    async fn write_instance_wide(&self) -> Result<Box<dyn Tx>> {
+        let mut tx = self.write().await?;
+        tx.act_instance_wide().await?;
+        Ok(tx)
+    }
 }
 
 /// A unit of work: every repository of the domain, on one connection.
@@ -154,15 +168,38 @@ pub trait Tx:
     /// at a time, so there it changes nothing. Units that hold several keys take them in one
     /// order (sorted), so two of them never wait on each other.
     async fn hold_until_end(&mut self, key: &str) -> Result<()>;
+
+    /// Declares this unit's work as spanning organizations: claiming due jobs, relaying the
+    /// outbox, resolving a credential by its hash, sign-up, a user's memberships, instance-wide
+    /// listings. On PostgreSQL it may then read and write the rows of every organization in
+    /// roles, members, API keys, invitations, sessions, events, the outbox, jobs and schedules
+    /// (the `*_instance` policies of migration 0010), and documents stay closed. It holds only
+    /// while the unit names no organization: [`Tx::act_for`] confines the unit to that
+    /// organization again, and this clears a named one. A unit that declares neither sees none
+    /// of those rows. SQLite has no second wall: there it changes nothing.
+    async fn act_instance_wide(&mut self) -> Result<()>;
 }
 
 /// Opens the database a URL names: `sqlite://PATH` (created when missing) or `postgres://...`.
 /// It does not migrate: call [`Store::migrate`].
 pub async fn connect(url: &str) -> Result<Arc<dyn Store>> {
+    connect_with_migration_url(url, None).await
+}
+
+/// Like [`connect`], with units of work running as the login of `url` while migrations and
+/// index creation run as the login of `migration_url` (PostgreSQL: the tables' owner, so the
+/// serving login need neither own them nor be able to leave their row-level security). SQLite
+/// has one file and no logins: `migration_url` is ignored there.
+pub async fn connect_with_migration_url(
+    url: &str,
+    migration_url: Option<&str>,
+) -> Result<Arc<dyn Store>> {
     if url.starts_with("sqlite:") {
         Ok(Arc::new(sqlite::SqliteStore::connect(url).await?))
     } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-        Ok(Arc::new(postgres::PgStore::connect(url).await?))
+        Ok(Arc::new(
+            postgres::PgStore::connect(url, migration_url).await?,
+        ))
     } else {
         Err(StoreError::Config(format!(
             "unsupported database URL `{}`: use sqlite://PATH or postgres://...",
@@ -277,3 +314,5 @@ mod conformance_assets;
 mod conformance_cancel;
 #[cfg(test)]
 mod conformance_people;
+#[cfg(test)]
+mod conformance_row_security;

@@ -22,17 +22,27 @@ pub(crate) struct PgStore {
     /// Every unit of work runs here, under row-level security.
     pool: PgPool,
     /// For migrations and index creation, which need the owner's rights: a fresh connection as
-    /// the configured login each time, never one of the pool's.
+    /// the owning login each time (the migration URL when one is configured, else the serving
+    /// login), never one of the pool's.
     options: PgConnectOptions,
     /// The generated columns of indexed fields known to exist, shared with every unit of work.
     generated: Arc<GeneratedColumns>,
 }
 
 impl PgStore {
-    pub(crate) async fn connect(url: &str) -> Result<Self> {
-        let options: PgConnectOptions = url.parse()?;
+    /// `url` is the login units of work run as; `owner_url`, when given, the login that owns
+    /// the tables, for migrations and index creation (see docs/CONFIGURATION.md).
+    pub(crate) async fn connect(url: &str, owner_url: Option<&str>) -> Result<Self> {
+        let serving: PgConnectOptions = url.parse()?;
+        let options: PgConnectOptions = match owner_url {
+            Some(owner) => owner.parse()?,
+            None => serving.clone(),
+        };
         // Fail now, not at the first request, when the server cannot be reached.
-        PgConnection::connect_with(&options).await?.close().await?;
+        PgConnection::connect_with(&serving).await?.close().await?;
+        if owner_url.is_some() {
+            PgConnection::connect_with(&options).await?.close().await?;
+        }
         let pool = PgPoolOptions::new()
             .max_connections(16)
             // A ping per borrow is a network round trip on every unit of work; a connection
@@ -40,7 +50,7 @@ impl PgStore {
             .test_before_acquire(false)
             .after_connect(|conn, _| Box::pin(drop_rls_bypass(conn)))
             // Lazy: the first connection is opened after `migrate` has created the role.
-            .connect_lazy_with(options.clone());
+            .connect_lazy_with(serving);
         Ok(PgStore {
             pool,
             options,
@@ -80,8 +90,26 @@ impl PgStore {
     }
 }
 
+impl PgStore {
+    /// A transaction declared instance-wide ([`Tx::act_instance_wide`]) in its `BEGIN`.
+    async fn begin_instance_wide(&self) -> Result<Box<dyn Tx>> {
+        let begin = format!(
+            "BEGIN; SELECT set_config('{SCOPE}', 'instance', true), \
+             set_config('{ACTING_ORGANIZATION}', '', true)"
+        );
+        Ok(Box::new(PgTx {
+            tx: begin_unit(&self.pool, Some(begin)).await?,
+            generated: self.generated.clone(),
+        }))
+    }
+}
+
 /// The transaction-local setting row-level security reads (migration 0005).
 const ACTING_ORGANIZATION: &str = "cms.organization_id";
+
+/// The transaction-local setting that declares a unit's work as spanning organizations: the
+/// policies `<table>_instance` (migration 0010) admit it while it names no organization.
+const SCOPE: &str = "cms.scope";
 
 /// The transaction-local setting that marks a unit serving public asset delivery: policy
 /// `assets_delivery` (migration 0006) lets it read any asset row.
@@ -234,6 +262,16 @@ impl Store for PgStore {
         Ok(())
     }
 
+    /// The declaration rides in the round trip of the `BEGIN`, as for [`PgStore::begin_acting`]:
+    /// credential resolution opens one of these on every authenticated request.
+    async fn read_instance_wide(&self) -> Result<Box<dyn Tx>> {
+        self.begin_instance_wide().await
+    }
+
+    async fn write_instance_wide(&self) -> Result<Box<dyn Tx>> {
+        self.begin_instance_wide().await
+    }
+
     async fn close(&self) {
         self.pool.close().await;
     }
@@ -372,6 +410,15 @@ impl Tx for PgTx {
     async fn hold_until_end(&mut self, key: &str) -> Result<()> {
         sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
             .bind(key)
+            .execute(&mut *self.tx)
+            .await?;
+        Ok(())
+    }
+
+    async fn act_instance_wide(&mut self) -> Result<()> {
+        sqlx::query("SELECT set_config($1, 'instance', true), set_config($2, '', true)")
+            .bind(SCOPE)
+            .bind(ACTING_ORGANIZATION)
             .execute(&mut *self.tx)
             .await?;
         Ok(())

@@ -242,7 +242,7 @@ impl<'a> AuthService<'a> {
             validate_new_user(&input.name, &input.email, &input.password)?;
         let now = self.inner.clock.now();
         let policy = {
-            let mut tx = self.inner.store.read().await?;
+            let mut tx = self.inner.store.read_instance_wide().await?;
             let policy = self.inner.sign_up_policy(&mut *tx).await?;
             if tx.instance_flag(FIRST_ADMIN_FLAG).await?.is_some() {
                 if policy.invite_only
@@ -261,7 +261,7 @@ impl<'a> AuthService<'a> {
         };
         // Hash before taking the writer: the slow part must not hold the database.
         let password_hash = password::hash(password.expose().to_string()).await?;
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let account = Account {
             name,
             email,
@@ -322,7 +322,7 @@ impl<'a> AuthService<'a> {
         }
         let password_hash = password::hash(password.expose().to_string()).await?;
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let account = Account {
             name,
             email,
@@ -341,7 +341,7 @@ impl<'a> AuthService<'a> {
     /// works). The caller prints it, once. `None` under any other policy or once claimed.
     pub async fn issue_claim_code(&self) -> Result<Option<String>> {
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let claimed = tx.instance_flag(FIRST_ADMIN_FLAG).await?.is_some();
         let policy = self.inner.sign_up_policy(&mut *tx).await?;
         if claimed || policy.first_admin != FirstAdmin::ClaimCode {
@@ -520,7 +520,7 @@ impl<'a> AuthService<'a> {
                 "verify your e-mail address first: a new link is on its way".into(),
             ));
         }
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let active_org = tx
             .memberships_of(&user.id)
             .await?
@@ -536,7 +536,7 @@ impl<'a> AuthService<'a> {
 
     /// A fresh verification link for an unverified user who tried to sign in.
     async fn resend_verification(&self, user: &UserRecord, now: Timestamp) -> Result<()> {
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let mail = verification_mail(self.inner, &mut *tx, &user.id, &user.email, now).await?;
         tx.commit().await?;
         let _ = self.inner.send_mail(&mail).await;
@@ -570,7 +570,7 @@ impl<'a> AuthService<'a> {
             return Err(Error::InvalidCredentials);
         }
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let Some(user) = tx.user_by_id(&actor.user.id).await? else {
             return Err(Error::Unauthorized);
         };
@@ -614,7 +614,7 @@ impl<'a> AuthService<'a> {
     /// to revoke.
     pub async fn sign_out(&self, actor: &Actor) -> Result<()> {
         if let Credential::Session(session) = &actor.credential {
-            let mut tx = self.inner.store.write().await?;
+            let mut tx = self.inner.store.write_instance_wide().await?;
             tx.delete_session(&session.id).await?;
             tx.commit().await?;
         }
@@ -645,7 +645,14 @@ impl<'a> AuthService<'a> {
     async fn actor_for_session(&self, token: &str) -> Result<Option<Resolved>> {
         let hash = self.inner.secret.hash_hex(Purpose::SessionToken, token);
         let now = self.inner.clock.now();
-        let Some(found) = self.inner.store.read().await?.session_grant(&hash).await? else {
+        let Some(found) = self
+            .inner
+            .store
+            .read_instance_wide()
+            .await?
+            .session_grant(&hash)
+            .await?
+        else {
             return Ok(None);
         };
         let mut session = found.session;
@@ -659,7 +666,7 @@ impl<'a> AuthService<'a> {
         let session_extended = session.expires_at - now.millis() < lifetime - DAY_MS;
         if session_extended {
             session.expires_at = now.millis() + lifetime;
-            let mut tx = self.inner.store.write().await?;
+            let mut tx = self.inner.store.write_instance_wide().await?;
             tx.extend_session(&session.session_id, session.expires_at, now.millis())
                 .await?;
             tx.commit().await?;
@@ -690,7 +697,14 @@ impl<'a> AuthService<'a> {
     async fn actor_for_key(&self, key: &str) -> Result<Option<Actor>> {
         let hash = self.inner.secret.hash_hex(Purpose::ApiKey, key);
         let now = self.inner.clock.now();
-        let Some(found) = self.inner.store.read().await?.key_grant(&hash).await? else {
+        let Some(found) = self
+            .inner
+            .store
+            .read_instance_wide()
+            .await?
+            .key_grant(&hash)
+            .await?
+        else {
             return Ok(None);
         };
         if found.expires_at.is_some_and(|at| at <= now.millis()) {

@@ -166,7 +166,7 @@ impl DocumentService<'_> {
     /// no longer validates marks the schedule `failed` and publishes nothing.
     pub(crate) async fn run_schedule(&self, schedule_id: &str) -> Result<()> {
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let Some(schedule) = tx.schedule(schedule_id).await? else {
             return Ok(());
         };

@@ -167,7 +167,7 @@ impl<'a> JobService<'a> {
     ) -> Result<(Vec<JobView>, i64)> {
         let organization = reading_scope(actor, request.scope)?;
         let (limit, offset) = page_window(request.page, request.page_size)?;
-        let mut tx = self.inner.store.read().await?;
+        let mut tx = self.inner.store.read_instance_wide().await?;
         let (jobs, total) = tx
             .jobs(&JobQuery {
                 organization,
@@ -183,7 +183,7 @@ impl<'a> JobService<'a> {
     pub async fn health(&self, actor: &Actor, scope: Scope) -> Result<QueueHealth> {
         let organization = reading_scope(actor, scope)?;
         let now = self.inner.clock.now().millis();
-        let mut tx = self.inner.store.read().await?;
+        let mut tx = self.inner.store.read_instance_wide().await?;
         let (found, oldest) = tx.job_counts(organization.as_deref(), now).await?;
         let backlog = tx.outbox_backlog().await?;
         let mut counts = serde_json::Map::new();
@@ -205,7 +205,7 @@ impl<'a> JobService<'a> {
     /// state.
     pub async fn retry(&self, actor: &Actor, id: &str) -> Result<JobView> {
         let now = self.inner.clock.now().millis();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let job = managed_job(&mut *tx, actor, id).await?;
         if !tx
             .requeue_job(id, &[JobStatus::Failed, JobStatus::DeadLetter], true, now)
@@ -224,7 +224,7 @@ impl<'a> JobService<'a> {
     /// Cancels a `pending` job; 409 from any other state.
     pub async fn cancel(&self, actor: &Actor, id: &str) -> Result<JobView> {
         let now = self.inner.clock.now().millis();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let job = managed_job(&mut *tx, actor, id).await?;
         if !tx.cancel_job(id, now).await? {
             return Err(Error::Conflict(format!(
@@ -245,7 +245,7 @@ impl<'a> JobService<'a> {
     ) -> Result<(Vec<EventView>, i64)> {
         let organization = reading_scope(actor, request.scope)?;
         let (limit, offset) = page_window(request.page, request.page_size)?;
-        let mut tx = self.inner.store.read().await?;
+        let mut tx = self.inner.store.read_instance_wide().await?;
         let (events, total) = tx
             .events(&EventQuery {
                 organization,

@@ -118,7 +118,7 @@ impl Worker {
             idempotency_key,
             now,
         );
-        let mut tx = self.cms.0.store.write().await?;
+        let mut tx = self.cms.0.store.write_instance_wide().await?;
         let inserted = tx.enqueue_job(&job).await?;
         tx.commit().await?;
         Ok(inserted.then(|| job.into()))
@@ -134,11 +134,18 @@ impl Worker {
     async fn relay(&self) -> Result<usize> {
         let inner = &self.cms.0;
         // Looking first, on a reader, keeps an idle relay off the single writer (SQLite).
-        if inner.store.read().await?.outbox_backlog().await? == 0 {
+        if inner
+            .store
+            .read_instance_wide()
+            .await?
+            .outbox_backlog()
+            .await?
+            == 0
+        {
             return Ok(0);
         }
         let now = inner.clock.now().millis();
-        let mut tx = inner.store.write().await?;
+        let mut tx = inner.store.write_instance_wide().await?;
         let events = tx.claim_outbox(self.settings().relay_batch_size).await?;
         if events.is_empty() {
             return Ok(0);
@@ -173,7 +180,7 @@ impl Worker {
         let inner = &self.cms.0;
         let now = inner.clock.now().millis();
         let lease = now + self.settings().lease.as_millis() as i64;
-        let mut tx = inner.store.write().await?;
+        let mut tx = inner.store.write_instance_wide().await?;
         let claimed = tx
             .claim_jobs(now, lease, self.settings().batch_size)
             .await?;
@@ -209,7 +216,7 @@ impl Worker {
             }
         }
         let finished = inner.clock.now().millis();
-        let mut tx = inner.store.write().await?;
+        let mut tx = inner.store.write_instance_wide().await?;
         report.completed = tx.complete_jobs(&completed, lease, finished).await?;
         for (id, outcome) in &ended {
             tx.finish_job(id, lease, outcome, finished).await?;
@@ -295,7 +302,13 @@ async fn deliver(ctx: HandlerContext, job: JobView) -> Result<(), Failure> {
     .await?;
     let ctx = HandlerContext { settings, ..ctx };
     let event = {
-        let mut tx = ctx.cms.0.store.read().await.map_err(handler_error)?;
+        let mut tx = ctx
+            .cms
+            .0
+            .store
+            .read_instance_wide()
+            .await
+            .map_err(handler_error)?;
         tx.event(&event_id).await.map_err(handler_error)?
     };
     let Some(event) = event else {

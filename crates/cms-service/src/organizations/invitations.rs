@@ -75,7 +75,7 @@ impl<'a> InvitationService<'a> {
     pub async fn list(&self, actor: &Actor) -> Result<Vec<Invitation>> {
         let org = actor.require(CoreCapability::MemberInvite)?;
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.read().await?;
+        let mut tx = self.inner.store.read_instance_wide().await?;
         let records = tx.pending_invitations(org).await?;
         Ok(records
             .into_iter()
@@ -103,7 +103,7 @@ impl<'a> InvitationService<'a> {
             ));
         }
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         if tx.role(&org_id, role.as_str()).await?.is_none() {
             return Err(no_such_role(&role));
         }
@@ -146,7 +146,7 @@ impl<'a> InvitationService<'a> {
         // Sent after the commit, so the writer is never held while a mail server answers.
         let message = self.message(&record, &org_name, &actor.user.name);
         if self.inner.send_mail(&message).await.is_err() {
-            let mut tx = self.inner.store.write().await?;
+            let mut tx = self.inner.store.write_instance_wide().await?;
             tx.finish_invitation(&record.id, CANCELLED, now.millis())
                 .await?;
             tx.commit().await?;
@@ -185,7 +185,7 @@ impl<'a> InvitationService<'a> {
         let org = actor.require(CoreCapability::MemberInvite)?;
         let id = required(id, "id")?;
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let record = tx
             .invitation(id)
             .await?
@@ -214,7 +214,7 @@ impl<'a> InvitationService<'a> {
         actor.require_person()?;
         let session = session_of(actor)?;
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let record = tx
             .invitation(id)
             .await?

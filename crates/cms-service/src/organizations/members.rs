@@ -44,7 +44,7 @@ impl<'a> MemberService<'a> {
             (Some(org), role) if *role != EffectiveRole::None => org,
             _ => return Err(Error::Forbidden),
         };
-        let mut tx = self.inner.store.read().await?;
+        let mut tx = self.inner.store.read_instance_wide().await?;
         let members = tx.members_of(org).await?;
         Ok(members
             .into_iter()
@@ -69,7 +69,7 @@ impl<'a> MemberService<'a> {
         let org = actor.require(CoreCapability::MemberChangeRole)?;
         let user_id = required(user_id, "userId")?;
         let role = role_name(role)?;
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         tx.lock_organization(org).await?;
         if tx.role(org, role.as_str()).await?.is_none() {
             return Err(no_such_role(&role));
@@ -106,7 +106,7 @@ impl<'a> MemberService<'a> {
         let org = actor.require(CoreCapability::MemberRemove)?;
         let user_id = required(user_id, "userId")?;
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         tx.lock_organization(org).await?;
         let target = member_of(&mut *tx, org, user_id).await?;
         if target.role == BuiltInRole::Owner.name() {

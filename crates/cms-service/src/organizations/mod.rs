@@ -95,7 +95,7 @@ impl<'a> OrganizationService<'a> {
     /// The organizations the caller belongs to, with their role in each, oldest membership
     /// first. An API key (or a plugin actor) sees the one organization it is bound to.
     pub async fn list(&self, actor: &Actor) -> Result<Vec<Organization>> {
-        let mut tx = self.inner.store.read().await?;
+        let mut tx = self.inner.store.read_instance_wide().await?;
         if actor.is_api_key() || actor.plugin_id().is_some() {
             let Some(org_id) = actor.organization_id.as_deref() else {
                 return Ok(Vec::new());
@@ -131,7 +131,7 @@ impl<'a> OrganizationService<'a> {
         };
 
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         if let Some(parent_id) = &parent_id {
             self.check_parent(&mut *tx, actor, parent_id).await?;
         }
@@ -203,7 +203,7 @@ impl<'a> OrganizationService<'a> {
         let session = session_of(actor)?;
         let id = required(organization_id, "organizationId")?;
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let org = tx.organization_by_id(id).await?;
         let member = match &org {
             Some(_) => tx.member(id, &actor.user.id).await?,
@@ -225,7 +225,7 @@ impl<'a> OrganizationService<'a> {
     /// An organization the caller belongs to (or any, for instance administrators; an API key
     /// reads its own). Anything else is 404: no existence oracle.
     pub async fn get(&self, actor: &Actor, id: &str) -> Result<Organization> {
-        let mut tx = self.inner.store.read().await?;
+        let mut tx = self.inner.store.read_instance_wide().await?;
         let (org, standing) = visible(self.inner, &mut *tx, actor, id).await?;
         Ok(Organization::from_record(org, standing.role))
     }
@@ -239,7 +239,7 @@ impl<'a> OrganizationService<'a> {
         input: OrganizationUpdate,
     ) -> Result<Organization> {
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let (mut org, standing) = visible(self.inner, &mut *tx, actor, id).await?;
         if !standing.grant.capabilities.has(CoreCapability::OrgSettings) {
             return Err(Error::Forbidden);
@@ -272,7 +272,7 @@ impl<'a> OrganizationService<'a> {
     /// caller may not own with it.
     pub async fn delete(&self, actor: &Actor, id: &str) -> Result<()> {
         session_of(actor)?;
-        let mut tx = self.inner.store.write().await?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let (_, standing) = visible(self.inner, &mut *tx, actor, id).await?;
         let owner = standing.role.as_deref() == Some(BuiltInRole::Owner.name());
         if !owner && actor.user.role != InstanceRole::SuperAdmin {
@@ -536,7 +536,7 @@ async fn insert_with_owner(
 /// SPEC.md built-in role 1: `owner` holds every capability, including ones added since the
 /// organization was created (an upgrade, a new plugin). Runs at every boot.
 pub(crate) async fn reconcile_owner_roles(inner: &Inner) -> Result<()> {
-    let mut tx = inner.store.write().await?;
+    let mut tx = inner.store.write_instance_wide().await?;
     let every = inner.capabilities.every().to_strings();
     let updated = tx
         .reconcile_owner_roles(&every, inner.clock.now().millis())

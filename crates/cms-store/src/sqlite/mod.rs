@@ -228,6 +228,10 @@ impl Tx for SqliteTx {
     async fn hold_until_end(&mut self, _key: &str) -> Result<()> {
         Ok(())
     }
+
+    async fn act_instance_wide(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 crate::impl_repositories!(SqliteTx);
