@@ -437,7 +437,8 @@ fn handler_timeout(seconds: Option<u64>, lease: Duration) -> Result<Duration, St
         Some(_) => Err(ConfigError(format!(
             "jobs.handlerTimeoutSeconds must be 1 or more and less than jobs.leaseSeconds ({})",
             lease.as_secs()
-        ))),
+        ))
+        .into()),
     }
 }
 

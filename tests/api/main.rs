@@ -29,6 +29,7 @@ mod import;
 mod instance_settings;
 mod instances;
 mod invitations;
+mod job_leases;
 mod jobs;
 mod lifecycle;
 mod members;

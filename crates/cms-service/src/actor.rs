@@ -76,14 +76,16 @@ impl Actor {
     /// settings, deleting any organization). An API key never does, whoever created it: a key
     /// acts inside its own organization with exactly its listed scope (CONTRACT.md section 13).
     pub fn instance_super_admin_session(&self) -> bool {
-        self.session_role().is_some_and(|r| r == InstanceRole::SuperAdmin)
+        self.session_role()
+            .is_some_and(|r| r == InstanceRole::SuperAdmin)
     }
 
     /// Whether this is a signed-in instance administrator (`super_admin` or `admin`) acting
     /// through a session: who may enter and read any organization. Keys and plugin actors never
     /// are, whoever stands behind them.
     pub fn instance_admin_session(&self) -> bool {
-        self.session_role().is_some_and(InstanceRole::is_instance_admin)
+        self.session_role()
+            .is_some_and(InstanceRole::is_instance_admin)
     }
 
     /// The user's instance role, when proven by a session (a key or a plugin actor carries

@@ -264,4 +264,6 @@ mod conformance;
 #[cfg(test)]
 mod conformance_assets;
 #[cfg(test)]
+mod conformance_job_leases;
+#[cfg(test)]
 mod conformance_people;

@@ -27,8 +27,8 @@ use serde_json::{Map, Value, json};
 pub(crate) use access::AccessRules;
 pub use access::{AccessPolicies, Policy, PolicyAuth, PolicyDocument};
 use access::{Gate, ListRead};
-pub(crate) use schedules::{ScheduleStatus, schedule_follows_job};
 pub use schedules::{ScheduleAction, ScheduleView};
+pub(crate) use schedules::{ScheduleStatus, schedule_follows_job};
 pub use view::{DocumentView, Meta, Pagination, Perspective, Validation, VersionView};
 
 use crate::Inner;

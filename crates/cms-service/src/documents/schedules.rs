@@ -84,7 +84,8 @@ pub(crate) async fn schedule_follows_job(
     if let Some(org) = &job.organization_id {
         tx.act_for(org).await?;
     }
-    tx.settle_schedule(schedule_id, status.as_str(), now).await?;
+    tx.settle_schedule(schedule_id, status.as_str(), now)
+        .await?;
     Ok(())
 }
 

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cms_store::jobs::{JobOutcome, JobRecord};
-use tokio::task::JoinHandle;
 use serde::Serialize;
 use serde_json::{Value, json};
+use tokio::task::JoinHandle;
 use tracing::Instrument;
 
 use super::{
@@ -188,7 +188,9 @@ impl Worker {
         let mut report = TickReport::default();
         let mut first = true;
         while report.claimed < self.settings().batch_size as u64 {
-            let Some(claim) = self.claim_next(std::mem::take(&mut first), &mut report).await?
+            let Some(claim) = self
+                .claim_next(std::mem::take(&mut first), &mut report)
+                .await?
             else {
                 break;
             };
@@ -313,7 +315,10 @@ impl Worker {
     /// Waits for a handler's task until its deadline, which is shorter than the job's lease:
     /// past it the task is stopped and the attempt fails (retried with backoff as usual), so no
     /// handler is still running when another worker may reclaim its job.
-    async fn within_deadline(&self, mut task: JoinHandle<Result<(), Failure>>) -> Result<(), Failure> {
+    async fn within_deadline(
+        &self,
+        mut task: JoinHandle<Result<(), Failure>>,
+    ) -> Result<(), Failure> {
         let deadline = self.settings().handler_timeout;
         match tokio::time::timeout(deadline, &mut task).await {
             Ok(Ok(result)) => result,

@@ -13,8 +13,7 @@ mod members;
 
 use cms_core::access::{self, Membership};
 use cms_core::{
-    BuiltInRole, CapabilitySet, CoreCapability, Grant, Issues, RoleName, Timestamp,
-    new_id,
+    BuiltInRole, CapabilitySet, CoreCapability, Grant, Issues, RoleName, Timestamp, new_id,
 };
 use cms_store::organizations::{MemberRecord, OrganizationRecord};
 use cms_store::roles::RoleRecord;
