@@ -61,6 +61,7 @@ const KEYS: &[(&str, Kind)] = &[
     ("jobs.batchSize", Kind::Int),
     ("jobs.relayBatchSize", Kind::Int),
     ("jobs.leaseSeconds", Kind::Int),
+    ("jobs.handlerTimeoutSeconds", Kind::Int),
     ("jobs.workerSecret", Kind::Str),
     ("jobs.embeddedWorker", Kind::Bool),
     ("jobs.tickMs", Kind::Int),
@@ -249,6 +250,10 @@ pub struct JobsConfig {
     pub relay_batch_size: i64,
     /// How long a claimed job is leased before another worker may reclaim it.
     pub lease_seconds: u64,
+    /// How long one handler may run before it is stopped and the attempt counts as failed;
+    /// shorter than the lease, so no other worker reclaims a job still running. Unset: five
+    /// sixths of the lease (50 s of the default 60).
+    pub handler_timeout_seconds: Option<u64>,
     /// The Bearer secret of POST /api/internal/workers/run; unset, the endpoint is 404.
     pub worker_secret: Option<String>,
     /// Run the worker inside `cms serve` (one instance only).
@@ -263,6 +268,7 @@ impl Default for JobsConfig {
             batch_size: 25,
             relay_batch_size: 100,
             lease_seconds: 60,
+            handler_timeout_seconds: None,
             worker_secret: None,
             embedded_worker: false,
             tick_ms: 1000,

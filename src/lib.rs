@@ -422,12 +422,28 @@ fn job_settings(config: &Config) -> Result<cms_service::JobSettings, StartError>
         1.. => Ok(value),
         _ => Err(ConfigError(format!("jobs.{key} must be 1 or more"))),
     };
+    let lease = Duration::from_secs(positive("leaseSeconds", jobs.lease_seconds as i64)? as u64);
     Ok(cms_service::JobSettings {
         batch_size: positive("batchSize", jobs.batch_size)?,
         relay_batch_size: positive("relayBatchSize", jobs.relay_batch_size)?,
-        lease: Duration::from_secs(positive("leaseSeconds", jobs.lease_seconds as i64)? as u64),
+        lease,
+        handler_timeout: handler_timeout(jobs.handler_timeout_seconds, lease)?,
         worker_secret: jobs.worker_secret.clone().filter(|s| !s.is_empty()),
     })
+}
+
+/// A handler's deadline: shorter than the lease, or a job still running could be reclaimed
+/// and run twice. Unset, five sixths of the lease.
+fn handler_timeout(seconds: Option<u64>, lease: Duration) -> Result<Duration, StartError> {
+    match seconds {
+        None => Ok(lease * 5 / 6),
+        Some(s) if s >= 1 && Duration::from_secs(s) < lease => Ok(Duration::from_secs(s)),
+        Some(_) => Err(ConfigError(format!(
+            "jobs.handlerTimeoutSeconds must be 1 or more and less than jobs.leaseSeconds ({})",
+            lease.as_secs()
+        ))
+        .into()),
+    }
 }
 
 /// Runs the migrations of the configured database and nothing else.

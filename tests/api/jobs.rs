@@ -653,7 +653,7 @@ async fn a_publish_that_fails_after_its_data_write_leaves_nothing(url: String) {
 }
 
 /// Installs a trigger that makes every event insert fail, through a connection of its own.
-async fn refuse_event_inserts(url: &str) {
+pub(crate) async fn refuse_event_inserts(url: &str) {
     use sqlx::Connection;
     if url.starts_with("sqlite:") {
         let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
@@ -1081,3 +1081,140 @@ async fn two_workers_on_two_pools_run_every_job_once(url: String) {
 }
 
 cms_store::both_engines!(two_workers_on_two_pools_run_every_job_once);
+
+/// A job of `organization` written straight to the store with `status`, for the tests of who
+/// may manage it; due in a day, so no tick of the test runs it.
+async fn stored_job(app: &TestApp, organization: &str, status: &str) -> String {
+    let now = app.clock.now().millis();
+    let id = cms::core::new_id();
+    let job = cms_store::jobs::JobRecord {
+        organization_id: Some(organization.to_string()),
+        status: status.to_string(),
+        ..cms_store::jobs::JobRecord::pending(
+            id.clone(),
+            "test.nothing",
+            json!({}),
+            5,
+            now + 86_400_000,
+        )
+    };
+    let mut tx = app.app.cms.store().write_instance_wide().await.unwrap();
+    assert!(tx.enqueue_job(&job).await.unwrap());
+    tx.commit().await.unwrap();
+    id
+}
+
+async fn job_status(app: &TestApp, id: &str) -> String {
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
+    tx.job(id).await.unwrap().expect("the job").status
+}
+
+/// CONTRACT.md section 13: `scope=all` and other organizations' jobs are for a signed-in
+/// instance super admin only. A key its super admin made acts inside its organization with its
+/// listed scope: 403 for `scope=all`, 404 for another organization's job (left unchanged).
+/// Retry and cancel need document.publish in the job's organization.
+async fn instance_wide_job_powers_need_a_super_admin_session(url: String) {
+    let mut config = config_for(&url);
+    config.auth.invite_only = false;
+    let app = TestApp::with(config, None).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let ada_org = app.active_organization(&ada).await;
+    let bob = app.sign_up("Bob", "bob@example.com").await;
+    let res = app
+        .post(
+            "/api/organizations",
+            json!({"name": "Bob's", "slug": "bobs"}),
+        )
+        .cookie(&bob)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    let bob_org = id(&res.body["data"]);
+    app.join(&bob, &bob_org, "owner").await;
+    let carol = app.sign_up("Carol", "carol@example.com").await;
+    app.join(&carol, &bob_org, "viewer").await;
+
+    let pending = stored_job(&app, &bob_org, "pending").await;
+    let failed = stored_job(&app, &bob_org, "failed").await;
+    let own = stored_job(&app, &ada_org, "pending").await;
+    let read_key = app
+        .create_key(&ada, json!({"name": "r", "permissions": ["read"]}))
+        .await;
+    let write_key = app
+        .create_key(&ada, json!({"name": "w", "permissions": ["write"]}))
+        .await;
+
+    for (what, key) in [("read key", &read_key), ("write key", &write_key)] {
+        for path in ["/api/jobs", "/api/events", "/api/jobs/health"] {
+            let res = app.get(&format!("{path}?scope=all")).key(key).send().await;
+            res.assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
+            let res = app.get(path).key(key).send().await;
+            assert_eq!(res.status, StatusCode::OK, "{what} {path}: {}", res.body);
+        }
+        for (job, action) in [(&pending, "cancel"), (&failed, "retry")] {
+            let res = app
+                .post(&format!("/api/jobs/{job}/{action}"), json!({}))
+                .key(key)
+                .send()
+                .await;
+            res.assert_handler_error(StatusCode::NOT_FOUND, "Not Found");
+        }
+        assert_eq!(job_status(&app, &pending).await, "pending", "{what}");
+        assert_eq!(job_status(&app, &failed).await, "failed", "{what}");
+    }
+    // Inside its organization a key does what its scope holds: read has no document.publish.
+    let res = app
+        .post(&format!("/api/jobs/{own}/cancel"), json!({}))
+        .key(&read_key)
+        .send()
+        .await;
+    res.assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
+    let res = app
+        .post(&format!("/api/jobs/{own}/cancel"), json!({}))
+        .key(&write_key)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert_eq!(res.body["data"]["status"], "cancelled");
+
+    // A member without document.publish manages no job of their own organization either.
+    for (job, action) in [(&pending, "cancel"), (&failed, "retry")] {
+        let res = app
+            .post(&format!("/api/jobs/{job}/{action}"), json!({}))
+            .cookie(&carol)
+            .send()
+            .await;
+        res.assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
+    }
+    assert_eq!(job_status(&app, &pending).await, "pending");
+    assert_eq!(job_status(&app, &failed).await, "failed");
+
+    // The super admin's own session still holds the instance-wide powers.
+    for path in ["/api/jobs", "/api/events", "/api/jobs/health"] {
+        let res = app
+            .get(&format!("{path}?scope=all"))
+            .cookie(&ada)
+            .send()
+            .await;
+        assert_eq!(res.status, StatusCode::OK, "{path}: {}", res.body);
+    }
+    let res = app.get("/api/jobs?scope=all").cookie(&ada).send().await;
+    assert_eq!(res.body["pagination"]["total"], 3, "{}", res.body);
+    let res = app
+        .post(&format!("/api/jobs/{pending}/cancel"), json!({}))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert_eq!(res.body["data"]["status"], "cancelled");
+    let res = app
+        .post(&format!("/api/jobs/{failed}/retry"), json!({}))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert_eq!(res.body["data"]["status"], "pending");
+    app.stop().await;
+}
+
+cms_store::both_engines!(instance_wide_job_powers_need_a_super_admin_session);

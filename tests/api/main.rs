@@ -30,6 +30,7 @@ mod import;
 mod instance_settings;
 mod instances;
 mod invitations;
+mod job_leases;
 mod jobs;
 mod lifecycle;
 mod members;

@@ -11,6 +11,13 @@
 //! every row runs, and the test then fails naming each failed row, its class, the attack and
 //! the refusal it expected.
 
+mod jobs;
+
+use jobs::{
+    job_powers_beyond_the_organization_need_a_super_admin_session,
+    super_admin_key_stays_inside_its_organization,
+};
+
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -519,6 +526,13 @@ fn rows() -> Vec<Row> {
         row!("14 key scope", plugin_route_gate_holds,
             "GET /api/probe/notes/{id} with no credential, with a key of another organization"
             => "401 {error}; 404"),
+        // 18, 19. Instance-wide powers need a session (issue 21, Build point 1).
+        row!("18 job scope", job_powers_beyond_the_organization_need_a_super_admin_session,
+            "super admin's key: GET jobs/events/jobs health ?scope=all; cancel/retry an outsider's job; viewer cancels a job"
+            => "403 {error}; 404, job unchanged; 403 (the super admin's session: 200)"),
+        row!("19 key scope instance", super_admin_key_stays_inside_its_organization,
+            "super admin's key: switch organization, GET/DELETE another organization, instance settings"
+            => "403 {error}; 404; 403, organization kept; 403"),
         // 20. Hardening (issue 21, Build point 8).
         row!("20 hardening", redirect_targets_stay_on_the_instance,
             "GET /api/auth/verify-email?callbackURL=/<tab>/evil, //evil, /\\evil, https://evil; signed out GET /admin/..."

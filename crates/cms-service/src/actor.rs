@@ -5,7 +5,7 @@
 //! means either the credentials were checked and the grant resolved, or the host itself vouches
 //! for the work (SPEC.md Authentication point 8).
 
-use cms_core::{Capability, CoreCapability, EffectiveRole, Grant};
+use cms_core::{Capability, CoreCapability, EffectiveRole, Grant, InstanceRole};
 
 use crate::auth::{SessionView, User};
 use crate::error::{Error, Result};
@@ -68,6 +68,32 @@ impl Actor {
             Ok(org)
         } else {
             Err(Error::Forbidden)
+        }
+    }
+
+    /// Whether this is a signed-in instance `super_admin` acting through a session: the only
+    /// caller holding instance-wide powers (`scope=all`, other organizations' jobs, instance
+    /// settings, deleting any organization). An API key never does, whoever created it: a key
+    /// acts inside its own organization with exactly its listed scope (CONTRACT.md section 13).
+    pub fn instance_super_admin_session(&self) -> bool {
+        self.session_role()
+            .is_some_and(|r| r == InstanceRole::SuperAdmin)
+    }
+
+    /// Whether this is a signed-in instance administrator (`super_admin` or `admin`) acting
+    /// through a session: who may enter and read any organization. Keys and plugin actors never
+    /// are, whoever stands behind them.
+    pub fn instance_admin_session(&self) -> bool {
+        self.session_role()
+            .is_some_and(InstanceRole::is_instance_admin)
+    }
+
+    /// The user's instance role, when proven by a session (a key or a plugin actor carries
+    /// none of it).
+    fn session_role(&self) -> Option<InstanceRole> {
+        match self.credential {
+            Credential::Session(_) => Some(self.user.role),
+            Credential::ApiKey { .. } | Credential::Plugin { .. } => None,
         }
     }
 

@@ -3,13 +3,13 @@
 //! through `/api/instance-settings` is kept in the database, so it survives restarts and every
 //! instance on one PostgreSQL reads the same values.
 
-use cms_core::{Email, FirstAdmin, InstanceRole, Issue};
+use cms_core::{Email, FirstAdmin, Issue};
 use cms_store::Tx;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::Inner;
-use crate::actor::{Actor, Credential};
+use crate::actor::Actor;
 use crate::error::{Error, Result};
 
 /// The `instance_state` key holding the settings a super admin saved (only the keys they set).
@@ -177,9 +177,10 @@ impl<'a> InstanceSettingsService<'a> {
 /// Instance settings are above every organization, so an API key (bound to one organization)
 /// never reaches them, whoever made it.
 fn require_super_admin_session(actor: &Actor) -> Result<()> {
-    match actor.credential {
-        Credential::Session(_) if actor.user.role == InstanceRole::SuperAdmin => Ok(()),
-        _ => Err(Error::Forbidden),
+    if actor.instance_super_admin_session() {
+        Ok(())
+    } else {
+        Err(Error::Forbidden)
     }
 }
 

@@ -101,8 +101,12 @@ pub struct JobSettings {
     pub batch_size: i64,
     /// Outbox rows relayed per tick (`jobs.relayBatchSize`).
     pub relay_batch_size: i64,
-    /// How long a claimed job is leased before another worker may reclaim it.
+    /// How long a claimed job is leased before another worker may reclaim it. Each job is
+    /// claimed right before its handler starts, so the lease covers that job's run.
     pub lease: Duration,
+    /// How long one handler may run (`jobs.handlerTimeoutSeconds`): shorter than `lease`, so a
+    /// job is stopped (a failed attempt, retried as usual) before anyone may reclaim it.
+    pub handler_timeout: Duration,
     /// The Bearer secret of the HTTP worker endpoint; `None` hides the endpoint (404).
     pub worker_secret: Option<String>,
 }
@@ -113,6 +117,7 @@ impl Default for JobSettings {
             batch_size: 25,
             relay_batch_size: 100,
             lease: Duration::from_secs(60),
+            handler_timeout: Duration::from_secs(50),
             worker_secret: None,
         }
     }

@@ -56,7 +56,7 @@ fn role(org: &str, name: &str, caps: &[&str]) -> RoleRecord {
     }
 }
 
-async fn open(url: &str) -> std::sync::Arc<dyn crate::Store> {
+pub(crate) async fn open(url: &str) -> std::sync::Arc<dyn crate::Store> {
     let store = crate::connect(url).await.expect("connect");
     store.migrate().await.expect("migrate");
     // Migrating twice is a no-op.
@@ -558,7 +558,7 @@ async fn an_unsupported_url_is_a_configuration_error(_url: String) {
     ));
 }
 
-fn document(id: &str, org: &str, doc_type: &str, singleton: bool) -> DocumentRecord {
+pub(crate) fn document(id: &str, org: &str, doc_type: &str, singleton: bool) -> DocumentRecord {
     DocumentRecord {
         id: id.into(),
         organization_id: org.into(),
@@ -578,7 +578,7 @@ fn document(id: &str, org: &str, doc_type: &str, singleton: bool) -> DocumentRec
 
 /// A user u1 and organizations o1 and its child o2. A unit acting for o1 may read o2's rows,
 /// which lets these tests look across both while PostgreSQL's row-level security holds.
-async fn with_two_organizations(store: &std::sync::Arc<dyn crate::Store>) {
+pub(crate) async fn with_two_organizations(store: &std::sync::Arc<dyn crate::Store>) {
     let mut tx = store.write_instance_wide().await.unwrap();
     tx.insert_user(&user("u1", "ada@example.com"))
         .await

@@ -93,10 +93,14 @@ pub trait Jobs {
     /// new (duplicates by idempotency key, within the batch too, are absorbed).
     async fn enqueue_jobs(&mut self, jobs: &[JobRecord]) -> Result<u64>;
     async fn job(&mut self, id: &str) -> Result<Option<JobRecord>>;
-    /// Takes up to `limit` due jobs (pending and due, or running with an expired lease), marks
-    /// them running with `lease` as their lease and counts the attempt. On PostgreSQL, jobs
-    /// another worker is claiming are skipped.
+    /// Takes up to `limit` due jobs (pending and due, or running with an expired lease and
+    /// attempts left), marks them running with `lease` as their lease and counts the attempt.
+    /// On PostgreSQL, jobs another worker is claiming are skipped.
     async fn claim_jobs(&mut self, now: i64, lease: i64, limit: i64) -> Result<Vec<JobRecord>>;
+    /// Dead-letters, with `error`, every job whose worker stopped during its last attempt:
+    /// running, its lease expired, and its attempts (the abandoned one counted at its claim)
+    /// at `max_attempts`. Returns them, so their side effects can follow.
+    async fn dead_letter_abandoned(&mut self, now: i64, error: &str) -> Result<Vec<JobRecord>>;
     /// Ends a claimed job. `false` when the claim no longer holds it (its lease expired and
     /// another worker took it): nothing changed.
     async fn finish_job(
@@ -187,7 +191,8 @@ macro_rules! impl_jobs {
                 let sql = format!(
                     "UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_until = $2, \
                      updated_at = $1 WHERE id IN (SELECT id FROM jobs \
-                     WHERE (status = 'pending' AND run_at <= $1) OR (status = 'running' AND locked_until < $1) \
+                     WHERE (status = 'pending' AND run_at <= $1) \
+                     OR (status = 'running' AND locked_until < $1 AND attempts < max_attempts) \
                      ORDER BY run_at, id LIMIT $3{lock}) RETURNING *"
                 );
                 let mut jobs: Vec<$crate::jobs::JobRecord> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
@@ -198,6 +203,25 @@ macro_rules! impl_jobs {
                     .await?;
                 jobs.sort_by(|a, b| (a.run_at, &a.id).cmp(&(b.run_at, &b.id)));
                 Ok(jobs)
+            }
+
+            async fn dead_letter_abandoned(
+                &mut self,
+                now: i64,
+                error: &str,
+            ) -> $crate::Result<Vec<$crate::jobs::JobRecord>> {
+                // On PostgreSQL a row another worker is claiming is locked: this update waits
+                // for it and then re-checks the condition, so a job is never both reclaimed
+                // and dead-lettered.
+                Ok(sqlx::query_as(
+                    "UPDATE jobs SET status = 'dead_letter', last_error = $2, locked_until = NULL, \
+                     updated_at = $1 WHERE status = 'running' AND locked_until < $1 \
+                     AND attempts >= max_attempts RETURNING *",
+                )
+                .bind(now)
+                .bind(error)
+                .fetch_all(self.conn().await?)
+                .await?)
             }
 
             async fn finish_job(

@@ -313,6 +313,8 @@ mod conformance_assets;
 #[cfg(test)]
 mod conformance_cancel;
 #[cfg(test)]
+mod conformance_job_leases;
+#[cfg(test)]
 mod conformance_people;
 #[cfg(test)]
 mod conformance_row_security;

@@ -27,6 +27,10 @@ pub trait Schedules {
     async fn insert_schedule(&mut self, schedule: &ScheduleRecord) -> Result<()>;
     async fn pending_schedule(&mut self, document_id: &str) -> Result<Option<ScheduleRecord>>;
     async fn schedule(&mut self, id: &str) -> Result<Option<ScheduleRecord>>;
+    /// The schedule while it is pending, held until the unit ends: on PostgreSQL its row is
+    /// locked, so a second unit carrying out the same schedule waits and then finds it settled;
+    /// SQLite's single writer already serializes them. `None` when it is not pending.
+    async fn lock_pending_schedule(&mut self, id: &str) -> Result<Option<ScheduleRecord>>;
     /// Moves a pending schedule to `status`; `false` when it was not pending.
     async fn settle_schedule(&mut self, id: &str, status: &str, now: i64) -> Result<bool>;
 }
@@ -67,6 +71,21 @@ macro_rules! impl_schedules {
 
             async fn schedule(&mut self, id: &str) -> $crate::Result<Option<$crate::schedules::ScheduleRecord>> {
                 Ok(sqlx::query_as("SELECT * FROM schedules WHERE id = $1")
+                    .bind(id)
+                    .fetch_optional(self.conn().await?)
+                    .await?)
+            }
+
+            async fn lock_pending_schedule(
+                &mut self,
+                id: &str,
+            ) -> $crate::Result<Option<$crate::schedules::ScheduleRecord>> {
+                let lock = match <$tx>::DIALECT {
+                    $crate::Dialect::Postgres => " FOR UPDATE",
+                    $crate::Dialect::Sqlite => "",
+                };
+                let sql = format!("SELECT * FROM schedules WHERE id = $1 AND status = 'pending'{lock}");
+                Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))
                     .bind(id)
                     .fetch_optional(self.conn().await?)
                     .await?)

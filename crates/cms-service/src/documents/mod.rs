@@ -29,6 +29,7 @@ pub use access::{AccessPolicies, Policy, PolicyAuth, PolicyDocument};
 use access::{Gate, ListRead};
 pub use schedules::{ScheduleAction, ScheduleView};
 use slugs::slug_taken;
+pub(crate) use schedules::{ScheduleStatus, schedule_follows_job};
 pub use view::{DocumentView, Meta, Pagination, Perspective, Validation, VersionView};
 
 use crate::Inner;

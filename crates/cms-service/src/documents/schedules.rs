@@ -1,8 +1,12 @@
-//! Scheduled publish and unpublish (SPEC.md Endpoints: Documents; CONTRACT.md section 5): one
-//! pending schedule per document, carried out by a job when it is due.
+//! Scheduled publish and unpublish (SPEC.md Endpoints: Documents; CONTRACT.md sections 5 and
+//! 12): one pending schedule per document, carried out by a `document.schedule` job when it is
+//! due. The schedule follows its job: cancelling the job cancels it, a job that fails or runs
+//! out of attempts fails it, and however many workers run the job, it is carried out once.
 
 use cms_core::schema::Operation;
 use cms_core::{CoreCapability, Timestamp, new_id};
+use cms_store::Tx;
+use cms_store::jobs::JobRecord;
 use cms_store::schedules::ScheduleRecord;
 use serde::Serialize;
 use serde_json::json;
@@ -10,7 +14,7 @@ use serde_json::json;
 use super::DocumentService;
 use crate::actor::Actor;
 use crate::error::{Error, Result};
-use crate::jobs::{DEFAULT_MAX_ATTEMPTS, SCHEDULED_PUBLISH, SCHEDULED_UNPUBLISH, new_job};
+use crate::jobs::{DEFAULT_MAX_ATTEMPTS, DOCUMENT_SCHEDULE, is_schedule_job, new_job};
 
 /// What a schedule does: `publish` or `unpublish`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
@@ -43,13 +47,46 @@ impl ScheduleAction {
             ScheduleAction::Unpublish => Operation::Unpublish,
         }
     }
+}
 
-    fn job_type(self) -> &'static str {
+/// A status a schedule takes from its job, when the job did not carry it out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ScheduleStatus {
+    /// Its job was cancelled.
+    Cancelled,
+    /// Its job failed for good (no retry left, or not retryable).
+    Failed,
+}
+
+impl ScheduleStatus {
+    fn as_str(self) -> &'static str {
         match self {
-            ScheduleAction::Publish => SCHEDULED_PUBLISH,
-            ScheduleAction::Unpublish => SCHEDULED_UNPUBLISH,
+            ScheduleStatus::Cancelled => "cancelled",
+            ScheduleStatus::Failed => "failed",
         }
     }
+}
+
+/// Moves the schedule a job carries out to `status`, inside the caller's unit of work, when the
+/// job is a schedule job and its schedule is still pending; any other job is left alone.
+pub(crate) async fn schedule_follows_job(
+    tx: &mut dyn Tx,
+    job: &JobRecord,
+    status: ScheduleStatus,
+    now: i64,
+) -> Result<()> {
+    if !is_schedule_job(&job.job_type) {
+        return Ok(());
+    }
+    let Some(schedule_id) = job.payload.0.get("scheduleId").and_then(|v| v.as_str()) else {
+        return Ok(());
+    };
+    if let Some(org) = &job.organization_id {
+        tx.act_for(org).await?;
+    }
+    tx.settle_schedule(schedule_id, status.as_str(), now)
+        .await?;
+    Ok(())
 }
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -104,8 +141,8 @@ impl DocumentService<'_> {
         let schedule_id = new_id();
         let job = new_job(
             Some(&org),
-            action.job_type(),
-            json!({ "scheduleId": schedule_id, "documentId": id }),
+            DOCUMENT_SCHEDULE,
+            json!({ "scheduleId": schedule_id, "documentId": id, "action": action.as_str() }),
             DEFAULT_MAX_ATTEMPTS,
             run_at.millis(),
             Some(format!("schedule:{schedule_id}")),
@@ -161,18 +198,17 @@ impl DocumentService<'_> {
         Ok(cancelled.into())
     }
 
-    /// Carries out a due schedule (the worker's `cms.schedule.*` jobs). A schedule that is no
-    /// longer pending (cancelled, or its document deleted) does nothing. A publish whose draft
-    /// no longer validates marks the schedule `failed` and publishes nothing.
+    /// Carries out a due schedule (the worker's `document.schedule` jobs). A schedule that is
+    /// no longer pending (carried out already, cancelled, or its document deleted) does
+    /// nothing. A publish whose draft no longer validates marks the schedule `failed` and
+    /// publishes nothing. The schedule is held from the first read to the commit, so two
+    /// workers running it at once publish once: the second finds it settled.
     pub(crate) async fn run_schedule(&self, schedule_id: &str) -> Result<()> {
         let now = self.inner.clock.now();
         let mut tx = self.inner.store.write_instance_wide().await?;
-        let Some(schedule) = tx.schedule(schedule_id).await? else {
+        let Some(schedule) = tx.lock_pending_schedule(schedule_id).await? else {
             return Ok(());
         };
-        if schedule.status != "pending" {
-            return Ok(());
-        }
         let org = schedule.organization_id.clone();
         // The schedule names the organization; the document rows are behind its wall.
         tx.act_for(&org).await?;

@@ -9,13 +9,14 @@
 pub mod registry;
 mod worker;
 
-use cms_core::{CoreCapability, InstanceRole, JobStatus, Timestamp, new_id};
+use cms_core::{CoreCapability, JobStatus, Timestamp, new_id};
 use cms_store::Tx;
 use cms_store::events::{EventQuery, EventRecord};
 use cms_store::jobs::{JobQuery, JobRecord};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::documents::ScheduleStatus;
 use crate::{Actor, Error, Inner, Result};
 
 pub use registry::{
@@ -29,9 +30,22 @@ pub const USER_DELETED: &str = "user.deleted";
 
 /// The job type that delivers one event to one consumer.
 pub(crate) const DELIVER: &str = "cms.event.deliver";
-/// The job types that carry out a document schedule.
-pub(crate) const SCHEDULED_PUBLISH: &str = "cms.schedule.publish";
-pub(crate) const SCHEDULED_UNPUBLISH: &str = "cms.schedule.unpublish";
+/// The job type that carries out a document schedule (CONTRACT.md section 12), with payload
+/// `{ scheduleId, documentId, action }`.
+pub(crate) const DOCUMENT_SCHEDULE: &str = "document.schedule";
+/// The types schedule jobs had before they took the contract's name: jobs enqueued under them
+/// by an earlier version still run.
+const LEGACY_SCHEDULE_TYPES: [&str; 2] = ["cms.schedule.publish", "cms.schedule.unpublish"];
+
+/// Whether jobs of `job_type` carry out document schedules.
+pub(crate) fn is_schedule_job(job_type: &str) -> bool {
+    job_type == DOCUMENT_SCHEDULE || LEGACY_SCHEDULE_TYPES.contains(&job_type)
+}
+
+/// Job types only the service enqueues and runs: no host or plugin registers a handler for them.
+pub(crate) fn is_reserved_job_type(job_type: &str) -> bool {
+    job_type.starts_with("cms.") || job_type == DOCUMENT_SCHEDULE
+}
 
 /// Attempts a job gets unless it says otherwise.
 pub(crate) const DEFAULT_MAX_ATTEMPTS: i64 = 5;
@@ -221,7 +235,8 @@ impl<'a> JobService<'a> {
         Ok(job.into())
     }
 
-    /// Cancels a `pending` job; 409 from any other state.
+    /// Cancels a `pending` job (and the schedule it carries out, for a schedule job); 409 from
+    /// any other state.
     pub async fn cancel(&self, actor: &Actor, id: &str) -> Result<JobView> {
         let now = self.inner.clock.now().millis();
         let mut tx = self.inner.store.write_instance_wide().await?;
@@ -232,6 +247,8 @@ impl<'a> JobService<'a> {
                 job.status
             )));
         }
+        crate::documents::schedule_follows_job(&mut *tx, &job, ScheduleStatus::Cancelled, now)
+            .await?;
         let job = tx.job(id).await?.ok_or_else(|| Error::not_found("job"))?;
         tx.commit().await?;
         Ok(job.into())
@@ -281,10 +298,11 @@ impl<'a> JobService<'a> {
 }
 
 /// The organization a read covers (`None`: the whole instance). Reads need document.read in the
-/// active organization; the whole instance needs an instance super admin.
+/// active organization; the whole instance needs a signed-in instance super admin (a key never
+/// reads beyond its organization, whoever made it).
 fn reading_scope(actor: &Actor, scope: Scope) -> Result<Option<String>> {
     match scope {
-        Scope::All if actor.user.role == InstanceRole::SuperAdmin => Ok(None),
+        Scope::All if actor.instance_super_admin_session() => Ok(None),
         Scope::All => Err(Error::Forbidden),
         Scope::Organization => Ok(Some(
             actor.require(CoreCapability::DocumentRead)?.to_string(),
@@ -293,16 +311,18 @@ fn reading_scope(actor: &Actor, scope: Scope) -> Result<Option<String>> {
 }
 
 /// Retry and cancel act on jobs of the active organization and need document.publish there
-/// (jobs carry deliveries and scheduled publishes); instance-wide jobs are for super admins.
+/// (jobs carry deliveries and scheduled publishes); a signed-in instance super admin manages
+/// any job. A job of another organization is 404, before any capability is looked at, so a
+/// key learns nothing of jobs beyond its organization.
 async fn managed_job(tx: &mut dyn Tx, actor: &Actor, id: &str) -> Result<JobRecord> {
     let job = tx.job(id).await?.ok_or_else(|| Error::not_found("job"))?;
-    if actor.user.role == InstanceRole::SuperAdmin {
+    if actor.instance_super_admin_session() {
         return Ok(job);
     }
-    let org = actor.require(CoreCapability::DocumentPublish)?;
-    if job.organization_id.as_deref() != Some(org) {
+    if job.organization_id.is_none() || job.organization_id != actor.organization_id {
         return Err(Error::not_found("job"));
     }
+    actor.require(CoreCapability::DocumentPublish)?;
     Ok(job)
 }
 

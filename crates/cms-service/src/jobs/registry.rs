@@ -79,7 +79,7 @@ pub enum RegistryError {
     DuplicateHandler(String),
     #[error("`{0}` is not a namespaced name (like `vendor.thing`)")]
     NotNamespaced(String),
-    #[error("job types under `cms.` belong to the service")]
+    #[error("job type `{0}` belongs to the service (as every type under `cms.` does)")]
     Reserved(String),
     #[error("consumer `{0}` subscribes to no event")]
     NoEvents(String),
@@ -149,7 +149,7 @@ impl Registry {
         if !namespaced(job_type) {
             return Err(RegistryError::NotNamespaced(job_type.to_string()));
         }
-        if job_type.starts_with("cms.") {
+        if super::is_reserved_job_type(job_type) {
             return Err(RegistryError::Reserved(job_type.to_string()));
         }
         if self.handlers.contains_key(job_type) {
@@ -248,6 +248,12 @@ mod tests {
             registry
                 .clone()
                 .job_handler("cms.event.deliver", Arc::new(Nothing)),
+            Err(RegistryError::Reserved(_))
+        ));
+        assert!(matches!(
+            registry
+                .clone()
+                .job_handler("document.schedule", Arc::new(Nothing)),
             Err(RegistryError::Reserved(_))
         ));
         assert_eq!(registry.subscribers("document.published").count(), 1);

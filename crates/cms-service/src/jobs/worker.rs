@@ -7,12 +7,13 @@ use std::time::Duration;
 use cms_store::jobs::{JobOutcome, JobRecord};
 use serde::Serialize;
 use serde_json::{Value, json};
+use tokio::task::JoinHandle;
 use tracing::Instrument;
 
 use super::{
-    DEFAULT_MAX_ATTEMPTS, DELIVER, EventView, HandlerContext, JobView, SCHEDULED_PUBLISH,
-    SCHEDULED_UNPUBLISH, new_job,
+    DEFAULT_MAX_ATTEMPTS, DELIVER, EventView, HandlerContext, JobView, is_schedule_job, new_job,
 };
+use crate::documents::{ScheduleStatus, schedule_follows_job};
 use crate::{Cms, Error, Result};
 
 /// What one tick did: the body of POST /api/internal/workers/run.
@@ -29,6 +30,16 @@ pub struct TickReport {
 #[derive(Clone)]
 pub struct Worker {
     cms: Cms,
+}
+
+/// The `lastError` of a job dead-lettered because the worker running its last attempt stopped.
+const ABANDONED: &str =
+    "the worker running the last attempt stopped before it finished (its lease expired)";
+
+/// A job this worker claimed, with the lease that proves it holds it.
+struct Claim {
+    job: JobRecord,
+    lease: i64,
 }
 
 /// Why a claimed job did not complete.
@@ -176,53 +187,89 @@ impl Worker {
         Ok(events.len())
     }
 
+    /// Dead-letters what crashed workers left at their last attempt, then runs due jobs one at
+    /// a time, up to a batch. Each job is claimed right before its handler starts, so its lease
+    /// covers its own run: a slow job never lets the lease of a job behind it run out (another
+    /// worker would then run that one too).
     async fn run_due(&self) -> Result<TickReport> {
+        let mut report = TickReport::default();
+        let mut first = true;
+        while report.claimed < self.settings().batch_size as u64 {
+            let Some(claim) = self
+                .claim_next(std::mem::take(&mut first), &mut report)
+                .await?
+            else {
+                break;
+            };
+            report.claimed += 1;
+            let result = self.run_one(&claim.job).await;
+            self.record(claim, result, &mut report).await?;
+        }
+        Ok(report)
+    }
+
+    /// Claims the next due job under a fresh lease. With `reap`, first dead-letters the jobs
+    /// abandoned at their last attempt (running, lease expired, attempts exhausted: the crashed
+    /// run counted), failing the schedules they carried out; they count as `failed`.
+    async fn claim_next(&self, reap: bool, report: &mut TickReport) -> Result<Option<Claim>> {
         let inner = &self.cms.0;
         let now = inner.clock.now().millis();
         let lease = now + self.settings().lease.as_millis() as i64;
         let mut tx = inner.store.write_instance_wide().await?;
-        let claimed = tx
-            .claim_jobs(now, lease, self.settings().batch_size)
-            .await?;
-        tx.commit().await?;
-        let mut report = TickReport {
-            claimed: claimed.len() as u64,
-            ..TickReport::default()
+        let abandoned = match reap {
+            true => tx.dead_letter_abandoned(now, ABANDONED).await?,
+            false => Vec::new(),
         };
-        if claimed.is_empty() {
-            return Ok(report);
-        }
-        let mut completed = Vec::new();
-        let mut ended = Vec::new();
-        for job in claimed {
-            match self.run_one(&job).await {
-                Ok(()) => completed.push(job.id),
-                Err(Failure::NoHandler(error)) => {
-                    report.failed += 1;
-                    let outcome = JobOutcome::Failed { error };
-                    ended.push((job.id, outcome));
-                }
-                Err(Failure::Handler(error)) if job.attempts >= job.max_attempts => {
-                    report.failed += 1;
-                    tracing::warn!(job = %job.id, job_type = %job.job_type, %error, "job dead-lettered");
-                    let outcome = JobOutcome::DeadLettered { error };
-                    ended.push((job.id, outcome));
-                }
-                Err(Failure::Handler(error)) => {
-                    report.retried += 1;
-                    let run_at = inner.clock.now().millis() + backoff_ms(job.attempts);
-                    ended.push((job.id, JobOutcome::Retry { run_at, error }));
-                }
-            }
-        }
-        let finished = inner.clock.now().millis();
-        let mut tx = inner.store.write_instance_wide().await?;
-        report.completed = tx.complete_jobs(&completed, lease, finished).await?;
-        for (id, outcome) in &ended {
-            tx.finish_job(id, lease, outcome, finished).await?;
+        let job = tx.claim_jobs(now, lease, 1).await?.pop();
+        // Last in the unit: a schedule is settled acting for its organization.
+        for job in &abandoned {
+            tracing::warn!(job = %job.id, job_type = %job.job_type, "job dead-lettered: {ABANDONED}");
+            schedule_follows_job(&mut *tx, job, ScheduleStatus::Failed, now).await?;
         }
         tx.commit().await?;
-        Ok(report)
+        report.failed += abandoned.len() as u64;
+        Ok(job.map(|job| Claim { job, lease }))
+    }
+
+    /// Ends a claimed job as its run turned out, unless its lease was lost meanwhile (then the
+    /// claim that holds it ends it). A schedule job that ends failed fails its schedule.
+    async fn record(
+        &self,
+        claim: Claim,
+        result: Result<(), Failure>,
+        report: &mut TickReport,
+    ) -> Result<()> {
+        let inner = &self.cms.0;
+        let job = &claim.job;
+        let outcome = match result {
+            Ok(()) => JobOutcome::Completed,
+            Err(Failure::NoHandler(error)) => JobOutcome::Failed { error },
+            Err(Failure::Handler(error)) if job.attempts >= job.max_attempts => {
+                tracing::warn!(job = %job.id, job_type = %job.job_type, %error, "job dead-lettered");
+                JobOutcome::DeadLettered { error }
+            }
+            Err(Failure::Handler(error)) => {
+                let run_at = inner.clock.now().millis() + backoff_ms(job.attempts);
+                JobOutcome::Retry { run_at, error }
+            }
+        };
+        let now = inner.clock.now().millis();
+        let mut tx = inner.store.write_instance_wide().await?;
+        if !tx.finish_job(&job.id, claim.lease, &outcome, now).await? {
+            tracing::warn!(job = %job.id, "the job's lease was lost before it finished");
+            return Ok(());
+        }
+        let counter = match outcome {
+            JobOutcome::Completed => &mut report.completed,
+            JobOutcome::Retry { .. } => &mut report.retried,
+            JobOutcome::Failed { .. } | JobOutcome::DeadLettered { .. } => {
+                schedule_follows_job(&mut *tx, job, ScheduleStatus::Failed, now).await?;
+                &mut report.failed
+            }
+        };
+        tx.commit().await?;
+        *counter += 1;
+        Ok(())
     }
 
     /// Runs one job's handler on a task of its own, so a panicking handler fails its job and
@@ -239,7 +286,7 @@ impl Worker {
         let run: std::pin::Pin<Box<dyn Future<Output = Result<(), Failure>> + Send>> =
             match job.job_type.as_str() {
                 DELIVER => Box::pin(deliver(ctx, view)),
-                SCHEDULED_PUBLISH | SCHEDULED_UNPUBLISH => Box::pin(scheduled(ctx, view)),
+                t if is_schedule_job(t) => Box::pin(scheduled(ctx, view)),
                 other => match self.cms.0.registry.handler(other) {
                     Some(entry) => {
                         let handler = Arc::clone(&entry.handler);
@@ -268,9 +315,28 @@ impl Worker {
                     }
                 },
             };
-        match tokio::spawn(run.instrument(span)).await {
-            Ok(result) => result,
-            Err(e) => Err(Failure::Handler(format!("the handler panicked: {e}"))),
+        self.within_deadline(tokio::spawn(run.instrument(span)))
+            .await
+    }
+
+    /// Waits for a handler's task until its deadline, which is shorter than the job's lease:
+    /// past it the task is stopped and the attempt fails (retried with backoff as usual), so no
+    /// handler is still running when another worker may reclaim its job.
+    async fn within_deadline(
+        &self,
+        mut task: JoinHandle<Result<(), Failure>>,
+    ) -> Result<(), Failure> {
+        let deadline = self.settings().handler_timeout;
+        match tokio::time::timeout(deadline, &mut task).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(e)) => Err(Failure::Handler(format!("the handler panicked: {e}"))),
+            Err(_) => {
+                task.abort();
+                Err(Failure::Handler(format!(
+                    "the handler did not finish within its deadline of {} ms and was stopped",
+                    deadline.as_millis()
+                )))
+            }
         }
     }
 }
@@ -343,7 +409,7 @@ async fn handler_settings(
     }
 }
 
-/// `cms.schedule.publish` and `cms.schedule.unpublish`.
+/// `document.schedule` (and the types schedule jobs had before it).
 async fn scheduled(ctx: HandlerContext, job: JobView) -> Result<(), Failure> {
     let Some(schedule_id) = job.payload.get("scheduleId").and_then(Value::as_str) else {
         return Err(Failure::NoHandler(

@@ -13,8 +13,7 @@ mod members;
 
 use cms_core::access::{self, Membership};
 use cms_core::{
-    BuiltInRole, CapabilitySet, CoreCapability, Grant, InstanceRole, Issues, RoleName, Timestamp,
-    new_id,
+    BuiltInRole, CapabilitySet, CoreCapability, Grant, Issues, RoleName, Timestamp, new_id,
 };
 use cms_store::organizations::{MemberRecord, OrganizationRecord};
 use cms_store::roles::RoleRecord;
@@ -210,8 +209,8 @@ impl<'a> OrganizationService<'a> {
             None => None,
         };
         let org = match org {
-            Some(org) if member.is_some() || actor.user.role.is_instance_admin() => org,
-            None if actor.user.role.is_instance_admin() => {
+            Some(org) if member.is_some() || actor.instance_admin_session() => org,
+            None if actor.instance_admin_session() => {
                 return Err(Error::not_found("organization"));
             }
             _ => return Err(Error::Forbidden),
@@ -275,7 +274,7 @@ impl<'a> OrganizationService<'a> {
         let mut tx = self.inner.store.write_instance_wide().await?;
         let (_, standing) = visible(self.inner, &mut *tx, actor, id).await?;
         let owner = standing.role.as_deref() == Some(BuiltInRole::Owner.name());
-        if !owner && actor.user.role != InstanceRole::SuperAdmin {
+        if !owner && !actor.instance_super_admin_session() {
             return Err(Error::NotPermitted(
                 "only an owner of the organization or an instance super admin may delete it".into(),
             ));
@@ -323,7 +322,7 @@ pub(crate) async fn standing(
             }),
         );
     }
-    if member.is_none() && !actor.user.role.is_instance_admin() {
+    if member.is_none() && !actor.instance_admin_session() {
         return Ok(None);
     }
     let membership = match &member {
