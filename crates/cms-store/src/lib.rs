@@ -265,3 +265,5 @@ mod conformance;
 mod conformance_assets;
 #[cfg(test)]
 mod conformance_people;
+#[cfg(test)]
+mod conformance_references;
