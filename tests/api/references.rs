@@ -114,7 +114,12 @@ async fn a_level_of_more_references_than_one_statement_binds(url: String) {
     // One missing among them is reported at its path.
     let mut broken = targets.clone();
     broken.insert(700, "no-such-item".into());
-    let res = create(&app, &ada, json!({"title": "Broken", "links": refs(&broken)})).await;
+    let res = create(
+        &app,
+        &ada,
+        json!({"title": "Broken", "links": refs(&broken)}),
+    )
+    .await;
     assert_eq!(res["validation"]["isValid"], false);
     assert_eq!(
         res["validation"]["errors"],
@@ -142,7 +147,12 @@ async fn a_page_shares_its_targets_through_depth_two(url: String) {
     let app = app(&url).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
     let root = id(&create(&app, &ada, json!({"title": "Root"})).await);
-    let mid = id(&create(&app, &ada, json!({"title": "Mid", "parent": {"_ref": root}})).await);
+    let mid = id(&create(
+        &app,
+        &ada,
+        json!({"title": "Mid", "parent": {"_ref": root}}),
+    )
+    .await);
     for i in 0..20 {
         create(
             &app,
@@ -180,7 +190,11 @@ async fn a_response_past_the_expansion_cap_is_a_400(url: String) {
     let named = vec![target.clone(); MAX_EXPANDED_NODES + 1];
     let wide = id(&create(&app, &ada, json!({"title": "Wide", "links": refs(&named)})).await);
     let path = format!("{DOCS}/{wide}");
-    let res = app.get(&format!("{path}?depth=1")).cookie(&ada).send().await;
+    let res = app
+        .get(&format!("{path}?depth=1"))
+        .cookie(&ada)
+        .send()
+        .await;
     let message = res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
     assert!(
         message.contains(&MAX_EXPANDED_NODES.to_string()) && message.contains("MAX_EXPANDED_NODES"),
@@ -198,7 +212,10 @@ async fn a_response_past_the_expansion_cap_is_a_400(url: String) {
         json!({"id": wide}),
     )
     .await;
-    assert_eq!(body["errors"][0]["extensions"]["code"], "BAD_REQUEST", "{body}");
+    assert_eq!(
+        body["errors"][0]["extensions"]["code"], "BAD_REQUEST",
+        "{body}"
+    );
     assert!(
         body["errors"][0]["message"]
             .as_str()
@@ -246,7 +263,10 @@ async fn every_create_and_update_answers_with_validation(url: String) {
         .cookie(&ada)
         .send()
         .await;
-    assert_eq!(res.body["validation"], json!({"isValid": true, "errors": []}));
+    assert_eq!(
+        res.body["validation"],
+        json!({"isValid": true, "errors": []})
+    );
 
     // GraphQL: `validation` on the saved document, null on reads.
     let body = gql(
@@ -354,7 +374,12 @@ async fn a_graphql_mutation_by_a_read_only_key_is_403(url: String) {
         .key(&read)
         .send()
         .await;
-    assert_eq!(res.status, StatusCode::OK, "a read key may query: {}", res.body);
+    assert_eq!(
+        res.status,
+        StatusCode::OK,
+        "a read key may query: {}",
+        res.body
+    );
     assert!(res.body.get("errors").is_none(), "{}", res.body);
     let stored = app.get(&format!("{DOCS}/{doc}")).cookie(&ada).send().await;
     assert_eq!(stored.body["data"]["draftData"]["title"], "Kept");
@@ -362,7 +387,12 @@ async fn a_graphql_mutation_by_a_read_only_key_is_403(url: String) {
     // A write key mutates; a session is not affected by the door check.
     let res = app.post(GQL, update.clone()).key(&write).send().await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
-    assert_eq!(res.body["data"]["updateItem"]["id"], doc.as_str(), "{}", res.body);
+    assert_eq!(
+        res.body["data"]["updateItem"]["id"],
+        doc.as_str(),
+        "{}",
+        res.body
+    );
     let res = app.post(GQL, update).cookie(&ada).send().await;
     assert!(res.body.get("errors").is_none(), "{}", res.body);
     app.stop().await;
@@ -372,7 +402,12 @@ async fn a_referenced_document_is_not_deleted_on_any_door(url: String) {
     let app = app(&url).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
     let target = id(&create(&app, &ada, json!({"title": "Target"})).await);
-    let by_draft = id(&create(&app, &ada, json!({"title": "A", "parent": {"_ref": target}})).await);
+    let by_draft = id(&create(
+        &app,
+        &ada,
+        json!({"title": "A", "parent": {"_ref": target}}),
+    )
+    .await);
     let res = app
         .post(
             DOCS,

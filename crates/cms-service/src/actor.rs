@@ -84,7 +84,9 @@ impl Actor {
             CoreCapability::DocumentUnpublish,
         ];
         match self.credential {
-            Credential::ApiKey { .. } if !WRITES.iter().any(|c| self.grant.capabilities.has(*c)) => {
+            Credential::ApiKey { .. }
+                if !WRITES.iter().any(|c| self.grant.capabilities.has(*c)) =>
+            {
                 Err(Error::Forbidden)
             }
             _ => Ok(()),

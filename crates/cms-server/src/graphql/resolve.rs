@@ -11,8 +11,8 @@ use async_graphql::dynamic::{
     Field, FieldFuture, FieldValue, InputValue, Object, ResolverContext, TypeRef,
 };
 use async_graphql::{ErrorExtensions, Value as GqlValue};
-use cms_service::assets::AssetView;
 use cms_core::Issue;
+use cms_service::assets::AssetView;
 use cms_service::documents::{
     DocumentView, DraftUpdate, ListRequest, MAX_BY_IDS, MAX_EXPANDED_NODES, NewDocument,
     Perspective, ReadOptions, Validation,
@@ -172,7 +172,10 @@ pub fn gql_error(e: Error) -> async_graphql::Error {
             }
             Error::RevisionConflict { current, .. } => ext.set("currentRevision", *current),
             Error::DocumentReferenced { referrers, .. } => {
-                let ids: Vec<GqlValue> = referrers.iter().map(|id| GqlValue::from(id.as_str())).collect();
+                let ids: Vec<GqlValue> = referrers
+                    .iter()
+                    .map(|id| GqlValue::from(id.as_str()))
+                    .collect();
                 ext.set("referencedBy", GqlValue::List(ids))
             }
             _ => {}

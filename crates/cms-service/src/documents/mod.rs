@@ -237,7 +237,8 @@ impl<'a> DocumentService<'a> {
             .flat_map(|(r, _, _)| self.schemas().references(&r.doc_type, &r.draft_data.0))
             .collect();
         let (documents, assets) = references::split_by_kind(&named);
-        let mut known_documents = references::existing(&mut *tx, &orgs, TargetKind::Document, documents).await?;
+        let mut known_documents =
+            references::existing(&mut *tx, &orgs, TargetKind::Document, documents).await?;
         let found_assets = references::existing(&mut *tx, &orgs, TargetKind::Asset, assets).await?;
         // (type, field, slug) published earlier in this import.
         let mut slugs: HashSet<(String, String, String)> = HashSet::new();

@@ -69,9 +69,7 @@ impl super::DocumentService<'_> {
         org: &str,
         id: &str,
     ) -> Result<()> {
-        let (count, ids) = tx
-            .referrers(org, id, MAX_LISTED_REFERRERS as i64)
-            .await?;
+        let (count, ids) = tx.referrers(org, id, MAX_LISTED_REFERRERS as i64).await?;
         if count == 0 {
             return Ok(());
         }
@@ -90,7 +88,6 @@ impl super::DocumentService<'_> {
             referrers: readable,
         })
     }
-
 }
 
 /// The distinct document ids and asset ids named by `references`.

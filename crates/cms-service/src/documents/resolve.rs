@@ -370,7 +370,11 @@ mod tests {
                 "author",
                 json!({"name": "Bo", "team": {"_ref": "t1"}}),
             ),
-            record("t1", "team", json!({"name": "Core", "lead": {"_ref": "a1"}})),
+            record(
+                "t1",
+                "team",
+                json!({"name": "Core", "lead": {"_ref": "a1"}}),
+            ),
         ]
         .into_iter()
         .map(|d| (d.id.clone(), d))
