@@ -377,9 +377,8 @@ async fn a_read_only_key_cannot_mutate(url: String) {
         .key(&key)
         .send()
         .await;
-    assert_eq!(write.status, StatusCode::OK, "{}", write.body);
-    assert_eq!(write.body["errors"][0]["extensions"]["code"], "FORBIDDEN");
-    assert_eq!(write.body["data"]["createPost"], Value::Null);
+    // SPEC.md "Authentication" point 4: refused at the HTTP layer, before it runs.
+    write.assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
     let all = ok(&app, &ada, "{ allPost { title } }", json!({})).await;
     assert_eq!(
         all["allPost"],

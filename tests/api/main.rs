@@ -39,6 +39,7 @@ mod organizations;
 mod plugin_settings;
 mod plugins;
 mod rate_limit;
+mod references;
 mod roles;
 mod s3;
 mod security;

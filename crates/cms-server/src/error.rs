@@ -98,6 +98,10 @@ pub struct ErrorBody {
     /// The assets still referenced; nothing was deleted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub referenced_ids: Option<Vec<String>>,
+    /// The documents (those the caller may read, at most 100) that still reference the
+    /// document a refused delete named; nothing was deleted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub referenced_by: Option<Vec<String>>,
 }
 
 impl ErrorBody {
@@ -109,6 +113,7 @@ impl ErrorBody {
             issues: Vec::new(),
             current_revision: None,
             referenced_ids: None,
+            referenced_by: None,
         }
     }
 }
@@ -172,6 +177,13 @@ impl IntoResponse for ApiError {
                         StatusCode::CONFLICT,
                         "nothing was deleted: remove the references to these assets first",
                     )
+                };
+                (StatusCode::CONFLICT, Json(body)).into_response()
+            }
+            Error::DocumentReferenced { referrers, .. } => {
+                let body = ErrorBody {
+                    referenced_by: Some(referrers.clone()),
+                    ..ErrorBody::new(StatusCode::CONFLICT, &e.to_string())
                 };
                 (StatusCode::CONFLICT, Json(body)).into_response()
             }

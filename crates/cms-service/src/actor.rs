@@ -97,6 +97,28 @@ impl Actor {
         }
     }
 
+    /// The door check of a GraphQL mutation (SPEC.md Authentication point 4): an API key that
+    /// may write no document (a `read` key, or a capability list without a document write) is
+    /// refused (403) before the operation runs. Sessions pass: each mutation's own capability
+    /// check decides for them, as on REST.
+    pub fn require_mutation_scope(&self) -> Result<()> {
+        const WRITES: [CoreCapability; 5] = [
+            CoreCapability::DocumentCreate,
+            CoreCapability::DocumentUpdate,
+            CoreCapability::DocumentDelete,
+            CoreCapability::DocumentPublish,
+            CoreCapability::DocumentUnpublish,
+        ];
+        match self.credential {
+            Credential::ApiKey { .. }
+                if !WRITES.iter().any(|c| self.grant.capabilities.has(*c)) =>
+            {
+                Err(Error::Forbidden)
+            }
+            _ => Ok(()),
+        }
+    }
+
     pub fn is_api_key(&self) -> bool {
         matches!(self.credential, Credential::ApiKey { .. })
     }

@@ -76,7 +76,8 @@ pub trait Documents {
         organization: &str,
         doc_type: &str,
     ) -> Result<Option<DocumentRecord>>;
-    /// The documents with these ids that belong to one of `organizations`, in no given order.
+    /// The documents with these ids that belong to one of `organizations`, in no given order;
+    /// one statement per [`crate::references::ID_CHUNK`] ids.
     async fn documents_by_ids(
         &mut self,
         organizations: &[String],
@@ -107,6 +108,9 @@ pub trait Documents {
     async fn delete_document(&mut self, id: &str) -> Result<bool>;
     /// One page of documents and the total number matching.
     async fn list_documents(&mut self, spec: &ListSpec<'_>) -> Result<(Vec<DocumentRecord>, i64)>;
+    /// One page of documents without the total: [`Documents::list_documents`] minus its
+    /// count, for a caller that reads many pages of one list and counts for itself.
+    async fn list_documents_page(&mut self, spec: &ListSpec<'_>) -> Result<Vec<DocumentRecord>>;
     /// The organization and type of the document with this id, in whichever organization owns
     /// it: the one lookup that crosses organizations. It works from any unit of work, also one
     /// that acts for no organization or another one (on PostgreSQL through the function of
@@ -414,19 +418,24 @@ macro_rules! impl_documents {
                 organizations: &[String],
                 ids: &[String],
             ) -> $crate::Result<Vec<$crate::documents::DocumentRecord>> {
-                if organizations.is_empty() || ids.is_empty() {
-                    return Ok(Vec::new());
+                let mut found = Vec::new();
+                if organizations.is_empty() {
+                    return Ok(found);
                 }
-                let sql = format!(
-                    "SELECT * FROM documents WHERE organization_id IN ({}) AND id IN ({})",
-                    $crate::documents::placeholders(1, organizations.len()),
-                    $crate::documents::placeholders(1 + organizations.len(), ids.len())
-                );
-                let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
-                for value in organizations.iter().chain(ids) {
-                    query = query.bind(value);
+                // Chunked under both engines' bind limits (see `ID_CHUNK`).
+                for chunk in ids.chunks($crate::references::ID_CHUNK) {
+                    let sql = format!(
+                        "SELECT * FROM documents WHERE organization_id IN ({}) AND id IN ({})",
+                        $crate::documents::placeholders(1, organizations.len()),
+                        $crate::documents::placeholders(1 + organizations.len(), chunk.len())
+                    );
+                    let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+                    for value in organizations.iter().chain(chunk) {
+                        query = query.bind(value);
+                    }
+                    found.extend(query.fetch_all(self.conn().await?).await?);
                 }
-                Ok(query.fetch_all(self.conn().await?).await?)
+                Ok(found)
             }
 
             async fn save_draft(
@@ -493,6 +502,26 @@ macro_rules! impl_documents {
                 if spec.organizations.is_empty() {
                     return Ok((Vec::new(), 0));
                 }
+                let (condition, binds) =
+                    $crate::documents::list_condition(spec, <$tx>::DIALECT, self.generated_columns());
+                let count_sql = format!("SELECT COUNT(*) FROM documents WHERE {condition}");
+                let total: i64 = sqlx::query_scalar_with(sqlx::AssertSqlSafe(count_sql), <$tx>::arguments(binds)?)
+                    .fetch_one(self.conn().await?)
+                    .await?;
+                if total == 0 {
+                    return Ok((Vec::new(), 0));
+                }
+                let rows = $crate::documents::Documents::list_documents_page(self, spec).await?;
+                Ok((rows, total))
+            }
+
+            async fn list_documents_page(
+                &mut self,
+                spec: &$crate::documents::ListSpec<'_>,
+            ) -> $crate::Result<Vec<$crate::documents::DocumentRecord>> {
+                if spec.organizations.is_empty() {
+                    return Ok(Vec::new());
+                }
                 let (condition, mut binds) =
                     $crate::documents::list_condition(spec, <$tx>::DIALECT, self.generated_columns());
                 let order = $crate::filter_sql::compile_sort_with(
@@ -502,13 +531,6 @@ macro_rules! impl_documents {
                     spec.filter,
                     $crate::documents::generated_for(spec, self.generated_columns()),
                 );
-                let count_sql = format!("SELECT COUNT(*) FROM documents WHERE {condition}");
-                let total: i64 = sqlx::query_scalar_with(sqlx::AssertSqlSafe(count_sql), <$tx>::arguments(binds.clone())?)
-                    .fetch_one(self.conn().await?)
-                    .await?;
-                if total == 0 {
-                    return Ok((Vec::new(), 0));
-                }
                 let page_sql = format!(
                     "SELECT * FROM documents WHERE {condition} ORDER BY {order} LIMIT ${} OFFSET ${}",
                     binds.len() + 1,
@@ -516,10 +538,9 @@ macro_rules! impl_documents {
                 );
                 binds.push($crate::filter_sql::Bind::Int(spec.limit));
                 binds.push($crate::filter_sql::Bind::Int(spec.offset));
-                let rows = sqlx::query_as_with(sqlx::AssertSqlSafe(page_sql), <$tx>::arguments(binds)?)
+                Ok(sqlx::query_as_with(sqlx::AssertSqlSafe(page_sql), <$tx>::arguments(binds)?)
                     .fetch_all(self.conn().await?)
-                    .await?;
-                Ok((rows, total))
+                    .await?)
             }
 
             async fn locate_document(

@@ -318,3 +318,5 @@ mod conformance_job_leases;
 mod conformance_people;
 #[cfg(test)]
 mod conformance_row_security;
+#[cfg(test)]
+mod conformance_references;

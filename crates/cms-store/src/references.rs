@@ -16,6 +16,29 @@ pub struct ReferenceRecord {
     pub target: String,
 }
 
+/// What a reference points at: the table its target lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetKind {
+    Document,
+    Asset,
+}
+
+impl TargetKind {
+    /// The table of the targets (a literal: never built from input).
+    pub(crate) fn table(self) -> &'static str {
+        match self {
+            TargetKind::Document => "documents",
+            TargetKind::Asset => "assets",
+        }
+    }
+}
+
+/// The most ids one statement of [`References::existing_targets`] binds. Both engines take
+/// far more (SQLite 32766 binds, PostgreSQL 65535); a thousand keeps each statement's text
+/// and `IN` list small enough to plan quickly, and a caller naming more ids simply pays one
+/// more round trip per thousand.
+pub const ID_CHUNK: usize = 1000;
+
 #[async_trait]
 pub trait References {
     /// Adds references of one copy of a document that has none yet (a new document).
@@ -43,6 +66,22 @@ pub trait References {
         organizations: &[String],
         to_id: &str,
     ) -> Result<Vec<DocumentRecord>>;
+    /// Which of `ids` name a target of `kind` in one of `organizations`: ids only, one
+    /// statement per [`ID_CHUNK`] ids, for checking reference targets without loading them.
+    async fn existing_targets(
+        &mut self,
+        organizations: &[String],
+        kind: TargetKind,
+        ids: &[String],
+    ) -> Result<Vec<String>>;
+    /// The documents of `organization`, other than `to_id` itself, whose draft or published
+    /// copy references `to_id`: how many, and the first `limit` ids in id order.
+    async fn referrers(
+        &mut self,
+        organization: &str,
+        to_id: &str,
+        limit: i64,
+    ) -> Result<(i64, Vec<String>)>;
 }
 
 /// Appends `INSERT INTO document_references (...) VALUES (...), ...` of the references of one
@@ -146,6 +185,59 @@ macro_rules! impl_references {
                     query = query.bind(org);
                 }
                 Ok(query.fetch_all(self.conn().await?).await?)
+            }
+
+            async fn existing_targets(
+                &mut self,
+                organizations: &[String],
+                kind: $crate::references::TargetKind,
+                ids: &[String],
+            ) -> $crate::Result<Vec<String>> {
+                let mut found = Vec::new();
+                if organizations.is_empty() {
+                    return Ok(found);
+                }
+                for chunk in ids.chunks($crate::references::ID_CHUNK) {
+                    let sql = format!(
+                        "SELECT id FROM {} WHERE organization_id IN ({}) AND id IN ({})",
+                        kind.table(),
+                        $crate::documents::placeholders(1, organizations.len()),
+                        $crate::documents::placeholders(1 + organizations.len(), chunk.len())
+                    );
+                    let mut query = sqlx::query_scalar(sqlx::AssertSqlSafe(sql));
+                    for value in organizations.iter().chain(chunk) {
+                        query = query.bind(value);
+                    }
+                    let ids: Vec<String> = query.fetch_all(self.conn().await?).await?;
+                    found.extend(ids);
+                }
+                Ok(found)
+            }
+
+            async fn referrers(
+                &mut self,
+                organization: &str,
+                to_id: &str,
+                limit: i64,
+            ) -> $crate::Result<(i64, Vec<String>)> {
+                const WHERE: &str = "FROM document_references WHERE to_id = $1 AND organization_id = $2 AND from_id <> $1";
+                let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT COUNT(DISTINCT from_id) {WHERE}")))
+                    .bind(to_id)
+                    .bind(organization)
+                    .fetch_one(self.conn().await?)
+                    .await?;
+                if total == 0 {
+                    return Ok((0, Vec::new()));
+                }
+                let ids = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+                    "SELECT DISTINCT from_id {WHERE} ORDER BY from_id LIMIT $3"
+                )))
+                .bind(to_id)
+                .bind(organization)
+                .bind(limit)
+                .fetch_all(self.conn().await?)
+                .await?;
+                Ok((total, ids))
             }
         }
     };

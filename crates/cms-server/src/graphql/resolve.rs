@@ -4,15 +4,18 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_graphql::dataloader::{DataLoader, Loader};
 use async_graphql::dynamic::{
     Field, FieldFuture, FieldValue, InputValue, Object, ResolverContext, TypeRef,
 };
 use async_graphql::{ErrorExtensions, Value as GqlValue};
+use cms_core::Issue;
 use cms_service::assets::AssetView;
 use cms_service::documents::{
-    DocumentView, DraftUpdate, ListRequest, MAX_BY_IDS, NewDocument, Perspective, ReadOptions,
+    DocumentView, DraftUpdate, ListRequest, MAX_BY_IDS, MAX_EXPANDED_NODES, NewDocument,
+    Perspective, ReadOptions, Validation,
 };
 use cms_service::{Actor, Cms, Error};
 use futures_util::FutureExt;
@@ -32,6 +35,10 @@ pub struct RequestCtx {
     actor: Actor,
     loader: DataLoader<RefLoader>,
     assets: DataLoader<AssetLoader>,
+    /// References resolved so far: a response expands at most [`MAX_EXPANDED_NODES`], as
+    /// REST's `depth` does (the query's depth and complexity limits bound its shape, not the
+    /// length of the reference lists it walks).
+    expanded: AtomicUsize,
 }
 
 impl RequestCtx {
@@ -53,7 +60,21 @@ impl RequestCtx {
             actor,
             loader: DataLoader::new(loader, spawn),
             assets: DataLoader::new(assets, spawn),
+            expanded: AtomicUsize::new(0),
         }
+    }
+
+    /// Counts `n` more references to resolve; past [`MAX_EXPANDED_NODES`] in this request,
+    /// the field is an error naming the limit (BAD_REQUEST) instead of a truncated list.
+    fn expand(&self, n: usize) -> async_graphql::Result<()> {
+        let before = self.expanded.fetch_add(n, Ordering::Relaxed);
+        if before + n > MAX_EXPANDED_NODES {
+            return Err(bad(&format!(
+                "the response would expand more than {MAX_EXPANDED_NODES} references \
+                 (MAX_EXPANDED_NODES): select fewer references or documents"
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -102,10 +123,12 @@ impl Reading {
     }
 }
 
-/// A document as a resolver's parent: the service's view and how it was read.
+/// A document as a resolver's parent: the service's view and how it was read, and for the
+/// answer of `createT` and `updateT` what would block publishing it.
 struct Doc {
     view: Arc<DocumentView>,
     reading: Reading,
+    validation: Option<Arc<Validation>>,
 }
 
 /// An object-valued part of a document's data.
@@ -129,6 +152,7 @@ pub fn gql_error(e: Error) -> async_graphql::Error {
         Error::Unprocessable(m) => ("BAD_REQUEST", m.clone()),
         Error::PayloadTooLarge(m) => ("BAD_REQUEST", m.clone()),
         Error::AssetsReferenced { .. } => ("CONFLICT", e.to_string()),
+        Error::DocumentReferenced { .. } => ("CONFLICT", e.to_string()),
         Error::TooManyRequests { .. } => ("TOO_MANY_REQUESTS", e.to_string()),
         Error::Unavailable(m) => ("UNAVAILABLE", m.clone()),
         Error::NotImplemented(m) => ("NOT_IMPLEMENTED", m.clone()),
@@ -147,6 +171,13 @@ pub fn gql_error(e: Error) -> async_graphql::Error {
                 }
             }
             Error::RevisionConflict { current, .. } => ext.set("currentRevision", *current),
+            Error::DocumentReferenced { referrers, .. } => {
+                let ids: Vec<GqlValue> = referrers
+                    .iter()
+                    .map(|id| GqlValue::from(id.as_str()))
+                    .collect();
+                ext.set("referencedBy", GqlValue::List(ids))
+            }
             _ => {}
         }
     })
@@ -202,6 +233,16 @@ fn doc_value(view: DocumentView, reading: Reading) -> FieldValue<'static> {
     FieldValue::owned_any(Doc {
         view: Arc::new(view),
         reading,
+        validation: None,
+    })
+}
+
+/// The document a `createT` or `updateT` saved, with its `validation`.
+fn saved_value(view: DocumentView, validation: Validation) -> FieldValue<'static> {
+    FieldValue::owned_any(Doc {
+        view: Arc::new(view),
+        reading: Reading::DRAFT,
+        validation: Some(Arc::new(validation)),
     })
 }
 
@@ -311,7 +352,7 @@ pub fn one_field(_doc_type: &str, type_name: &str) -> Field {
 }
 
 /// `createT`, `updateT`, `deleteT`, `publishT`, `unpublishT`. The documents they answer show
-/// the draft copy.
+/// the draft copy; those of `createT` and `updateT` carry `validation`.
 pub fn mutation_fields(doc_type: &str, type_name: &str) -> Vec<Field> {
     let doc_type = doc_type.to_string();
     let t = || TypeRef::named(type_name);
@@ -328,13 +369,13 @@ pub fn mutation_fields(doc_type: &str, type_name: &str) -> Vec<Field> {
                     publish: bool_arg(&ctx, "publish")?,
                 };
                 call("create", 0);
-                let (view, _) = rc
+                let (view, validation) = rc
                     .cms
                     .documents()
                     .create(&rc.actor, input)
                     .await
                     .map_err(gql_error)?;
-                Ok(Some(doc_value(view, Reading::DRAFT)))
+                Ok(Some(saved_value(view, validation)))
             })
         })
         .argument(InputValue::new("data", TypeRef::named_nn("JSON")))
@@ -348,13 +389,13 @@ pub fn mutation_fields(doc_type: &str, type_name: &str) -> Vec<Field> {
                     expected_revision: int_arg(&ctx, "expectedRevision")?,
                 };
                 call("update", 1);
-                let view = rc
+                let (view, validation) = rc
                     .cms
                     .documents()
                     .update(&rc.actor, &id_arg(&ctx)?, input)
                     .await
                     .map_err(gql_error)?;
-                Ok(Some(doc_value(view, Reading::DRAFT)))
+                Ok(Some(saved_value(view, validation)))
             })
         })
         .argument(id())
@@ -377,7 +418,7 @@ pub fn mutation_fields(doc_type: &str, type_name: &str) -> Vec<Field> {
                 })
             },
         )
-        .description("Deletes the document; true when deleted (errors otherwise).")
+        .description("Deletes the document; true when deleted (errors otherwise: CONFLICT with `extensions.referencedBy` while other documents reference it).")
         .argument(id()),
         Field::new(format!("publish{type_name}"), t(), |ctx| {
             FieldFuture::new(async move {
@@ -478,6 +519,73 @@ pub fn document_object(type_name: &str) -> Object {
                 "draft"
             }))
         }))
+        .field(validation_field())
+}
+
+/// `validation: Validation` of a document: what would block publishing the draft that
+/// `createT` or `updateT` just saved (CONTRACT.md section 2); null on every other document.
+fn validation_field() -> Field {
+    Field::new("validation", TypeRef::named(VALIDATION), |ctx| {
+        let value = ctx
+            .parent_value
+            .downcast_ref::<Doc>()
+            .and_then(|d| d.validation.clone())
+            .map(FieldValue::owned_any);
+        FieldFuture::new(async move { Ok(value) })
+    })
+    .description(
+        "What would block publishing the saved draft: set on the answers of createT and \
+         updateT, null elsewhere.",
+    )
+}
+
+/// The GraphQL type of a save's validation, and of one of its errors.
+pub const VALIDATION: &str = "Validation";
+pub const VALIDATION_ISSUE: &str = "ValidationIssue";
+
+/// `Validation { isValid, errors }`: the `validation` object of REST, in GraphQL.
+pub fn validation_object() -> Object {
+    Object::new(VALIDATION)
+        .description("What would block publishing: `errors` has the element shape of `issues`.")
+        .field(Field::new(
+            "isValid",
+            TypeRef::named_nn(TypeRef::BOOLEAN),
+            |ctx| {
+                let valid = ctx
+                    .parent_value
+                    .downcast_ref::<Arc<Validation>>()
+                    .map(|v| GqlValue::from(v.is_valid));
+                FieldFuture::from_value(valid)
+            },
+        ))
+        .field(Field::new(
+            "errors",
+            TypeRef::named_nn_list_nn(VALIDATION_ISSUE),
+            |ctx| {
+                let errors = ctx
+                    .parent_value
+                    .downcast_ref::<Arc<Validation>>()
+                    .map(|v| FieldValue::list(v.errors.iter().cloned().map(FieldValue::owned_any)));
+                FieldFuture::new(async move { Ok(errors) })
+            },
+        ))
+}
+
+/// `ValidationIssue { path, code, message }`.
+pub fn validation_issue_object() -> Object {
+    let field = |name: &str, get: fn(&Issue) -> &str| {
+        Field::new(name, TypeRef::named_nn(TypeRef::STRING), move |ctx| {
+            let value = ctx
+                .parent_value
+                .downcast_ref::<Issue>()
+                .map(|i| GqlValue::from(get(i)));
+            FieldFuture::from_value(value)
+        })
+    };
+    Object::new(VALIDATION_ISSUE)
+        .field(field("path", |i| &i.path))
+        .field(field("code", |i| &i.code))
+        .field(field("message", |i| &i.message))
 }
 
 /// The object a data field's parent holds, and the copy it was read from.
@@ -527,7 +635,11 @@ fn ref_value(
     reading: Reading,
 ) -> Option<FieldValue<'static>> {
     let name = target_type(targets, &doc.doc_type)?;
-    let value = FieldValue::owned_any(Doc { view: doc, reading });
+    let value = FieldValue::owned_any(Doc {
+        view: doc,
+        reading,
+        validation: None,
+    });
     Some(if union { value.with_type(name) } else { value })
 }
 
@@ -565,6 +677,7 @@ fn shaped<'a>(
                 let Some(key) = ref_key(&value, reading) else {
                     return Ok(None);
                 };
+                rc.expand(1)?;
                 let doc = rc.loader.load_one(key).await?;
                 doc.and_then(|d| ref_value(targets, union, d, reading))
             }
@@ -576,6 +689,7 @@ fn shaped<'a>(
                     let union = targets.len() > 1 || type_name != &targets[0].1;
                     let keys: Vec<Option<RefKey>> =
                         items.iter().map(|v| ref_key(v, reading)).collect();
+                    rc.expand(keys.iter().flatten().count())?;
                     let found = rc.loader.load_many(keys.iter().flatten().cloned()).await?;
                     let values = keys.into_iter().map(|k| {
                         k.and_then(|k| found.get(&k).cloned())

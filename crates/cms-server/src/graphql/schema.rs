@@ -4,7 +4,8 @@
 //! inline object (or the object member of an array) is named after its owner and field
 //! (`Post` + `seo` = `PostSeo`); a reference to several document types is a union named the
 //! same way. A name already taken (by another type or one of ours: `Query`, `Mutation`,
-//! `JSON`, `Perspective`, `ImageValue`, `FileValue`, the built-in scalars) gets `_2`, `_3`, ...
+//! `JSON`, `Perspective`, `ImageValue`, `FileValue`, `Validation`, `ValidationIssue`, the
+//! built-in scalars) gets `_2`, `_3`, ...
 //! Schema names are already GraphQL names (`[A-Za-z_][A-Za-z0-9_]*`) except those starting
 //! with `__`, reserved by GraphQL: those get a `X` in front. A data field whose name is one of
 //! the document fields (`id`, `type`, `status`, ...) or starts with `__` is exposed as
@@ -24,7 +25,7 @@ pub const MAX_DEPTH: usize = 15;
 pub const MAX_COMPLEXITY: usize = 1000;
 
 /// The fields every document type has, before its data fields.
-const DOCUMENT_FIELDS: [&str; 10] = [
+const DOCUMENT_FIELDS: [&str; 11] = [
     "id",
     "type",
     "organizationId",
@@ -35,9 +36,12 @@ const DOCUMENT_FIELDS: [&str; 10] = [
     "createdBy",
     "publishedHash",
     "status",
+    "validation",
 ];
 
-const RESERVED: [&str; 11] = [
+const RESERVED: [&str; 13] = [
+    resolve::VALIDATION,
+    resolve::VALIDATION_ISSUE,
     "Query",
     "Mutation",
     "JSON",
@@ -139,6 +143,8 @@ pub fn build(schemas: &Schemas) -> Result<Schema, SchemaError> {
         .register(resolve::image_object())
         .register(resolve::file_object())
         .register(resolve::asset_object())
+        .register(resolve::validation_object())
+        .register(resolve::validation_issue_object())
         .register(query)
         .register(mutation)
         .limit_depth(MAX_DEPTH)

@@ -305,11 +305,20 @@ struct UpdateBody {
     expected_revision: Option<i64>,
 }
 
+/// A saved draft and what would block publishing it.
+#[derive(Debug, Serialize, ToSchema)]
+struct Saved {
+    /// Always `true`.
+    success: bool,
+    data: DocumentView,
+    validation: Validation,
+}
+
 /// Saves the draft (and publishes it when `publish` is true).
 #[utoipa::path(put, path = "/api/documents/{id}", tag = TAG, request_body = UpdateBody,
     params(("id" = String, Path, description = "The document id")),
     responses(
-        (status = 200, description = "The saved document", body = Data<DocumentView>),
+        (status = 200, description = "The saved document", body = Saved),
         (status = 409, description = "`expectedRevision` is not the current revision", body = crate::error::ErrorBody),
     ))]
 async fn update(
@@ -317,13 +326,18 @@ async fn update(
     Authed(actor): Authed,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<UpdateBody>,
-) -> ApiResult<Json<Data<DocumentView>>> {
+) -> ApiResult<Json<Saved>> {
     let input = DraftUpdate {
         data: body.data.unwrap_or(Value::Null),
         publish: body.publish,
         expected_revision: body.expected_revision,
     };
-    Ok(ok(state.cms.documents().update(&actor, &id, input).await?))
+    let (document, validation) = state.cms.documents().update(&actor, &id, input).await?;
+    Ok(Json(Saved {
+        success: true,
+        data: document,
+        validation,
+    }))
 }
 
 /// What a delete reports.
@@ -334,10 +348,15 @@ pub(crate) struct Deleted {
     pub(crate) deleted: bool,
 }
 
-/// Deletes a document with its versions (singletons cannot be deleted: 400).
+/// Deletes a document with its versions. Singletons cannot be deleted (400), nor a document
+/// other documents of the organization still reference (409 with `referencedBy`: remove the
+/// references first).
 #[utoipa::path(delete, path = "/api/documents/{id}", tag = TAG,
     params(("id" = String, Path, description = "The document id")),
-    responses((status = 200, description = "The document is gone", body = Data<Deleted>)))]
+    responses(
+        (status = 200, description = "The document is gone", body = Data<Deleted>),
+        (status = 409, description = "Other documents still reference it; nothing was deleted", body = crate::error::ErrorBody),
+    ))]
 async fn delete(
     State(state): State<AppState>,
     Authed(actor): Authed,

@@ -499,10 +499,12 @@ async fn save_merged(
         )
         .await;
     match updated {
-        Ok(document) => {
+        Ok((document, validation)) => {
             let after = latest(cms, actor, id).await;
             Outcome {
-                result: to_value(document),
+                // The shape of `create_document`'s result: the saved draft and what would block
+                // publishing it (CONTRACT.md section 2).
+                result: to_value(json!({ "document": document, "validation": validation })),
                 operation: operation(core, collection, Some(id), true, before, after),
             }
         }

@@ -405,7 +405,7 @@ impl<'s> super::DocumentService<'s> {
     /// A page of a list whose type has a read policy: the policy decides per document, so the
     /// matches are read in order, chunk by chunk, and only those it allows are counted and
     /// paged. This costs a scan of every match, paid only by types with a read policy; `total`
-    /// and the pages stay exact.
+    /// (counted once, here, as the scan goes) and the pages stay exact.
     pub(super) async fn list_policy_ruled(
         &self,
         tx: &mut dyn cms_store::Tx,
@@ -421,7 +421,9 @@ impl<'s> super::DocumentService<'s> {
                 offset,
                 ..*spec
             };
-            let (records, _) = tx.list_documents(&chunk).await?;
+            // The page alone: the policy counts what it allows, so the store's count of
+            // every match would be thrown away, once per chunk.
+            let records = tx.list_documents_page(&chunk).await?;
             let read = records.len() as i64;
             for view in records.into_iter().map(DocumentView::from) {
                 if !gate.may_read(&view) {

@@ -8,6 +8,8 @@
 //! events to that unit of work.
 
 mod access;
+mod references;
+mod resolve;
 mod schedules;
 mod slugs;
 mod view;
@@ -19,7 +21,7 @@ use cms_core::{CoreCapability, Issue, Timestamp, canonical, new_id};
 use cms_store::documents::{DocumentRecord, ListSpec, NewDocumentRows};
 use cms_store::events::EventRecord;
 use cms_store::filter_sql::DataColumn;
-use cms_store::references::ReferenceRecord;
+use cms_store::references::TargetKind;
 use cms_store::versions::VersionRecord;
 use cms_store::{Json, Tx};
 use serde_json::{Map, Value, json};
@@ -27,6 +29,8 @@ use serde_json::{Map, Value, json};
 pub(crate) use access::AccessRules;
 pub use access::{AccessPolicies, Policy, PolicyAuth, PolicyDocument};
 use access::{Gate, ListRead};
+pub use references::MAX_LISTED_REFERRERS;
+pub use resolve::MAX_EXPANDED_NODES;
 pub use schedules::{ScheduleAction, ScheduleView};
 use slugs::slug_taken;
 pub(crate) use schedules::{ScheduleStatus, schedule_follows_job};
@@ -157,12 +161,19 @@ impl<'a> DocumentService<'a> {
             self.inner.event_types.check(self.schemas(), event)?;
         }
         let (doc_type, data) = (&record.doc_type, &record.draft_data.0);
-        let mut tx = self.inner.store.write_for(&org).await?;
-        let validation = self
-            .validation_with(&mut *tx, &org, doc_type, data, None, schema_issues)
-            .await?;
+        // Validation reads (reference targets, slugs) run in a read unit, before the writer.
+        let validation = {
+            let mut read = self.inner.store.read_for(&org).await?;
+            self.validation_with(&mut *read, &org, doc_type, data, None, schema_issues)
+                .await?
+        };
         if publish && !validation.is_valid {
             return Err(Error::invalid(validation.errors));
+        }
+        let mut tx = self.inner.store.write_for(&org).await?;
+        if publish {
+            self.recheck_for_publish(&mut *tx, &org, doc_type, data, None)
+                .await?;
         }
         if record.singleton && tx.singleton(&org, doc_type).await?.is_some() {
             return Err(Error::Conflict(format!(
@@ -221,30 +232,16 @@ impl<'a> DocumentService<'a> {
         }
         let orgs = vec![org.clone()];
         let mut tx = self.inner.store.write_for(&org).await?;
-        // Every reference target named anywhere in the import, looked up in chunks.
-        let (mut documents, mut assets) = (Vec::new(), Vec::new());
-        for (record, _, _) in &prepared {
-            for reference in self
-                .schemas()
-                .references(&record.doc_type, &record.draft_data.0)
-            {
-                match reference.target {
-                    RefTarget::Document => documents.push(reference.id),
-                    RefTarget::Asset => assets.push(reference.id),
-                }
-            }
-        }
-        // Documents found, or imported earlier in this call; assets found.
-        let mut known_documents: HashSet<String> = HashSet::new();
-        for ids in dedup(documents).chunks(MAX_BY_IDS) {
-            let found = tx.documents_by_ids(&orgs, ids).await?;
-            known_documents.extend(found.into_iter().map(|d| d.id));
-        }
-        let mut found_assets: HashSet<String> = HashSet::new();
-        for ids in dedup(assets).chunks(MAX_BY_IDS) {
-            let found = tx.assets_by_ids(&orgs, ids).await?;
-            found_assets.extend(found.into_iter().map(|a| a.id));
-        }
+        // Every reference target named anywhere in the import, one query per kind. Documents
+        // found, or imported earlier in this call; assets found.
+        let named: Vec<_> = prepared
+            .iter()
+            .flat_map(|(r, _, _)| self.schemas().references(&r.doc_type, &r.draft_data.0))
+            .collect();
+        let (documents, assets) = references::split_by_kind(&named);
+        let mut known_documents =
+            references::existing(&mut *tx, &orgs, TargetKind::Document, documents).await?;
+        let found_assets = references::existing(&mut *tx, &orgs, TargetKind::Asset, assets).await?;
         // (type, field, slug) published earlier in this import.
         let mut slugs: HashSet<(String, String, String)> = HashSet::new();
         let mut rows = Vec::with_capacity(prepared.len());
@@ -257,7 +254,7 @@ impl<'a> DocumentService<'a> {
                     RefTarget::Asset => found_assets.contains(&reference.id),
                 };
                 if !exists {
-                    errors.push(missing_reference(reference));
+                    errors.push(references::missing_reference(reference));
                 }
             }
             errors.extend(
@@ -371,37 +368,53 @@ impl<'a> DocumentService<'a> {
         Ok(views.remove(0))
     }
 
-    /// Replaces the draft (the revision grows by one), optionally publishing it.
+    /// Replaces the draft (the revision grows by one), optionally publishing it; with what
+    /// would block publishing the saved draft. The checks and the validation reads run in a
+    /// read unit before the writer; the write unit repeats them only when the document moved
+    /// on in between, or when publishing (what a publish validates must hold when it commits).
     pub async fn update(
         &self,
         actor: &Actor,
         id: &str,
         input: DraftUpdate,
-    ) -> Result<DocumentView> {
+    ) -> Result<(DocumentView, Validation)> {
         let org = actor.require(CoreCapability::DocumentUpdate)?.to_string();
         if input.publish {
             actor.require(CoreCapability::DocumentPublish)?;
         }
-        let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write_for(&org).await?;
-        let current = self.owned(&mut *tx, &org, id).await?;
         let gate = self.gate(actor);
-        gate.check(Operation::Update, &current)?;
-        if input.publish {
-            gate.check(Operation::Publish, &current)?;
-        }
-        self.check_structure(&current.doc_type, &input.data)?;
-        check_revision(input.expected_revision, current.revision)?;
-        let mut data = input.data;
-        gate.keep_unwritable(&current.doc_type, &mut data, Some(&current.draft_data.0));
-        if input.publish {
+        let (read, validation) = {
+            let mut tx = self.inner.store.read_for(&org).await?;
+            let current = self.owned(&mut *tx, &org, id).await?;
+            let data = self.checked_draft(&gate, &current, &input)?;
             let validation = self
                 .validation(&mut *tx, &org, &current.doc_type, &data, Some(id))
                 .await?;
-            if !validation.is_valid {
+            ((current, data), validation)
+        };
+        if input.publish && !validation.is_valid {
+            return Err(Error::invalid(validation.errors));
+        }
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.write_for(&org).await?;
+        let current = self.owned(&mut *tx, &org, id).await?;
+        let (data, validation) = if current.revision == read.0.revision {
+            if input.publish {
+                self.recheck_for_publish(&mut *tx, &org, &current.doc_type, &read.1, Some(id))
+                    .await?;
+            }
+            (read.1, validation)
+        } else {
+            // Another write landed since the read: judge what is stored now.
+            let data = self.checked_draft(&gate, &current, &input)?;
+            let validation = self
+                .validation(&mut *tx, &org, &current.doc_type, &data, Some(id))
+                .await?;
+            if input.publish && !validation.is_valid {
                 return Err(Error::invalid(validation.errors));
             }
-        }
+            (data, validation)
+        };
         let by = Some(actor.user.id.as_str());
         let updated = self.write_draft(&mut *tx, &current, data, by, now).await?;
         if input.publish {
@@ -409,20 +422,63 @@ impl<'a> DocumentService<'a> {
         }
         let stored = self.owned(&mut *tx, &org, id).await?;
         tx.commit().await?;
-        Ok(gate.stripped(stored))
+        Ok((gate.stripped(stored), validation))
     }
 
-    /// Deletes a document of the actor's organization. The canonical singleton row stays.
+    /// The draft `input` would save over `current`: the access rules for updating (and
+    /// publishing), the structure and the expected revision checked, unwritable fields kept.
+    fn checked_draft(
+        &self,
+        gate: &Gate<'_>,
+        current: &DocumentRecord,
+        input: &DraftUpdate,
+    ) -> Result<Value> {
+        gate.check(Operation::Update, current)?;
+        if input.publish {
+            gate.check(Operation::Publish, current)?;
+        }
+        self.check_structure(&current.doc_type, &input.data)?;
+        check_revision(input.expected_revision, current.revision)?;
+        let mut data = input.data.clone();
+        gate.keep_unwritable(&current.doc_type, &mut data, Some(&current.draft_data.0));
+        Ok(data)
+    }
+
+    /// The part of a publish's validation that must hold when it commits, read again in its
+    /// write unit: reference targets still exist, slugs are still free (the read unit's
+    /// answer may be stale by then).
+    async fn recheck_for_publish(
+        &self,
+        tx: &mut dyn Tx,
+        org: &str,
+        doc_type: &str,
+        data: &Value,
+        except: Option<&str>,
+    ) -> Result<()> {
+        let validation = self
+            .validation_with(tx, org, doc_type, data, except, Vec::new())
+            .await?;
+        match validation.is_valid {
+            true => Ok(()),
+            false => Err(Error::invalid(validation.errors)),
+        }
+    }
+
+    /// Deletes a document of the actor's organization. The canonical singleton row stays, and so
+    /// does a document other documents of the organization still reference (409, nothing
+    /// deleted: remove the references first; DECISIONS.md).
     pub async fn delete(&self, actor: &Actor, id: &str) -> Result<()> {
         let org = actor.require(CoreCapability::DocumentDelete)?.to_string();
         let mut tx = self.inner.store.write_for(&org).await?;
         let current = self.owned(&mut *tx, &org, id).await?;
-        self.gate(actor).check(Operation::Delete, &current)?;
+        let gate = self.gate(actor);
+        gate.check(Operation::Delete, &current)?;
         if current.singleton {
             return Err(Error::bad_request(
                 "the canonical row of a singleton cannot be deleted",
             ));
         }
+        self.check_unreferenced(&mut *tx, &gate, &org, id).await?;
         tx.delete_document(id).await?;
         tx.commit().await?;
         Ok(())
@@ -867,15 +923,7 @@ impl<'a> DocumentService<'a> {
         mut errors: Vec<Issue>,
     ) -> Result<Validation> {
         let orgs = vec![org.to_string()];
-        for reference in self.schemas().references(doc_type, data) {
-            let exists = match reference.target {
-                RefTarget::Document => tx.document(&orgs, &reference.id).await?.is_some(),
-                RefTarget::Asset => tx.asset(&orgs, &reference.id).await?.is_some(),
-            };
-            if !exists {
-                errors.push(missing_reference(reference));
-            }
-        }
+        errors.extend(self.reference_issues(tx, &orgs, doc_type, data).await?);
         errors.extend(self.slug_clashes(tx, &orgs, doc_type, data, except).await?);
         Ok(Validation {
             is_valid: errors.is_empty(),
@@ -1083,133 +1131,6 @@ impl<'a> DocumentService<'a> {
         }
         Ok(())
     }
-
-    fn reference_records(&self, doc_type: &str, data: &Value) -> Vec<ReferenceRecord> {
-        self.schemas()
-            .references(doc_type, data)
-            .into_iter()
-            .map(|r| ReferenceRecord {
-                path: r.path,
-                to_id: r.id,
-                target: match r.target {
-                    RefTarget::Document => "document",
-                    RefTarget::Asset => "asset",
-                }
-                .to_string(),
-            })
-            .collect()
-    }
-
-    /// Replaces `{ "_ref": id }` by the referenced document's data (same perspective) plus
-    /// `_id` and `_type`, `depth` levels deep. References the actor may not read, and missing
-    /// ones, stay as they are.
-    async fn resolve(
-        &self,
-        tx: &mut dyn Tx,
-        orgs: &[String],
-        views: &mut [DocumentView],
-        read: ReadOptions,
-        gate: &Gate<'_>,
-    ) -> Result<()> {
-        if read.depth == 0 {
-            return Ok(());
-        }
-        for view in views.iter_mut() {
-            let doc_type = view.doc_type.clone();
-            if let Some(data) = view.data_mut(read.perspective) {
-                let at = Resolution {
-                    perspective: read.perspective,
-                    depth: read.depth,
-                    gate,
-                };
-                self.resolve_value(tx, orgs, &doc_type, data, at).await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Resolves the references in `data`; targets are shown as the caller may read them (a
-    /// target they may not read stays a reference, its hidden fields are stripped).
-    async fn resolve_value(
-        &self,
-        tx: &mut dyn Tx,
-        orgs: &[String],
-        doc_type: &str,
-        data: &mut Value,
-        at: Resolution<'_, '_>,
-    ) -> Result<()> {
-        let Resolution {
-            perspective,
-            depth,
-            gate,
-        } = at;
-        let ids: Vec<String> = self
-            .schemas()
-            .references(doc_type, data)
-            .into_iter()
-            .filter(|r| r.target == RefTarget::Document)
-            .map(|r| r.id)
-            .collect();
-        if ids.is_empty() {
-            return Ok(());
-        }
-        let mut resolved = HashMap::new();
-        for record in tx.documents_by_ids(orgs, &ids).await? {
-            let view = DocumentView::from(record);
-            if !gate.may_read(&view) {
-                continue;
-            }
-            let Some(target) = view.data(perspective) else {
-                continue;
-            };
-            let mut target = target.clone();
-            gate.strip_data(&view.doc_type, &mut target);
-            if depth > 1 {
-                let deeper = Resolution {
-                    depth: depth - 1,
-                    ..at
-                };
-                Box::pin(self.resolve_value(tx, orgs, &view.doc_type, &mut target, deeper)).await?;
-            }
-            if let Value::Object(map) = &mut target {
-                map.insert("_id".into(), Value::String(view.id.clone()));
-                map.insert("_type".into(), Value::String(view.doc_type.clone()));
-            }
-            resolved.insert(view.id, target);
-        }
-        replace_references(data, &resolved);
-        Ok(())
-    }
-}
-
-/// Where a reference resolution stands: the copy it reads, the levels left, the caller's rules.
-#[derive(Clone, Copy)]
-struct Resolution<'g, 'a> {
-    perspective: Perspective,
-    depth: u8,
-    gate: &'g Gate<'a>,
-}
-
-/// Replaces every object `{ "_ref": id, ... }` whose id was resolved.
-fn replace_references(value: &mut Value, resolved: &HashMap<String, Value>) {
-    match value {
-        Value::Object(map) => {
-            let target = map
-                .get("_ref")
-                .and_then(Value::as_str)
-                .and_then(|id| resolved.get(id));
-            if let Some(target) = target {
-                *value = target.clone();
-                return;
-            }
-            map.values_mut()
-                .for_each(|v| replace_references(v, resolved));
-        }
-        Value::Array(items) => items
-            .iter_mut()
-            .for_each(|v| replace_references(v, resolved)),
-        _ => {}
-    }
 }
 
 /// The first string (or key) holding U+0000: PostgreSQL cannot store it in JSONB, so both
@@ -1320,14 +1241,6 @@ fn first_versions(
     (versions, event)
 }
 
-fn missing_reference(reference: cms_core::schema::FoundReference) -> Issue {
-    let message = match reference.target {
-        RefTarget::Document => "the referenced document does not exist",
-        RefTarget::Asset => "the referenced asset does not exist",
-    };
-    Issue::new(reference.path, "reference", message)
-}
-
 /// An error about the `index`th document of an import: issue paths become `[index].path`.
 fn at_index(index: usize, error: Error) -> Error {
     match error {
@@ -1345,7 +1258,8 @@ fn at_index(index: usize, error: Error) -> Error {
     }
 }
 
-fn dedup(mut ids: Vec<String>) -> Vec<String> {
+/// `ids` sorted, each once.
+pub(super) fn dedup(mut ids: Vec<String>) -> Vec<String> {
     ids.sort_unstable();
     ids.dedup();
     ids

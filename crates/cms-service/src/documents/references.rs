@@ -1,0 +1,128 @@
+//! References on the write side: the rows a copy's references become, the check that their
+//! targets exist (one query per target kind, ids only), and the rule for deleting a document
+//! others still reference (DECISIONS.md, "Deleting a referenced document").
+
+use std::collections::HashSet;
+
+use cms_core::Issue;
+use cms_core::schema::{FoundReference, RefTarget};
+use cms_store::Tx;
+use cms_store::references::{ReferenceRecord, TargetKind};
+use serde_json::Value;
+
+use super::access::Gate;
+use super::{DocumentView, dedup};
+use crate::error::{Error, Result};
+
+/// The most referrer ids a refused delete lists (the count is always exact).
+pub const MAX_LISTED_REFERRERS: usize = 100;
+
+impl super::DocumentService<'_> {
+    /// The rows of the references found in `data`, for the references side table.
+    pub(super) fn reference_records(&self, doc_type: &str, data: &Value) -> Vec<ReferenceRecord> {
+        self.schemas()
+            .references(doc_type, data)
+            .into_iter()
+            .map(|r| ReferenceRecord {
+                path: r.path,
+                to_id: r.id,
+                target: match r.target {
+                    RefTarget::Document => "document",
+                    RefTarget::Asset => "asset",
+                }
+                .to_string(),
+            })
+            .collect()
+    }
+
+    /// An issue for every reference of `data` whose target is not a document (or asset) of
+    /// `orgs`: one query per target kind, however many references the data holds.
+    pub(super) async fn reference_issues(
+        &self,
+        tx: &mut dyn Tx,
+        orgs: &[String],
+        doc_type: &str,
+        data: &Value,
+    ) -> Result<Vec<Issue>> {
+        let references = self.schemas().references(doc_type, data);
+        let (documents, assets) = split_by_kind(&references);
+        let documents = existing(tx, orgs, TargetKind::Document, documents).await?;
+        let assets = existing(tx, orgs, TargetKind::Asset, assets).await?;
+        Ok(references
+            .into_iter()
+            .filter(|r| match r.target {
+                RefTarget::Document => !documents.contains(&r.id),
+                RefTarget::Asset => !assets.contains(&r.id),
+            })
+            .map(missing_reference)
+            .collect())
+    }
+
+    /// The delete rule: a document other documents of its organization reference, in their
+    /// draft or published copy, is not deleted (409 with the count and the referrers the
+    /// caller may read). Checked in the deleting unit of work, so the answer holds for the
+    /// delete it guards.
+    pub(super) async fn check_unreferenced(
+        &self,
+        tx: &mut dyn Tx,
+        gate: &Gate<'_>,
+        org: &str,
+        id: &str,
+    ) -> Result<()> {
+        let (count, ids) = tx.referrers(org, id, MAX_LISTED_REFERRERS as i64).await?;
+        if count == 0 {
+            return Ok(());
+        }
+        let orgs = [org.to_string()];
+        let mut readable: Vec<String> = tx
+            .documents_by_ids(&orgs, &ids)
+            .await?
+            .into_iter()
+            .map(DocumentView::from)
+            .filter(|v| gate.may_read(v))
+            .map(|v| v.id)
+            .collect();
+        readable.sort_unstable();
+        Err(Error::DocumentReferenced {
+            count,
+            referrers: readable,
+        })
+    }
+}
+
+/// The distinct document ids and asset ids named by `references`.
+pub(super) fn split_by_kind(references: &[FoundReference]) -> (Vec<String>, Vec<String>) {
+    let (mut documents, mut assets) = (Vec::new(), Vec::new());
+    for reference in references {
+        match reference.target {
+            RefTarget::Document => documents.push(reference.id.clone()),
+            RefTarget::Asset => assets.push(reference.id.clone()),
+        }
+    }
+    (dedup(documents), dedup(assets))
+}
+
+/// Which of `ids` name a target of `kind` in `orgs` (one query, chunked by the store).
+pub(super) async fn existing(
+    tx: &mut dyn Tx,
+    orgs: &[String],
+    kind: TargetKind,
+    ids: Vec<String>,
+) -> Result<HashSet<String>> {
+    if ids.is_empty() {
+        return Ok(HashSet::new());
+    }
+    Ok(tx
+        .existing_targets(orgs, kind, &ids)
+        .await?
+        .into_iter()
+        .collect())
+}
+
+pub(super) fn missing_reference(reference: FoundReference) -> Issue {
+    let message = match reference.target {
+        RefTarget::Document => "the referenced document does not exist",
+        RefTarget::Asset => "the referenced asset does not exist",
+    };
+    Issue::new(reference.path, "reference", message)
+}
