@@ -19,6 +19,9 @@ pub(crate) enum TokenKind {
     /// The recipient may choose a new password: 1 hour, since whoever holds it takes over the
     /// account.
     PasswordReset,
+    /// The recipient controls the new address of an e-mail change: 24 hours, like a
+    /// verification.
+    EmailChange,
 }
 
 impl TokenKind {
@@ -27,12 +30,13 @@ impl TokenKind {
         match self {
             TokenKind::EmailVerification => "emailVerification",
             TokenKind::PasswordReset => "passwordReset",
+            TokenKind::EmailChange => "emailChange",
         }
     }
 
     fn lifetime_ms(self) -> i64 {
         match self {
-            TokenKind::EmailVerification => 24 * HOUR_MS,
+            TokenKind::EmailVerification | TokenKind::EmailChange => 24 * HOUR_MS,
             TokenKind::PasswordReset => HOUR_MS,
         }
     }
@@ -41,6 +45,7 @@ impl TokenKind {
         match self {
             TokenKind::EmailVerification => Purpose::EmailVerification,
             TokenKind::PasswordReset => Purpose::PasswordReset,
+            TokenKind::EmailChange => Purpose::EmailChange,
         }
     }
 }
@@ -54,12 +59,25 @@ pub(crate) async fn issue(
     kind: TokenKind,
     now: Timestamp,
 ) -> Result<String> {
+    issue_for(inner, tx, user_id, kind, None, now).await
+}
+
+/// [`issue`], naming the address the token proves (an e-mail change's new address).
+pub(crate) async fn issue_for(
+    inner: &Inner,
+    tx: &mut dyn Tx,
+    user_id: &str,
+    kind: TokenKind,
+    email: Option<&str>,
+    now: Timestamp,
+) -> Result<String> {
     tx.delete_expired_user_tokens(now.millis()).await?;
     let token = random_token(32);
     tx.insert_user_token(&UserTokenRecord {
         token_hash: inner.secret.hash_hex(kind.purpose(), &token),
         user_id: user_id.to_string(),
         purpose: kind.name().to_string(),
+        email: email.map(str::to_string),
         expires_at: now.plus_millis(kind.lifetime_ms()).millis(),
         created_at: now.millis(),
     })
@@ -76,11 +94,22 @@ pub(crate) async fn redeem(
     kind: TokenKind,
     now: Timestamp,
 ) -> Result<Option<String>> {
+    Ok(redeem_record(inner, tx, token, kind, now)
+        .await?
+        .map(|t| t.user_id))
+}
+
+/// [`redeem`], answering the whole row (for the address an e-mail change proves).
+pub(crate) async fn redeem_record(
+    inner: &Inner,
+    tx: &mut dyn Tx,
+    token: &str,
+    kind: TokenKind,
+    now: Timestamp,
+) -> Result<Option<UserTokenRecord>> {
     let hash = inner.secret.hash_hex(kind.purpose(), token);
     let taken = tx.take_user_token(&hash, kind.name()).await?;
-    Ok(taken
-        .filter(|t| t.expires_at > now.millis())
-        .map(|t| t.user_id))
+    Ok(taken.filter(|t| t.expires_at > now.millis()))
 }
 
 /// Whether a token would redeem now, without consuming it: lets slow work (hashing a new
