@@ -50,7 +50,7 @@ pub(super) async fn admin_cannot_change_own_role(fx: Arc<Fx>) {
 pub(super) async fn role_ceiling_caps_assignment_and_invitation(fx: Arc<Fx>) {
     let mut tx = fx.app.app.cms.store().write().await.unwrap();
     for (name, caps) in [
-        ("ceilingmgr", vec!["member.changeRole", "member.invite", "document.read"]),
+        ("ceilingmgr", vec!["member.changeRole", "member.invite", "document.read", "asset.read"]),
         ("ceilingkeys", vec!["apiKey.manage", "document.read"]),
     ] {
         tx.insert_role(&cms_store::roles::RoleRecord {
