@@ -270,7 +270,10 @@ async fn a_reset_token_expires_after_an_hour(url: String) {
 /// The address the session's user has now, and whether it is verified.
 async fn current_email(app: &TestApp, s: &Session) -> (Value, Value) {
     let got = app.get("/api/auth/get-session").cookie(s).send().await;
-    (got.body["user"]["email"].clone(), got.body["user"]["emailVerified"].clone())
+    (
+        got.body["user"]["email"].clone(),
+        got.body["user"]["emailVerified"].clone(),
+    )
 }
 
 /// CONTRACT.md section 13: an e-mail change needs the current password and takes effect only
@@ -292,7 +295,11 @@ async fn changing_the_email_needs_the_password_and_the_new_mailbox(url: String) 
     )
     .await
     .assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
-    assert!(app.mail.to(MailKind::EmailVerification, "ada@lovelace.org").is_empty());
+    assert!(
+        app.mail
+            .to(MailKind::EmailVerification, "ada@lovelace.org")
+            .is_empty()
+    );
 
     // With it: 200, the e-mail unchanged, a link on its way to the new address.
     let res = patch_user(
@@ -303,13 +310,18 @@ async fn changing_the_email_needs_the_password_and_the_new_mailbox(url: String) 
     .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     assert_eq!(res.body["data"]["email"], "ada@example.com");
-    assert_eq!(res.body["data"]["name"], "Ada L", "the name changes at once");
+    assert_eq!(
+        res.body["data"]["name"], "Ada L",
+        "the name changes at once"
+    );
     assert_eq!(
         current_email(&app, &ada).await,
         (json!("ada@example.com"), json!(false))
     );
     assert_eq!(
-        sign_in_with(&app, "ada@lovelace.org", PASSWORD).await.status,
+        sign_in_with(&app, "ada@lovelace.org", PASSWORD)
+            .await
+            .status,
         StatusCode::UNAUTHORIZED
     );
     let link = app
@@ -317,7 +329,10 @@ async fn changing_the_email_needs_the_password_and_the_new_mailbox(url: String) 
         .last(MailKind::EmailVerification, "ada@lovelace.org")
         .await
         .link;
-    let path = link.strip_prefix("http://127.0.0.1:3000").unwrap().to_string();
+    let path = link
+        .strip_prefix("http://127.0.0.1:3000")
+        .unwrap()
+        .to_string();
     request_reset(&app, "ada@example.com").await;
     let reset_token = token_of(
         &app.mail
@@ -337,7 +352,9 @@ async fn changing_the_email_needs_the_password_and_the_new_mailbox(url: String) 
         (json!("ada@lovelace.org"), json!(true))
     );
     assert_eq!(
-        sign_in_with(&app, "ada@lovelace.org", PASSWORD).await.status,
+        sign_in_with(&app, "ada@lovelace.org", PASSWORD)
+            .await
+            .status,
         StatusCode::OK
     );
     assert_eq!(

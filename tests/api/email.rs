@@ -118,7 +118,10 @@ async fn smtp_delivers_through_a_real_server(url: String) {
     assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
     // The link with its secret, exactly as the inviter's answer shows it.
     let link = res.body["data"]["acceptUrl"].as_str().unwrap();
-    assert!(link.starts_with("http://cms.test/admin/accept-invitation?token="), "{link}");
+    assert!(
+        link.starts_with("http://cms.test/admin/accept-invitation?token="),
+        "{link}"
+    );
     let received = sink.received_containing(link).await;
     assert!(received.contains("To: bob@example.com"), "{received}");
     assert!(received.contains("cms@test.example"), "{received}");

@@ -90,8 +90,10 @@ async fn sign_up(base: &str, name: &str, email: &str, invitation_token: Option<&
     let http = reqwest::Client::new();
     let res = http
         .post(format!("{base}/api/auth/sign-up/email"))
-        .json(&json!({"name": name, "email": email, "password": "a long enough password",
-            "invitationToken": invitation_token}))
+        .json(
+            &json!({"name": name, "email": email, "password": "a long enough password",
+            "invitationToken": invitation_token}),
+        )
         .send()
         .await
         .unwrap();

@@ -112,7 +112,10 @@ async fn inviting_sends_an_email_and_lists_the_invitation(url: String) {
     listed_as.as_object_mut().unwrap().remove("acceptUrl");
     assert_eq!(list.body["data"], json!([listed_as]));
     let text = list.body.to_string();
-    assert!(!text.contains(&token) && !text.to_lowercase().contains("token"), "{text}");
+    assert!(
+        !text.contains(&token) && !text.to_lowercase().contains("token"),
+        "{text}"
+    );
     let mut tx = app.app.cms.store().read().await.unwrap();
     let stored = tx
         .invitation(data["id"].as_str().unwrap())
@@ -436,7 +439,11 @@ async fn invite_only_sign_up_needs_an_open_invitation(url: String) {
     let mallory = Session::from(&res);
     assert_eq!(active_org(&app, &mallory).await, None);
     assert_eq!(
-        app.get("/api/organizations").cookie(&mallory).send().await.body["data"],
+        app.get("/api/organizations")
+            .cookie(&mallory)
+            .send()
+            .await
+            .body["data"],
         json!([])
     );
     assert_eq!(
@@ -444,8 +451,15 @@ async fn invite_only_sign_up_needs_an_open_invitation(url: String) {
         vec![("bob@example.com".into(), "pending".into())]
     );
     // Accepting needs the secret or a verified address.
-    let accept = format!("{INVITATIONS}/{}/accept", invitation["id"].as_str().unwrap());
-    for body in [None, Some(json!({})), Some(json!({"token": "not-the-secret"}))] {
+    let accept = format!(
+        "{INVITATIONS}/{}/accept",
+        invitation["id"].as_str().unwrap()
+    );
+    for body in [
+        None,
+        Some(json!({})),
+        Some(json!({"token": "not-the-secret"})),
+    ] {
         let req = app.req(Method::POST, &accept).cookie(&mallory);
         let req = match body {
             Some(body) => req.json(body),
@@ -465,7 +479,11 @@ async fn invite_only_sign_up_needs_an_open_invitation(url: String) {
         .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     assert_eq!(active_org(&app, &mallory).await, Some(org.clone()));
-    let got = app.get("/api/auth/get-session").cookie(&mallory).send().await;
+    let got = app
+        .get("/api/auth/get-session")
+        .cookie(&mallory)
+        .send()
+        .await;
     assert_eq!(got.body["user"]["emailVerified"], true);
 
     // A wrong secret (another invitation's, or none at all) joins nothing either.
@@ -584,7 +602,10 @@ async fn open_sign_up_also_honours_invitations(url: String) {
         .unwrap();
     drop(tx);
     let res = app
-        .req(Method::POST, &format!("{INVITATIONS}/{}/accept", defaults.id))
+        .req(
+            Method::POST,
+            &format!("{INVITATIONS}/{}/accept", defaults.id),
+        )
         .cookie(&bob)
         .send()
         .await;

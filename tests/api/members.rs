@@ -194,7 +194,18 @@ async fn custom_role(app: &TestApp, org: &str, name: &str, capabilities: &[&str]
 async fn no_one_grants_more_than_they_hold(url: String) {
     let app = TestApp::start(&url).await;
     let (ada, org) = first_owner(&app).await;
-    custom_role(&app, &org, "manager", &["member.changeRole", "member.invite", "document.read", "asset.read"]).await;
+    custom_role(
+        &app,
+        &org,
+        "manager",
+        &[
+            "member.changeRole",
+            "member.invite",
+            "document.read",
+            "asset.read",
+        ],
+    )
+    .await;
     custom_role(&app, &org, "keyholder", &["apiKey.manage", "document.read"]).await;
     custom_role(&app, &org, "reader", &["document.read"]).await;
     let carol = member(&app, &ada, "Carol", "carol@example.com", "admin").await;
@@ -256,7 +267,10 @@ async fn no_one_grants_more_than_they_hold(url: String) {
     );
 
     // An owner steps down while another owner remains; the last owner cannot.
-    assert_eq!(change(&app, &ada, &carol_id, "owner").await.status, StatusCode::OK);
+    assert_eq!(
+        change(&app, &ada, &carol_id, "owner").await.status,
+        StatusCode::OK
+    );
     let res = change(&app, &ada, &user_id(&ada), "admin").await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     change(&app, &carol, &carol_id, "admin")

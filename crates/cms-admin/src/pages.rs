@@ -110,7 +110,9 @@ impl Page {
             Page::SignIn | Page::SignUp | Page::ForgotPassword | Page::ResetPassword => {
                 ("auth", vec![])
             }
-            Page::AcceptInvitation { id } => ("auth", id.iter().map(|id| ("id", id.as_str())).collect()),
+            Page::AcceptInvitation { id } => {
+                ("auth", id.iter().map(|id| ("id", id.as_str())).collect())
+            }
             Page::Home => ("home", vec![]),
             Page::Documents { doc_type } => ("documents", vec![("type", doc_type)]),
             Page::Document { doc_type, id } => ("document", vec![("type", doc_type), ("id", id)]),

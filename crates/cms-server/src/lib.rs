@@ -113,7 +113,11 @@ impl AppState {
         if authority.as_str().contains('@') {
             return None;
         }
-        let scheme = if self.is_secure(headers) { "https" } else { "http" };
+        let scheme = if self.is_secure(headers) {
+            "https"
+        } else {
+            "http"
+        };
         Some(format!("{scheme}://{authority}"))
     }
 }

@@ -94,8 +94,14 @@ impl<'a> AccountService<'a> {
         if let Some(name) = name {
             user.name = name;
             user.updated_at = now.millis();
-            tx.update_user_profile(&user.id, &user.name, &user.email, user.email_verified, now.millis())
-                .await?;
+            tx.update_user_profile(
+                &user.id,
+                &user.name,
+                &user.email,
+                user.email_verified,
+                now.millis(),
+            )
+            .await?;
         }
         let mut change = None;
         if let Some(email) = &email {
@@ -391,7 +397,9 @@ async fn apply_email_change(
     now: Timestamp,
 ) -> Result<()> {
     let (Some(email), Some(user)) = (email, tx.user_by_id(user_id).await?) else {
-        return Err(Error::bad_request("the link is invalid: ask for the change again"));
+        return Err(Error::bad_request(
+            "the link is invalid: ask for the change again",
+        ));
     };
     if tx
         .user_by_email(email)

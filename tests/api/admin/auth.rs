@@ -174,10 +174,15 @@ async fn an_invited_person_creates_their_account_and_joins(url: String) {
     let ui = Ui::start(app, "invitation").await;
     // The e-mailed link carries the invitation's secret: the page says what joining means,
     // fills in the invited address, and the sign-up sends the secret, which joins.
-    assert!(mail.link.contains("/admin/accept-invitation?token="), "{}", mail.link);
+    assert!(
+        mail.link.contains("/admin/accept-invitation?token="),
+        "{}",
+        mail.link
+    );
     ui.open(path_of(&mail.link)).await;
     ui.see("You are invited").await;
-    ui.see("You are invited to join Acme Publishing as editor.").await;
+    ui.see("You are invited to join Acme Publishing as editor.")
+        .await;
     ui.screenshot("invited").await;
     ui.fill("Name", "Grace Hopper").await;
     ui.fill("Password", PASSWORD).await;
@@ -210,7 +215,8 @@ async fn a_signed_in_person_accepts_an_invitation(url: String) {
     .await;
     ui.click("Accept invitation").await;
     ui.see("Open the link from the invitation e-mail").await;
-    ui.open("/admin/accept-invitation?token=not-the-secret").await;
+    ui.open("/admin/accept-invitation?token=not-the-secret")
+        .await;
     ui.see("This invitation link is not valid any more").await;
     // The link from the e-mail joins.
     ui.open(path_of(invitation["acceptUrl"].as_str().unwrap()))

@@ -50,7 +50,15 @@ pub(super) async fn admin_cannot_change_own_role(fx: Arc<Fx>) {
 pub(super) async fn role_ceiling_caps_assignment_and_invitation(fx: Arc<Fx>) {
     let mut tx = fx.app.app.cms.store().write().await.unwrap();
     for (name, caps) in [
-        ("ceilingmgr", vec!["member.changeRole", "member.invite", "document.read", "asset.read"]),
+        (
+            "ceilingmgr",
+            vec![
+                "member.changeRole",
+                "member.invite",
+                "document.read",
+                "asset.read",
+            ],
+        ),
         ("ceilingkeys", vec!["apiKey.manage", "document.read"]),
     ] {
         tx.insert_role(&cms_store::roles::RoleRecord {
@@ -105,13 +113,21 @@ pub(super) async fn invited_address_without_secret_joins_nothing(fx: Arc<Fx>) {
     let squatter = sign_up_invited(&fx.app, "Squatter", "takeover@example.com", "guessed").await;
     assert_eq!(squatter.status, StatusCode::OK, "{}", squatter.body);
     let squatter = Session::from(&squatter);
-    let orgs = fx.app.get("/api/organizations").cookie(&squatter).send().await;
+    let orgs = fx
+        .app
+        .get("/api/organizations")
+        .cookie(&squatter)
+        .send()
+        .await;
     assert_eq!(orgs.body["data"], json!([]), "joined nothing");
     // Unverified and without the secret, accepting by id is refused too.
     fx.app
         .req(
             Method::POST,
-            &format!("{INVITATIONS}/{}/accept", invitation["id"].as_str().unwrap()),
+            &format!(
+                "{INVITATIONS}/{}/accept",
+                invitation["id"].as_str().unwrap()
+            ),
         )
         .cookie(&squatter)
         .json(json!({"token": "guessed"}))

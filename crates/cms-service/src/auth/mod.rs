@@ -5,6 +5,8 @@ pub(crate) mod password;
 pub mod secret;
 pub(crate) mod tokens;
 
+pub(crate) use self::tokens::verification_mail;
+
 use cms_core::Issues;
 use cms_core::access::{self, Membership};
 use cms_core::{
@@ -16,11 +18,9 @@ use cms_store::{StoreError, Tx};
 use serde::Serialize;
 
 use self::secret::{Purpose, random_token};
-use self::tokens::TokenKind;
 use crate::actor::{Actor, Credential};
 use crate::error::{Error, Result};
 use crate::instance_settings::SignUpPolicy;
-use crate::mail::{MailKind, MailMessage};
 use crate::rate_limit::{Limited, RateLimitService};
 use crate::{Inner, organizations};
 
@@ -835,37 +835,6 @@ impl<'a> AuthService<'a> {
 fn log_first_admin(first: bool, user: &UserRecord) {
     if first {
         tracing::info!(user = %user.email, "first user signed up: instance super_admin and owner of Default");
-    }
-}
-
-/// Issues a verification token for `user_id` in `tx` and writes the e-mail that carries its
-/// link, to be sent once `tx` has committed.
-pub(crate) async fn verification_mail(
-    inner: &Inner,
-    tx: &mut dyn Tx,
-    user_id: &str,
-    to: &str,
-    now: Timestamp,
-) -> Result<MailMessage> {
-    let token = tokens::issue(inner, tx, user_id, TokenKind::EmailVerification, now).await?;
-    Ok(verification_message(inner, to, &token))
-}
-
-/// The e-mail that carries a verification link. The link opens the verify endpoint itself,
-/// which then sends the browser on to the admin.
-fn verification_message(inner: &Inner, to: &str, token: &str) -> MailMessage {
-    let link = inner.link(&format!(
-        "/api/auth/verify-email?token={token}&callbackURL=%2Fadmin"
-    ));
-    MailMessage {
-        kind: MailKind::EmailVerification,
-        to: to.to_string(),
-        subject: "Verify your e-mail address".into(),
-        text: format!(
-            "Confirm that this address is yours: {link}\n\n\
-             The link works once, within 24 hours. If you did not sign up, ignore this message.\n"
-        ),
-        link,
     }
 }
 

@@ -8,6 +8,7 @@ use cms_store::user_tokens::UserTokenRecord;
 use super::secret::{Purpose, random_token};
 use crate::Inner;
 use crate::error::Result;
+use crate::mail::{MailKind, MailMessage};
 
 const HOUR_MS: i64 = 3_600_000;
 
@@ -126,4 +127,35 @@ pub(crate) async fn is_live(
         .user_token(&hash, kind.name())
         .await?
         .is_some_and(|t| t.expires_at > now.millis()))
+}
+
+/// Issues a verification token for `user_id` in `tx` and writes the e-mail that carries its
+/// link, to be sent once `tx` has committed.
+pub(crate) async fn verification_mail(
+    inner: &Inner,
+    tx: &mut dyn Tx,
+    user_id: &str,
+    to: &str,
+    now: Timestamp,
+) -> Result<MailMessage> {
+    let token = issue(inner, tx, user_id, TokenKind::EmailVerification, now).await?;
+    Ok(verification_message(inner, to, &token))
+}
+
+/// The e-mail that carries a verification link. The link opens the verify endpoint itself,
+/// which then sends the browser on to the admin.
+fn verification_message(inner: &Inner, to: &str, token: &str) -> MailMessage {
+    let link = inner.link(&format!(
+        "/api/auth/verify-email?token={token}&callbackURL=%2Fadmin"
+    ));
+    MailMessage {
+        kind: MailKind::EmailVerification,
+        to: to.to_string(),
+        subject: "Verify your e-mail address".into(),
+        text: format!(
+            "Confirm that this address is yours: {link}\n\n\
+             The link works once, within 24 hours. If you did not sign up, ignore this message.\n"
+        ),
+        link,
+    }
 }

@@ -63,10 +63,7 @@ pub(super) fn ensure_may_assign(
 
 /// An access refusal unless `grant` holds every one of `capabilities`.
 pub(super) fn holds_all(grant: &Grant, capabilities: &CapabilitySet) -> Result<()> {
-    if capabilities
-        .iter()
-        .all(|c| grant.capabilities.contains(&c))
-    {
+    if capabilities.iter().all(|c| grant.capabilities.contains(&c)) {
         Ok(())
     } else {
         Err(Error::Forbidden)
@@ -93,7 +90,9 @@ mod tests {
         let manager = grant("manager", &[MemberChangeRole, DocumentRead]);
         let reader: RoleName = "reader".parse().unwrap();
         let keys: RoleName = "keys".parse().unwrap();
-        assert!(ensure_may_assign(&manager, &reader, &[DocumentRead].into_iter().collect()).is_ok());
+        assert!(
+            ensure_may_assign(&manager, &reader, &[DocumentRead].into_iter().collect()).is_ok()
+        );
         assert!(matches!(
             ensure_may_assign(&manager, &keys, &[ApiKeyManage].into_iter().collect()),
             Err(Error::Forbidden)
