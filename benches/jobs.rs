@@ -148,6 +148,7 @@ async fn latency(url: &str, publishes: usize) -> (Duration, Duration) {
             password: Some("bench password".into()),
             client: Default::default(),
             claim_code: Default::default(),
+            invitation_token: None,
         })
         .await
         .expect("sign-up")

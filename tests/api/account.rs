@@ -49,7 +49,8 @@ async fn updating_the_profile(url: String) {
     assert_eq!(got.body["user"]["name"], "Ada Lovelace");
 
     // A new address: taken ones are 422 (as at sign-up), bad ones 400.
-    patch_user(&app, &ada, json!({"email": "BOB@example.com"}))
+    let with_password = |email: &str| json!({"email": email, "currentPassword": PASSWORD});
+    patch_user(&app, &ada, with_password("BOB@example.com"))
         .await
         .assert_handler_error(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Entity");
     let res = patch_user(&app, &ada, json!({"email": "nope"})).await;
@@ -61,23 +62,8 @@ async fn updating_the_profile(url: String) {
     patch_user(&app, &ada, json!({"name": ""}))
         .await
         .assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
-    let res = patch_user(&app, &ada, json!({"email": "Ada@Lovelace.org"})).await;
-    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
-    assert_eq!(res.body["data"]["email"], "ada@lovelace.org");
-    assert_eq!(res.body["data"]["emailVerified"], false);
-    // The session stays; sign-in uses the new address from now on.
+    // The session stays whatever the profile says.
     assert!(active_org(&app, &ada).await.is_some());
-    assert_eq!(
-        sign_in_with(&app, "ada@lovelace.org", PASSWORD)
-            .await
-            .status,
-        StatusCode::OK
-    );
-    assert_eq!(
-        sign_in_with(&app, "ada@example.com", PASSWORD).await.status,
-        StatusCode::UNAUTHORIZED
-    );
-
     // Keys cannot change the person who made them.
     let key = app
         .create_key(&ada, json!({"name": "k", "permissions": ["read"]}))
@@ -281,6 +267,132 @@ async fn a_reset_token_expires_after_an_hour(url: String) {
     app.stop().await;
 }
 
+/// The address the session's user has now, and whether it is verified.
+async fn current_email(app: &TestApp, s: &Session) -> (Value, Value) {
+    let got = app.get("/api/auth/get-session").cookie(s).send().await;
+    (
+        got.body["user"]["email"].clone(),
+        got.body["user"]["emailVerified"].clone(),
+    )
+}
+
+/// CONTRACT.md section 13: an e-mail change needs the current password and takes effect only
+/// when the new address answers.
+async fn changing_the_email_needs_the_password_and_the_new_mailbox(url: String) {
+    let mut config = config_for(&url);
+    config.auth.invite_only = false;
+    let app = TestApp::with(config, None).await;
+    let (ada, _) = first_owner(&app).await;
+
+    // Without the password: 400 naming it; with a wrong one: 403; nothing sent either way.
+    let res = patch_user(&app, &ada, json!({"email": "ada@lovelace.org"})).await;
+    res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
+    assert_eq!(res.body["issues"][0]["path"], "currentPassword");
+    patch_user(
+        &app,
+        &ada,
+        json!({"email": "ada@lovelace.org", "currentPassword": "not the password"}),
+    )
+    .await
+    .assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
+    assert!(
+        app.mail
+            .to(MailKind::EmailVerification, "ada@lovelace.org")
+            .is_empty()
+    );
+
+    // With it: 200, the e-mail unchanged, a link on its way to the new address.
+    let res = patch_user(
+        &app,
+        &ada,
+        json!({"email": "Ada@Lovelace.org", "currentPassword": PASSWORD, "name": "Ada L"}),
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert_eq!(res.body["data"]["email"], "ada@example.com");
+    assert_eq!(
+        res.body["data"]["name"], "Ada L",
+        "the name changes at once"
+    );
+    assert_eq!(
+        current_email(&app, &ada).await,
+        (json!("ada@example.com"), json!(false))
+    );
+    assert_eq!(
+        sign_in_with(&app, "ada@lovelace.org", PASSWORD)
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED
+    );
+    let link = app
+        .mail
+        .last(MailKind::EmailVerification, "ada@lovelace.org")
+        .await
+        .link;
+    let path = link
+        .strip_prefix("http://127.0.0.1:3000")
+        .unwrap()
+        .to_string();
+    request_reset(&app, "ada@example.com").await;
+    let reset_token = token_of(
+        &app.mail
+            .last(MailKind::PasswordReset, "ada@example.com")
+            .await
+            .link,
+    );
+    let res = app.get(&path).send().await;
+    assert_eq!(res.status, StatusCode::FOUND, "{}", res.body);
+    // The old address's links stop working.
+    reset(&app, &reset_token, NEW_PASSWORD)
+        .await
+        .assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
+    // Followed: the account moved to the new address, verified; the old one signs in no more.
+    assert_eq!(
+        current_email(&app, &ada).await,
+        (json!("ada@lovelace.org"), json!(true))
+    );
+    assert_eq!(
+        sign_in_with(&app, "ada@lovelace.org", PASSWORD)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        sign_in_with(&app, "ada@example.com", PASSWORD).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    // A link works once.
+    app.get(&path)
+        .send()
+        .await
+        .assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
+
+    // An address taken by another account before the link is followed: refused, nothing
+    // changed.
+    let res = patch_user(
+        &app,
+        &ada,
+        json!({"email": "carol@example.com", "currentPassword": PASSWORD}),
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let link = app
+        .mail
+        .last(MailKind::EmailVerification, "carol@example.com")
+        .await
+        .link;
+    app.sign_up("Carol", "carol@example.com").await;
+    app.get(link.strip_prefix("http://127.0.0.1:3000").unwrap())
+        .send()
+        .await
+        .assert_handler_error(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Entity");
+    assert_eq!(
+        current_email(&app, &ada).await,
+        (json!("ada@lovelace.org"), json!(true))
+    );
+    app.stop().await;
+}
+
 async fn email_verification_blocks_sign_in_until_the_link_is_followed(url: String) {
     let app = TestApp::with(verifying_config(&url), None).await;
     let res = app
@@ -348,8 +460,9 @@ async fn email_verification_blocks_sign_in_until_the_link_is_followed(url: Strin
     let ada = Session::from(&res);
     assert!(active_org(&app, &ada).await.is_some(), "Default is active");
 
-    // An invited sign-up is verified the same way, and then finds its organization.
-    invite(&app, &ada, "bob@example.com", "editor").await;
+    // A sign-up with an invited address but without the invitation's secret is verified the
+    // same way; it joins nothing, and the verified address may then accept the invitation.
+    let invitation = invite(&app, &ada, "bob@example.com", "editor").await;
     let res = app
         .post(
             "/api/auth/sign-up/email",
@@ -373,28 +486,33 @@ async fn email_verification_blocks_sign_in_until_the_link_is_followed(url: Strin
     assert_eq!(res.headers["location"], "/admin");
     let bob = sign_in(&app, "bob@example.com").await;
     let orgs = app.get("/api/organizations").cookie(&bob).send().await;
+    assert_eq!(orgs.body["data"], json!([]), "{}", orgs.body);
+    let accept = format!(
+        "/api/organizations/invitations/{}/accept",
+        invitation["id"].as_str().unwrap()
+    );
+    let res = app.post(&accept, json!({})).cookie(&bob).send().await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let orgs = app.get("/api/organizations").cookie(&bob).send().await;
     assert_eq!(orgs.body["data"][0]["role"], "editor", "{}", orgs.body);
 
-    // Changing the address makes it unverified again and mails the new one; the old
-    // address's links stop working.
-    request_reset(&app, "bob@example.com").await;
-    let reset_token = token_of(
-        &app.mail
-            .last(MailKind::PasswordReset, "bob@example.com")
-            .await
-            .link,
+    // With the secret, an invited sign-up is verified by it: signed in at once, no link.
+    let invitation = invite(&app, &ada, "cleo@example.com", "viewer").await;
+    let res = crate::people_support::sign_up_invited(
+        &app,
+        "Cleo",
+        "cleo@example.com",
+        &crate::people_support::invitation_token(&invitation),
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert!(res.body["token"].is_string(), "{}", res.body);
+    assert_eq!(res.body["user"]["emailVerified"], true);
+    assert!(
+        app.mail
+            .to(MailKind::EmailVerification, "cleo@example.com")
+            .is_empty()
     );
-    let res = patch_user(&app, &bob, json!({"email": "robert@example.com"})).await;
-    assert_eq!(res.body["data"]["emailVerified"], false, "{}", res.body);
-    app.mail
-        .last(MailKind::EmailVerification, "robert@example.com")
-        .await;
-    reset(&app, &reset_token, NEW_PASSWORD)
-        .await
-        .assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
-    sign_in_with(&app, "robert@example.com", PASSWORD)
-        .await
-        .assert_handler_error(StatusCode::FORBIDDEN, "Forbidden");
     app.stop().await;
 }
 
@@ -497,4 +615,5 @@ cms_store::both_engines!(
     email_verification_blocks_sign_in_until_the_link_is_followed,
     verification_links_expire_and_redirect_only_to_the_instance,
     a_verification_link_expires_after_a_day,
+    changing_the_email_needs_the_password_and_the_new_mailbox,
 );

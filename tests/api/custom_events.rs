@@ -522,7 +522,7 @@ async fn a_plugin_actor_is_refused_what_belongs_to_a_person(url: String) {
         (
             "invite someone",
             cms.invitations()
-                .create(&plugin, Some("eve@example.com"), Some("editor"))
+                .create(&plugin, Some("eve@example.com"), Some("editor"), None)
                 .await
                 .err(),
         ),

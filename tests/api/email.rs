@@ -116,9 +116,13 @@ async fn smtp_delivers_through_a_real_server(url: String) {
         .send()
         .await;
     assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
-    let id = res.body["data"]["id"].as_str().unwrap();
-    let link = format!("http://127.0.0.1:3000/admin/accept-invitation/{id}");
-    let received = sink.received_containing(&link).await;
+    // The link with its secret, exactly as the inviter's answer shows it.
+    let link = res.body["data"]["acceptUrl"].as_str().unwrap();
+    assert!(
+        link.starts_with("http://cms.test/admin/accept-invitation?token="),
+        "{link}"
+    );
+    let received = sink.received_containing(link).await;
     assert!(received.contains("To: bob@example.com"), "{received}");
     assert!(received.contains("cms@test.example"), "{received}");
     assert!(

@@ -85,11 +85,15 @@ impl Client {
     }
 }
 
-async fn sign_up(base: &str, name: &str, email: &str) -> Client {
+/// Signs up on `base`, with the secret of an invitation when given.
+async fn sign_up(base: &str, name: &str, email: &str, invitation_token: Option<&str>) -> Client {
     let http = reqwest::Client::new();
     let res = http
         .post(format!("{base}/api/auth/sign-up/email"))
-        .json(&json!({"name": name, "email": email, "password": "a long enough password"}))
+        .json(
+            &json!({"name": name, "email": email, "password": "a long enough password",
+            "invitationToken": invitation_token}),
+        )
         .send()
         .await
         .unwrap();
@@ -117,7 +121,7 @@ async fn two_instances(url: String) {
     let _worker = spawn(dir.path(), &url, &["worker"]);
     let (hook, delivered) = receiver().await;
 
-    let ada = sign_up(&a, "Ada", "ada@example.com").await;
+    let ada = sign_up(&a, "Ada", "ada@example.com", None).await;
     let (status, _) = ada
         .call(
             Method::PUT,
@@ -284,7 +288,7 @@ async fn two_instances(url: String) {
         )
         .await;
     assert_eq!(status, 201);
-    let (status, _) = ada
+    let (status, invited) = ada
         .call(
             Method::POST,
             format!("{a}/api/organizations/invitations"),
@@ -292,7 +296,9 @@ async fn two_instances(url: String) {
         )
         .await;
     assert_eq!(status, 201);
-    let bob = sign_up(&b, "Bob", "bob@example.com").await;
+    // The invitation made on one instance is joined on the other, with its secret.
+    let token = crate::people_support::invitation_token(&invited["data"]);
+    let bob = sign_up(&b, "Bob", "bob@example.com", Some(&token)).await;
     let new_post = json!({"type": "post", "data": {"title": "by bob"}});
     let (status, body) = bob
         .call(

@@ -6,7 +6,8 @@ use cms::service::MailKind;
 use serde_json::{Value, json};
 
 use crate::people_support::{
-    active_org, first_owner, invite, member, now_millis, pass_days, sign_in, user_id,
+    active_org, first_owner, invitation_token, invite, member, now_millis, pass_days, sign_in,
+    sign_up_invited, token_of, user_id,
 };
 use crate::support::{PASSWORD, Session, TestApp, config_for};
 
@@ -61,7 +62,10 @@ async fn inviting_sends_an_email_and_lists_the_invitation(url: String) {
         .map(String::as_str)
         .collect();
     keys.sort();
-    assert_eq!(keys, vec!["email", "expiresAt", "id", "role", "status"]);
+    assert_eq!(
+        keys,
+        vec!["acceptUrl", "email", "expiresAt", "id", "role", "status"]
+    );
     assert_eq!(
         (&data["email"], &data["role"], &data["status"]),
         (
@@ -78,13 +82,22 @@ async fn inviting_sends_an_email_and_lists_the_invitation(url: String) {
         (before + seven_days..before + seven_days + 60_000).contains(&expires),
         "expires in 7 days: {expires} vs {before}"
     );
-    // The e-mail carries the accept link to the admin, under the instance's address.
-    let mail = app.mail.last(MailKind::Invitation, "bob@example.com").await;
-    let id = data["id"].as_str().unwrap();
+    // The answer and the e-mail carry the accept link with the secret: 256 random bits,
+    // base64url, under the origin the inviter used (no publicUrl here).
+    let accept_url = data["acceptUrl"].as_str().unwrap();
+    let token = token_of(accept_url);
     assert_eq!(
-        mail.link,
-        format!("http://127.0.0.1:3000/admin/accept-invitation/{id}")
+        accept_url,
+        format!("http://cms.test/admin/accept-invitation?token={token}")
     );
+    assert_eq!(token.len(), 43, "{token}");
+    assert!(
+        token
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    );
+    let mail = app.mail.last(MailKind::Invitation, "bob@example.com").await;
+    assert_eq!(mail.link, accept_url);
     assert!(mail.text.contains(&mail.link), "{}", mail.text);
     assert!(
         mail.text.contains("Default") && mail.text.contains("Ada"),
@@ -92,9 +105,27 @@ async fn inviting_sends_an_email_and_lists_the_invitation(url: String) {
         mail.text
     );
 
+    // The list shows the invitation, never its secret nor its hash.
     let list = app.get(INVITATIONS).cookie(&ada).send().await;
     assert_eq!(list.status, StatusCode::OK, "{}", list.body);
-    assert_eq!(list.body["data"], json!([data]));
+    let mut listed_as = data.clone();
+    listed_as.as_object_mut().unwrap().remove("acceptUrl");
+    assert_eq!(list.body["data"], json!([listed_as]));
+    let text = list.body.to_string();
+    assert!(
+        !text.contains(&token) && !text.to_lowercase().contains("token"),
+        "{text}"
+    );
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
+    let stored = tx
+        .invitation(data["id"].as_str().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    drop(tx);
+    let hash = stored.token_hash.expect("a stored hash");
+    assert_ne!(hash, token, "the secret itself is never stored");
+    assert!(!text.contains(&hash), "{text}");
 
     // A live invitation is not sent twice; an address that is a member already is refused.
     post_invitation(&app, &ada, "bob@example.com", "viewer")
@@ -164,10 +195,11 @@ async fn links_use_the_public_url(url: String) {
     assert_eq!(
         mail.link,
         format!(
-            "https://cms.example.com/admin/accept-invitation/{}",
-            data["id"].as_str().unwrap()
+            "https://cms.example.com/admin/accept-invitation?token={}",
+            invitation_token(&data)
         )
     );
+    assert_eq!(data["acceptUrl"], json!(mail.link));
     app.stop().await;
 }
 
@@ -191,13 +223,10 @@ async fn only_an_owner_invites_an_owner(url: String) {
             .status,
         StatusCode::CREATED
     );
-    assert_eq!(
-        post_invitation(&app, &ada, "eve@example.com", "owner")
-            .await
-            .status,
-        StatusCode::CREATED
-    );
-    let eve = app.sign_up("Eve", "eve@example.com").await;
+    let res = post_invitation(&app, &ada, "eve@example.com", "owner").await;
+    assert_eq!(res.status, StatusCode::CREATED);
+    let token = invitation_token(&res.body["data"]);
+    let eve = Session::from(&sign_up_invited(&app, "Eve", "eve@example.com", &token).await);
     let members = app
         .get("/api/organizations/members")
         .cookie(&eve)
@@ -401,31 +430,100 @@ async fn invite_only_sign_up_needs_an_open_invitation(url: String) {
         .assert_handler_error(StatusCode::FORBIDDEN, "Forbidden");
     assert!(message.contains("invitation"), "{message}");
 
-    // With one: Bob joins with the invited role, and the organization is active.
-    invite(&app, &ada, "bob@example.com", "editor").await;
-    let res = sign_up(&app, "Bob", "BOB@example.com").await;
+    // With one but without its secret (whoever signs up first with the address): the account
+    // is created and joins nothing; the invitation stays pending for its real recipient.
+    let invitation = invite(&app, &ada, "bob@example.com", "editor").await;
+    let res = sign_up(&app, "Mallory", "BOB@example.com").await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert_eq!(res.body["user"]["emailVerified"], false);
+    let mallory = Session::from(&res);
+    assert_eq!(active_org(&app, &mallory).await, None);
+    assert_eq!(
+        app.get("/api/organizations")
+            .cookie(&mallory)
+            .send()
+            .await
+            .body["data"],
+        json!([])
+    );
+    assert_eq!(
+        listed(&app.get(INVITATIONS).cookie(&ada).send().await),
+        vec![("bob@example.com".into(), "pending".into())]
+    );
+    // Accepting needs the secret or a verified address.
+    let accept = format!(
+        "{INVITATIONS}/{}/accept",
+        invitation["id"].as_str().unwrap()
+    );
+    for body in [
+        None,
+        Some(json!({})),
+        Some(json!({"token": "not-the-secret"})),
+    ] {
+        let req = app.req(Method::POST, &accept).cookie(&mallory);
+        let req = match body {
+            Some(body) => req.json(body),
+            None => req,
+        };
+        req.send()
+            .await
+            .assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
+    }
+    assert_eq!(active_org(&app, &mallory).await, None);
+    // The secret proves the mailbox: the holder joins, verified.
+    let res = app
+        .req(Method::POST, &accept)
+        .cookie(&mallory)
+        .json(json!({"token": invitation_token(&invitation)}))
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert_eq!(active_org(&app, &mallory).await, Some(org.clone()));
+    let got = app
+        .get("/api/auth/get-session")
+        .cookie(&mallory)
+        .send()
+        .await;
+    assert_eq!(got.body["user"]["emailVerified"], true);
+
+    // A wrong secret (another invitation's, or none at all) joins nothing either.
+    let carols = invite(&app, &ada, "carol@example.com", "viewer").await;
+    let dans = invite(&app, &ada, "dan@example.com", "editor").await;
+    for wrong in [invitation_token(&carols), "x".repeat(43)] {
+        let res = sign_up_invited(&app, "Dan", "dan@example.com", &wrong).await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+        let dan = Session::from(&res);
+        assert_eq!(active_org(&app, &dan).await, None);
+        let mut tx = app.app.cms.store().write_instance_wide().await.unwrap();
+        tx.delete_user(&user_id(&dan)).await.unwrap();
+        tx.commit().await.unwrap();
+    }
+    // The right secret: Dan joins with the invited role, verified, and it is active.
+    let res = sign_up_invited(&app, "Dan", "Dan@Example.com", &invitation_token(&dans)).await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     assert_eq!(
         res.body["user"]["role"], "editor",
         "instance role of later sign-ups"
     );
-    let bob = Session::from(&res);
-    assert_eq!(active_org(&app, &bob).await, Some(org.clone()));
-    let members = app
-        .get("/api/organizations/members")
-        .cookie(&bob)
+    assert_eq!(res.body["user"]["emailVerified"], true);
+    let dan = Session::from(&res);
+    assert_eq!(active_org(&app, &dan).await, Some(org.clone()));
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
+    assert_eq!(
+        tx.member(&org, &user_id(&dan)).await.unwrap().unwrap().role,
+        "editor"
+    );
+    drop(tx);
+    // The invitations used are gone from the list; Carol's is still pending.
+    assert_eq!(
+        listed(&app.get(INVITATIONS).cookie(&ada).send().await),
+        vec![("carol@example.com".into(), "pending".into())]
+    );
+    app.req(Method::DELETE, INVITATIONS)
+        .cookie(&ada)
+        .json(json!({"id": carols["id"]}))
         .send()
         .await;
-    assert_eq!(
-        members.body["data"][1]["role"], "editor",
-        "{}",
-        members.body
-    );
-    // The invitation is used up.
-    assert_eq!(
-        app.get(INVITATIONS).cookie(&ada).send().await.body["data"],
-        json!([])
-    );
 
     // An expired invitation does not open sign-up.
     invite(&app, &ada, "carol@example.com", "viewer").await;
@@ -487,9 +585,31 @@ async fn open_sign_up_also_honours_invitations(url: String) {
         .cookie(&ada)
         .send()
         .await;
-    invite(&app, &ada, "bob@example.com", "admin").await;
-    let bob = app.sign_up("Bob", "bob@example.com").await;
+    let acmes = invite(&app, &ada, "bob@example.com", "admin").await;
+    // A sign-up joins the one invitation whose secret it carries; having proven the
+    // address, Bob accepts the other without a secret.
+    let res = sign_up_invited(&app, "Bob", "bob@example.com", &invitation_token(&acmes)).await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let bob = Session::from(&res);
     assert_eq!(active_org(&app, &bob).await, Some(acme.clone()));
+    let pending = app.get("/api/organizations").cookie(&bob).send().await;
+    assert_eq!(pending.body["data"].as_array().unwrap().len(), 1);
+    let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
+    let defaults = tx
+        .pending_invitation(&org, "bob@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    drop(tx);
+    let res = app
+        .req(
+            Method::POST,
+            &format!("{INVITATIONS}/{}/accept", defaults.id),
+        )
+        .cookie(&bob)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     let orgs = app.get("/api/organizations").cookie(&bob).send().await;
     let roles: Vec<(Value, Value)> = orgs.body["data"]
         .as_array()
@@ -529,7 +649,46 @@ async fn an_invitation_that_cannot_be_mailed_is_withdrawn(url: String) {
     app.stop().await;
 }
 
+/// The accept page's lookup: the secret opens the invitation's summary, anything else is 404.
+async fn an_accept_link_can_be_looked_up_by_its_secret(url: String) {
+    let app = TestApp::start(&url).await;
+    let (ada, org) = first_owner(&app).await;
+    let data = invite(&app, &ada, "bob@example.com", "editor").await;
+    let token = invitation_token(&data);
+    let preview = |token: &str| {
+        app.get(&format!("{INVITATIONS}/preview?token={token}"))
+            .send()
+    };
+    let res = preview(&token).await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert_eq!(
+        res.body["data"],
+        json!({
+            "id": data["id"],
+            "organizationId": org,
+            "organizationName": "Default",
+            "email": "bob@example.com",
+            "role": "editor",
+            "expiresAt": data["expiresAt"],
+        })
+    );
+    preview("not-the-secret")
+        .await
+        .assert_handler_error(StatusCode::NOT_FOUND, "Not Found");
+    app.get(&format!("{INVITATIONS}/preview"))
+        .send()
+        .await
+        .assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
+    // Used, the secret opens nothing any more.
+    sign_up_invited(&app, "Bob", "bob@example.com", &token).await;
+    preview(&token)
+        .await
+        .assert_handler_error(StatusCode::NOT_FOUND, "Not Found");
+    app.stop().await;
+}
+
 cms_store::both_engines!(
+    an_accept_link_can_be_looked_up_by_its_secret,
     inviting_sends_an_email_and_lists_the_invitation,
     links_use_the_public_url,
     only_an_owner_invites_an_owner,

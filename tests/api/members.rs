@@ -172,6 +172,113 @@ async fn changing_a_members_role(url: String) {
     app.stop().await;
 }
 
+/// Stores a custom role of the organization with these capabilities.
+async fn custom_role(app: &TestApp, org: &str, name: &str, capabilities: &[&str]) {
+    let mut tx = app.app.cms.store().write_instance_wide().await.unwrap();
+    tx.insert_role(&RoleRecord {
+        id: format!("{org}-{name}"),
+        organization_id: org.to_string(),
+        name: name.into(),
+        description: String::new(),
+        capabilities: cms_store::Json(capabilities.iter().map(|c| c.to_string()).collect()),
+        is_built_in: false,
+        created_at: 0,
+        updated_at: 0,
+    })
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+}
+
+/// CONTRACT.md section 13, "No one grants more than they hold".
+async fn no_one_grants_more_than_they_hold(url: String) {
+    let app = TestApp::start(&url).await;
+    let (ada, org) = first_owner(&app).await;
+    custom_role(
+        &app,
+        &org,
+        "manager",
+        &[
+            "member.changeRole",
+            "member.invite",
+            "document.read",
+            "asset.read",
+        ],
+    )
+    .await;
+    custom_role(&app, &org, "keyholder", &["apiKey.manage", "document.read"]).await;
+    custom_role(&app, &org, "reader", &["document.read"]).await;
+    let carol = member(&app, &ada, "Carol", "carol@example.com", "admin").await;
+    let dan = member(&app, &ada, "Dan", "dan@example.com", "manager").await;
+    let bob = member(&app, &ada, "Bob", "bob@example.com", "viewer").await;
+    let (carol_id, dan_id, bob_id) = (user_id(&carol), user_id(&dan), user_id(&bob));
+
+    // Nobody changes their own role: an admin neither climbs to owner nor re-grants admin.
+    for role in ["owner", "admin", "viewer"] {
+        change(&app, &carol, &carol_id, role)
+            .await
+            .assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
+    }
+    change(&app, &dan, &dan_id, "admin")
+        .await
+        .assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
+    // A role holding a capability the caller lacks cannot be given, by role change or invitation.
+    for role in ["keyholder", "admin", "editor"] {
+        change(&app, &dan, &bob_id, role)
+            .await
+            .assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
+        app.post(
+            "/api/organizations/invitations",
+            json!({"email": format!("{role}@example.com"), "role": role}),
+        )
+        .cookie(&dan)
+        .send()
+        .await
+        .assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
+    }
+    // Nor can someone above the caller be moved, even to a role within the ceiling.
+    change(&app, &dan, &carol_id, "reader")
+        .await
+        .assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
+    // Within the ceiling it works.
+    let res = change(&app, &dan, &bob_id, "reader").await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let res = app
+        .post(
+            "/api/organizations/invitations",
+            json!({"email": "rita@example.com", "role": "reader"}),
+        )
+        .cookie(&dan)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    // The admin holds apiKey.manage: the keyholder role is within its ceiling.
+    let res = change(&app, &carol, &bob_id, "keyholder").await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let list = app.get(MEMBERS).cookie(&ada).send().await;
+    assert_eq!(
+        roles_by_email(&list.body),
+        vec![
+            ("ada@example.com".into(), "owner".into()),
+            ("carol@example.com".into(), "admin".into()),
+            ("dan@example.com".into(), "manager".into()),
+            ("bob@example.com".into(), "keyholder".into())
+        ]
+    );
+
+    // An owner steps down while another owner remains; the last owner cannot.
+    assert_eq!(
+        change(&app, &ada, &carol_id, "owner").await.status,
+        StatusCode::OK
+    );
+    let res = change(&app, &ada, &user_id(&ada), "admin").await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    change(&app, &carol, &carol_id, "admin")
+        .await
+        .assert_handler_error(StatusCode::CONFLICT, "Conflict");
+    app.stop().await;
+}
+
 async fn removing_a_member(url: String) {
     let app = TestApp::start(&url).await;
     let (ada, org) = first_owner(&app).await;
@@ -271,6 +378,7 @@ async fn the_last_owner_cannot_be_demoted_or_removed(url: String) {
 cms_store::both_engines!(
     any_member_lists_the_members,
     changing_a_members_role,
+    no_one_grants_more_than_they_hold,
     removing_a_member,
     the_last_owner_cannot_be_demoted_or_removed,
 );

@@ -102,7 +102,7 @@ pub async fn first_owner(app: &TestApp) -> (Session, String) {
 }
 
 /// Invites `email` as `role` to the inviter's active organization and returns the
-/// invitation's body (`data`).
+/// invitation's body (`data`, with the `acceptUrl` that carries its secret).
 pub async fn invite(app: &TestApp, inviter: &Session, email: &str, role: &str) -> Value {
     let res = app
         .post(
@@ -116,8 +116,29 @@ pub async fn invite(app: &TestApp, inviter: &Session, email: &str, role: &str) -
     res.body["data"].clone()
 }
 
+/// The secret of an invitation, read from the `acceptUrl` of its 201 answer.
+pub fn invitation_token(invitation: &Value) -> String {
+    token_of(invitation["acceptUrl"].as_str().expect("an acceptUrl"))
+}
+
+/// Signs up with `invitationToken` (and no check of the answer).
+pub async fn sign_up_invited(
+    app: &TestApp,
+    name: &str,
+    email: &str,
+    token: &str,
+) -> crate::support::Reply {
+    app.post(
+        "/api/auth/sign-up/email",
+        json!({"name": name, "email": email, "password": PASSWORD, "invitationToken": token}),
+    )
+    .send()
+    .await
+}
+
 /// A new person who joins the inviter's active organization as `role` by signing up with
-/// the invited address. Returns their session (the organization is active in it).
+/// the invited address and the invitation's secret. Returns their session (the organization
+/// is active in it).
 pub async fn member(
     app: &TestApp,
     inviter: &Session,
@@ -125,8 +146,10 @@ pub async fn member(
     email: &str,
     role: &str,
 ) -> Session {
-    invite(app, inviter, email, role).await;
-    app.sign_up(name, email).await
+    let invitation = invite(app, inviter, email, role).await;
+    let res = sign_up_invited(app, name, email, &invitation_token(&invitation)).await;
+    assert_eq!(res.status, StatusCode::OK, "sign-up: {}", res.body);
+    Session::from(&res)
 }
 
 /// Signs in again (a second, independent session).

@@ -364,6 +364,7 @@ async fn a_role_still_assigned_cannot_be_deleted(url: String) {
         role: role.into(),
         status: status.into(),
         invited_by: None,
+        token_hash: None,
         expires_at,
         created_at: 0,
         updated_at: 0,

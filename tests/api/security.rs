@@ -17,6 +17,8 @@ use jobs::{
     job_powers_beyond_the_organization_need_a_super_admin_session,
     super_admin_key_stays_inside_its_organization,
 };
+mod people;
+use people::*;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -526,6 +528,20 @@ fn rows() -> Vec<Row> {
         row!("14 key scope", plugin_route_gate_holds,
             "GET /api/probe/notes/{id} with no credential, with a key of another organization"
             => "401 {error}; 404"),
+        // 15-17. People (issue 21, CONTRACT.md section 13): role ceiling, invitation takeover,
+        // e-mail change.
+        row!("15 role ceiling", admin_cannot_change_own_role,
+            "admin: PATCH /api/organizations/members own userId to owner, to admin"
+            => "403 {error: Forbidden}, role unchanged"),
+        row!("15 role ceiling", role_ceiling_caps_assignment_and_invitation,
+            "member with member.changeRole+member.invite, without apiKey.manage: give/invite a role holding it, admin, owner"
+            => "403 for each (role ceiling {error: Forbidden})"),
+        row!("16 invitation takeover", invited_address_without_secret_joins_nothing,
+            "sign-up with an invited address and a guessed invitationToken; accept by id with it; GET invitations"
+            => "account created in no organization; accept 403 {error}; invitation pending, no secret listed"),
+        row!("17 e-mail change", email_change_needs_password_and_new_mailbox,
+            "session: PATCH /api/user email without currentPassword, with a wrong one, with the right one"
+            => "400; 403 {error}; 200 with the e-mail unchanged until the new address's link is followed"),
         // 18, 19. Instance-wide powers need a session (issue 21, Build point 1).
         row!("18 job scope", job_powers_beyond_the_organization_need_a_super_admin_session,
             "super admin's key: GET jobs/events/jobs health ?scope=all; cancel/retry an outsider's job; viewer cancels a job"

@@ -96,6 +96,7 @@ async fn main() -> anyhow::Result<()> {
             password: Some("bench password".into()),
             client: Default::default(),
             claim_code: Default::default(),
+            invitation_token: None,
         })
         .await
         .context("sign-up of the first account (the database must be empty)")?

@@ -10,8 +10,11 @@ pub enum Page {
     SignUp,
     ForgotPassword,
     ResetPassword,
+    /// `/admin/accept-invitation?token=<secret>`, as an invitation's `acceptUrl` reads (the
+    /// page takes the secret from its URL); `/admin/accept-invitation/{id}`, the older form,
+    /// still opens for invitations made before secrets existed.
     AcceptInvitation {
-        id: String,
+        id: Option<String>,
     },
     Home,
     Documents {
@@ -65,7 +68,10 @@ impl Page {
             ["sign-up"] => Page::SignUp,
             ["forgot-password"] => Page::ForgotPassword,
             ["reset-password"] => Page::ResetPassword,
-            ["accept-invitation", id] => Page::AcceptInvitation { id: owned(id) },
+            ["accept-invitation"] => Page::AcceptInvitation { id: None },
+            ["accept-invitation", id] => Page::AcceptInvitation {
+                id: Some(owned(id)),
+            },
             ["documents", doc_type] => Page::Documents {
                 doc_type: owned(doc_type),
             },
@@ -104,7 +110,9 @@ impl Page {
             Page::SignIn | Page::SignUp | Page::ForgotPassword | Page::ResetPassword => {
                 ("auth", vec![])
             }
-            Page::AcceptInvitation { id } => ("auth", vec![("id", id)]),
+            Page::AcceptInvitation { id } => {
+                ("auth", id.iter().map(|id| ("id", id.as_str())).collect())
+            }
             Page::Home => ("home", vec![]),
             Page::Documents { doc_type } => ("documents", vec![("type", doc_type)]),
             Page::Document { doc_type, id } => ("document", vec![("type", doc_type), ("id", id)]),

@@ -33,6 +33,21 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     }
 }
 
+/// A body that may be left out: `None` when the request has no `Content-Type` (an empty POST),
+/// else exactly as [`ApiJson`] reads it.
+impl<T: DeserializeOwned, S: Send + Sync> axum::extract::OptionalFromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Option<Self>, Self::Rejection> {
+        if !req.headers().contains_key(axum::http::header::CONTENT_TYPE) {
+            return Ok(None);
+        }
+        <ApiJson<T> as FromRequest<S>>::from_request(req, state)
+            .await
+            .map(Some)
+    }
+}
+
 /// Where in `value` a key or string holds a NUL character, as an issue path (`data.tags[2]`).
 /// PostgreSQL can store none in text or jsonb, so like a NUL in the URL
 /// (`middleware::refuse_nul`) it is refused at the door, the same on every store, rather than

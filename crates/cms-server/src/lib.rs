@@ -100,6 +100,29 @@ impl AppState {
     }
 }
 
+impl AppState {
+    /// Where links the service hands out start when `server.publicUrl` is unset: the origin
+    /// this request was made to (its `Host`, over https when the request came that way), so an
+    /// invitation's `acceptUrl` opens the instance the inviter is using. `None` with
+    /// `publicUrl` set (the service uses it) or without a well-formed `Host`.
+    pub(crate) fn request_origin(&self, headers: &HeaderMap) -> Option<String> {
+        if self.settings.public_url.is_some() {
+            return None;
+        }
+        let host = headers.get(axum::http::header::HOST)?.to_str().ok()?;
+        let authority: axum::http::uri::Authority = host.parse().ok()?;
+        if authority.as_str().contains('@') {
+            return None;
+        }
+        let scheme = if self.is_secure(headers) {
+            "https"
+        } else {
+            "http"
+        };
+        Some(format!("{scheme}://{authority}"))
+    }
+}
+
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The whole HTTP API, without plugins.

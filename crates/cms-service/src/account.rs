@@ -5,9 +5,16 @@
 //! one organization and must not be able to take over the person (a leaked key changing the
 //! account's e-mail, then resetting its password). Verification and reset are reached from
 //! e-mailed links, without a session: the single-use token is the credential.
+//!
+//! Changing one's e-mail (CONTRACT.md section 13) needs the current password and waits for the
+//! new address to answer: the change is a single-use token naming the new address, sent there,
+//! and applied when its link (the verification endpoint) is followed. A stolen session alone
+//! can therefore neither move the account to another mailbox nor, through a password reset
+//! sent there, take it over.
 
 use cms_core::redirect::same_origin_path;
-use cms_core::{Issue, Issues, Password};
+use cms_core::{Email, Issue, Issues, Password, Timestamp};
+use cms_store::users::UserRecord;
 use serde_json::{Map, Value};
 
 use crate::Inner;
@@ -22,11 +29,14 @@ use crate::rate_limit::{Limited, RateLimitService};
 /// The largest preferences object kept per user, serialised.
 const MAX_PREFERENCES_BYTES: usize = 64 * 1024;
 
-/// A profile update as received: at least one field.
+/// A profile update as received: at least one of `name`, `email`.
 #[derive(Debug, Default)]
 pub struct ProfileUpdate {
     pub name: Option<String>,
+    /// A new address: changed only once its link is followed.
     pub email: Option<String>,
+    /// Required with a new `email`.
+    pub current_password: Option<String>,
 }
 
 /// A followed verification link: where to send the browser next, if anywhere.
@@ -44,10 +54,10 @@ impl<'a> AccountService<'a> {
         AccountService { inner }
     }
 
-    /// Changes the caller's name and/or e-mail address. A new address is not verified: the
-    /// old address's pending links stop working, and when verification is required a link is
-    /// sent to the new address (sessions already open stay open; the next sign-in waits for
-    /// the link). An address another account uses is 422, as at sign-up.
+    /// Changes the caller's name at once, and asks for an e-mail change: with the right
+    /// `currentPassword` (400 without, 403 when wrong) a link goes to the new address and the
+    /// address changes when it is followed. The answer shows the account as it is now, its
+    /// e-mail unchanged. An address another account uses is 422, as at sign-up.
     pub async fn update_profile(&self, actor: &Actor, input: ProfileUpdate) -> Result<User> {
         session_of(actor)?;
         if input.name.is_none() && input.email.is_none() {
@@ -61,56 +71,109 @@ impl<'a> AccountService<'a> {
         let email = input
             .email
             .as_deref()
-            .and_then(|raw| auth::check_email(&mut issues, raw));
+            .and_then(|raw| auth::check_email(&mut issues, raw))
+            .filter(|e| e.as_str() != actor.user.email);
+        if email.is_some() && input.current_password.as_deref().is_none_or(str::is_empty) {
+            issues.add(
+                "currentPassword",
+                "required",
+                "changing the e-mail address needs the current password",
+            );
+        }
         issues.finish(()).map_err(Error::invalid)?;
+        if email.is_some() {
+            self.check_password(actor, input.current_password.as_deref())
+                .await?;
+        }
 
         let now = self.inner.clock.now();
         let mut tx = self.inner.store.write_instance_wide().await?;
-        let policy = self.inner.sign_up_policy(&mut *tx).await?;
         let mut user = tx
             .user_by_id(&actor.user.id)
             .await?
             .ok_or(Error::Unauthorized)?;
-        let new_email = email.filter(|e| e.as_str() != user.email);
         if let Some(name) = name {
             user.name = name;
-        }
-        if let Some(email) = &new_email {
-            user.email = email.as_str().to_string();
-            user.email_verified = false;
-        }
-        user.updated_at = now.millis();
-        match tx
-            .update_user_profile(
+            user.updated_at = now.millis();
+            tx.update_user_profile(
                 &user.id,
                 &user.name,
                 &user.email,
                 user.email_verified,
                 now.millis(),
             )
-            .await
-        {
-            Err(cms_store::StoreError::Unique(_)) => return Err(auth::email_taken()),
-            other => other?,
-        };
-        let mut verification = None;
-        if new_email.is_some() {
-            for kind in [TokenKind::EmailVerification, TokenKind::PasswordReset] {
-                tx.delete_user_tokens(&user.id, kind.name()).await?;
+            .await?;
+        }
+        let mut change = None;
+        if let Some(email) = &email {
+            if tx.user_by_email(email.as_str()).await?.is_some() {
+                return Err(auth::email_taken());
             }
-            if policy.require_email_verification {
-                verification = Some(
-                    auth::verification_mail(self.inner, &mut *tx, &user.id, &user.email, now)
-                        .await?,
-                );
-            }
+            change = Some(self.email_change_mail(&mut *tx, &user, email, now).await?);
         }
         tx.commit().await?;
-        if let Some(message) = verification {
-            // A failure is logged; the person gets a new link at their next sign-in.
+        if let Some(message) = change {
+            // A failure is logged; asking again sends a new link.
             let _ = self.inner.send_mail(&message).await;
         }
         User::from_record(user)
+    }
+
+    /// 403 unless `password` is the caller's current one. Counted like sign-ins (per address),
+    /// so a stolen session cannot guess it at leisure.
+    async fn check_password(&self, actor: &Actor, password: Option<&str>) -> Result<()> {
+        RateLimitService::new(self.inner)
+            .hit(Limited::SignIn, None, Some(&actor.user.email))
+            .await?;
+        let stored = {
+            let mut tx = self.inner.store.read().await?;
+            tx.user_by_id(&actor.user.id).await?
+        };
+        let hash = stored.and_then(|u| u.password_hash);
+        if password::verify(password.unwrap_or_default().to_string(), hash).await? {
+            Ok(())
+        } else {
+            Err(Error::Forbidden)
+        }
+    }
+
+    /// A new e-mail-change token naming `email` (replacing any earlier one: only the newest
+    /// link works) and the message that carries it to that address.
+    async fn email_change_mail(
+        &self,
+        tx: &mut dyn cms_store::Tx,
+        user: &UserRecord,
+        email: &Email,
+        now: Timestamp,
+    ) -> Result<MailMessage> {
+        tx.delete_user_tokens(&user.id, TokenKind::EmailChange.name())
+            .await?;
+        let token = tokens::issue_for(
+            self.inner,
+            tx,
+            &user.id,
+            TokenKind::EmailChange,
+            Some(email.as_str()),
+            now,
+        )
+        .await?;
+        let link = self.inner.link(&format!(
+            "/api/auth/verify-email?token={token}&callbackURL=%2Fadmin"
+        ));
+        Ok(MailMessage {
+            kind: MailKind::EmailVerification,
+            to: email.as_str().to_string(),
+            subject: "Confirm your new e-mail address".into(),
+            text: format!(
+                "{name} asked to use this address ({email}) for their account.\n\n\
+                 Confirm it: {link}\n\n\
+                 The account keeps its current address until the link is followed, within 24 \
+                 hours. If you did not ask, ignore this message.\n",
+                name = user.name,
+                email = email.as_str(),
+            ),
+            link,
+        })
     }
 
     /// The caller's editor preferences: the stored object, `{}` before the first save.
@@ -302,7 +365,7 @@ impl<'a> AccountService<'a> {
         let token = required(token, "token")?;
         let now = self.inner.clock.now();
         let mut tx = self.inner.store.write_instance_wide().await?;
-        let Some(user_id) = tokens::redeem(
+        if let Some(user_id) = tokens::redeem(
             self.inner,
             &mut *tx,
             token,
@@ -310,17 +373,61 @@ impl<'a> AccountService<'a> {
             now,
         )
         .await?
-        else {
+        {
+            tx.set_email_verified(&user_id, now.millis()).await?;
+            tx.delete_user_tokens(&user_id, TokenKind::EmailVerification.name())
+                .await?;
+        } else if let Some(change) =
+            tokens::redeem_record(self.inner, &mut *tx, token, TokenKind::EmailChange, now).await?
+        {
+            apply_email_change(&mut *tx, &change.user_id, change.email.as_deref(), now).await?;
+        } else {
             return Err(Error::bad_request(
                 "the verification link is invalid, used or expired: sign in to get a new one",
             ));
-        };
-        tx.set_email_verified(&user_id, now.millis()).await?;
-        tx.delete_user_tokens(&user_id, TokenKind::EmailVerification.name())
-            .await?;
+        }
         tx.commit().await?;
         Ok(EmailVerified { redirect })
     }
+}
+
+/// Moves the account to the address an e-mail-change link proved, verified. Refused (422,
+/// nothing changed) when another account took the address meanwhile. The links sent to the
+/// old address (verification, password reset) stop working.
+async fn apply_email_change(
+    tx: &mut dyn cms_store::Tx,
+    user_id: &str,
+    email: Option<&str>,
+    now: Timestamp,
+) -> Result<()> {
+    let (Some(email), Some(user)) = (email, tx.user_by_id(user_id).await?) else {
+        return Err(Error::bad_request(
+            "the link is invalid: ask for the change again",
+        ));
+    };
+    if tx
+        .user_by_email(email)
+        .await?
+        .is_some_and(|other| other.id != user.id)
+    {
+        return Err(auth::email_taken());
+    }
+    match tx
+        .update_user_profile(&user.id, &user.name, email, true, now.millis())
+        .await
+    {
+        Err(cms_store::StoreError::Unique(_)) => return Err(auth::email_taken()),
+        other => other?,
+    };
+    for kind in [
+        TokenKind::EmailVerification,
+        TokenKind::PasswordReset,
+        TokenKind::EmailChange,
+    ] {
+        tx.delete_user_tokens(&user.id, kind.name()).await?;
+    }
+    tracing::info!(user = %user.id, "e-mail address changed");
+    Ok(())
 }
 
 fn bad_reset_token() -> Error {

@@ -57,8 +57,8 @@ pub use instance_settings::{InstanceSettingsService, SignUpPolicy, SignUpPolicyV
 pub use jobs::{JobService, Registry, TickReport, Worker};
 pub use mail::{LogMailer, MailError, MailKind, MailMessage, Mailer};
 pub use organizations::{
-    Invitation, InvitationService, Member, MemberService, NewOrganization, Organization,
-    OrganizationService, OrganizationUpdate,
+    Invitation, InvitationPreview, InvitationSent, InvitationService, Member, MemberService,
+    NewOrganization, Organization, OrganizationService, OrganizationUpdate,
 };
 pub use plugin_settings::{PluginSettingsService, PluginSettingsView};
 pub use rate_limit::{Limited, RateLimitService, RateLimitSettings};

@@ -1320,6 +1320,7 @@ async fn roles_are_edited_and_deleted_unless_still_assigned(url: String) {
         role: "reviewer".into(),
         status: status.into(),
         invited_by: Some("u1".into()),
+        token_hash: None,
         expires_at,
         created_at: 1,
         updated_at: 1,

@@ -54,6 +54,7 @@ fn invitation(id: &str, org: &str, email: &str, expires_at: i64) -> InvitationRe
         role: "viewer".into(),
         status: "pending".into(),
         invited_by: Some("u1".into()),
+        token_hash: Some(format!("hash-{id}")),
         expires_at,
         created_at: 1,
         updated_at: 1,
@@ -311,6 +312,20 @@ async fn an_address_has_one_pending_invitation_per_organization(url: String) {
             .id,
         "i1"
     );
+    // An invitation is found by the hash of its secret, and by nothing else.
+    assert_eq!(
+        tx.invitation_by_token_hash("hash-i2")
+            .await
+            .unwrap()
+            .map(|i| i.id),
+        Some("i2".to_string())
+    );
+    assert!(
+        tx.invitation_by_token_hash("hash-i9")
+            .await
+            .unwrap()
+            .is_none()
+    );
     drop(tx);
 
     // Only a pending invitation moves, once; then the address may be invited again.
@@ -339,6 +354,7 @@ async fn user_tokens_are_taken_once(url: String) {
         token_hash: hash.into(),
         user_id: "u1".into(),
         purpose: purpose.into(),
+        email: None,
         expires_at,
         created_at: 1,
     };

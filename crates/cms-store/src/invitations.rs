@@ -16,6 +16,9 @@ pub struct InvitationRecord {
     /// expired whatever the column says.
     pub status: String,
     pub invited_by: Option<String>,
+    /// A keyed hash of the secret sent in the invitation's e-mail; `None` for invitations made
+    /// before secrets existed (they are accepted with a verified address only).
+    pub token_hash: Option<String>,
     pub expires_at: i64,
     pub created_at: i64,
     pub updated_at: i64,
@@ -27,6 +30,11 @@ pub trait Invitations {
     /// invitation to the organization.
     async fn insert_invitation(&mut self, invitation: &InvitationRecord) -> Result<()>;
     async fn invitation(&mut self, id: &str) -> Result<Option<InvitationRecord>>;
+    /// The invitation whose secret hashes to `token_hash`, in any state.
+    async fn invitation_by_token_hash(
+        &mut self,
+        token_hash: &str,
+    ) -> Result<Option<InvitationRecord>>;
     /// The invitation with status `pending` (expired or not) of an address to an organization.
     async fn pending_invitation(
         &mut self,
@@ -58,7 +66,8 @@ macro_rules! impl_invitations {
             ) -> $crate::Result<()> {
                 sqlx::query(
                     "INSERT INTO invitations (id, organization_id, email, role, status, invited_by, \
-                     expires_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                     token_hash, expires_at, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                 )
                 .bind(&i.id)
                 .bind(&i.organization_id)
@@ -66,6 +75,7 @@ macro_rules! impl_invitations {
                 .bind(&i.role)
                 .bind(&i.status)
                 .bind(&i.invited_by)
+                .bind(&i.token_hash)
                 .bind(i.expires_at)
                 .bind(i.created_at)
                 .bind(i.updated_at)
@@ -80,6 +90,16 @@ macro_rules! impl_invitations {
             ) -> $crate::Result<Option<$crate::invitations::InvitationRecord>> {
                 Ok(sqlx::query_as("SELECT * FROM invitations WHERE id = $1")
                     .bind(id)
+                    .fetch_optional(self.conn().await?)
+                    .await?)
+            }
+
+            async fn invitation_by_token_hash(
+                &mut self,
+                token_hash: &str,
+            ) -> $crate::Result<Option<$crate::invitations::InvitationRecord>> {
+                Ok(sqlx::query_as("SELECT * FROM invitations WHERE token_hash = $1")
+                    .bind(token_hash)
                     .fetch_optional(self.conn().await?)
                     .await?)
             }

@@ -12,6 +12,8 @@ pub struct UserTokenRecord {
     pub user_id: String,
     /// What the token is for: the service's own names.
     pub purpose: String,
+    /// The address the token proves, for an e-mail change (the new address); `None` otherwise.
+    pub email: Option<String>,
     pub expires_at: i64,
     pub created_at: i64,
 }
@@ -47,12 +49,13 @@ macro_rules! impl_user_tokens {
                 t: &$crate::user_tokens::UserTokenRecord,
             ) -> $crate::Result<()> {
                 sqlx::query(
-                    "INSERT INTO user_tokens (token_hash, user_id, purpose, expires_at, created_at) \
-                     VALUES ($1, $2, $3, $4, $5)",
+                    "INSERT INTO user_tokens (token_hash, user_id, purpose, email, expires_at, created_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6)",
                 )
                 .bind(&t.token_hash)
                 .bind(&t.user_id)
                 .bind(&t.purpose)
+                .bind(&t.email)
                 .bind(t.expires_at)
                 .bind(t.created_at)
                 .execute(self.conn().await?)

@@ -172,11 +172,19 @@ async fn an_invited_person_creates_their_account_and_joins(url: String) {
         .last(MailKind::Invitation, "grace@example.com")
         .await;
     let ui = Ui::start(app, "invitation").await;
+    // The e-mailed link carries the invitation's secret: the page says what joining means,
+    // fills in the invited address, and the sign-up sends the secret, which joins.
+    assert!(
+        mail.link.contains("/admin/accept-invitation?token="),
+        "{}",
+        mail.link
+    );
     ui.open(path_of(&mail.link)).await;
     ui.see("You are invited").await;
+    ui.see("You are invited to join Acme Publishing as editor.")
+        .await;
     ui.screenshot("invited").await;
     ui.fill("Name", "Grace Hopper").await;
-    ui.fill("E-mail", "grace@example.com").await;
     ui.fill("Password", PASSWORD).await;
     ui.click("Create account").await;
     ui.arrive("/admin").await;
@@ -189,11 +197,13 @@ async fn a_signed_in_person_accepts_an_invitation(url: String) {
     config.auth.invite_only = false;
     let app = TestApp::with(config, None).await;
     let (ada, _) = first_owner(&app).await;
+    // Grace signed up before she was invited, so her address is not verified yet.
     let grace = app.sign_up("Grace", "grace@example.com").await;
     let invitation = invite(&app, &ada, "grace@example.com", "viewer").await;
     let ui = Ui::start(app, "accept").await;
     ui.sign_in_as(&grace).await;
-    // Someone else's invitation id is refused; the real one joins.
+    // An unknown id is refused; so is the real id without the secret (nothing proves the
+    // mailbox); a link with a wrong secret opens nothing.
     ui.open("/admin/accept-invitation/0190f3a0-0000-7000-8000-000000000000")
         .await;
     ui.click("Accept invitation").await;
@@ -203,6 +213,15 @@ async fn a_signed_in_person_accepts_an_invitation(url: String) {
         invitation["id"].as_str().unwrap()
     ))
     .await;
+    ui.click("Accept invitation").await;
+    ui.see("Open the link from the invitation e-mail").await;
+    ui.open("/admin/accept-invitation?token=not-the-secret")
+        .await;
+    ui.see("This invitation link is not valid any more").await;
+    // The link from the e-mail joins.
+    ui.open(path_of(invitation["acceptUrl"].as_str().unwrap()))
+        .await;
+    ui.see("You are invited to join Default as viewer.").await;
     ui.see("You are signed in as grace@example.com").await;
     ui.click("Accept invitation").await;
     ui.arrive("/admin").await;

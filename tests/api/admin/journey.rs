@@ -189,10 +189,17 @@ async fn the_editors_journey(url: String) {
     let invitations = api(&ui, &ada, "/api/organizations/invitations").await;
     assert_eq!(invitations["data"][0]["email"], "grace@example.com");
     assert_eq!(invitations["data"][0]["role"], "editor");
-    ui.app
+    // The e-mail carries the accept link with the invitation's secret, on this instance.
+    let mail = ui
+        .app
         .mail
         .last(MailKind::Invitation, "grace@example.com")
         .await;
+    assert!(
+        mail.link.contains("/admin/accept-invitation?token="),
+        "{}",
+        mail.link
+    );
 
     // 7. A custom role with the capability picker.
     ui.open("/admin/settings/roles").await;

@@ -29,18 +29,27 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(verify_email))
 }
 
-/// A profile change: at least one of the two.
+/// A profile change: at least one of `name`, `email`.
 #[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 struct ProfileChange {
     name: Option<String>,
-    /// A new address, not verified until its link is followed.
+    /// A new address: a link goes there, and the account moves to it only when the link is
+    /// followed.
     email: Option<String>,
+    /// The account's current password; required with `email`.
+    current_password: Option<String>,
 }
 
-/// Changes the caller's name and/or e-mail address (a session is required).
+/// Changes the caller's name, and asks for an e-mail change (a session is required): with
+/// `email` and the right `currentPassword`, a verification link goes to the new address and
+/// the account keeps its e-mail until that link is followed (GET /api/auth/verify-email).
 #[utoipa::path(patch, path = "/api/user", tag = TAG, request_body = ProfileChange,
     responses(
-        (status = 200, description = "The updated user", body = Data<User>),
+        (status = 200, description = "The user as now: the new name; the e-mail unchanged until its link is followed", body = Data<User>),
+        (status = 400, description = "Bad input, or `email` without `currentPassword`", body = ErrorBody),
+        (status = 403, description = "`currentPassword` is wrong, or the credential is not a session",
+            body = crate::error::AccessRefusal),
         (status = 422, description = "Another account uses this e-mail address", body = ErrorBody),
     ))]
 async fn update_profile(
@@ -51,6 +60,7 @@ async fn update_profile(
     let input = ProfileUpdate {
         name: body.name,
         email: body.email,
+        current_password: body.current_password,
     };
     Ok(ok(state
         .cms
@@ -214,7 +224,8 @@ struct EmailVerified {
     email_verified: bool,
 }
 
-/// Follows an e-mail verification link: 200, or 302 to the checked `callbackURL`.
+/// Follows an e-mail verification link (a sign-up's, or an e-mail change's, which moves the
+/// account to the new address): 200, or 302 to the checked `callbackURL`.
 #[utoipa::path(get, path = "/api/auth/verify-email", tag = TAG, security(()),
     params(VerifyQuery),
     responses(
@@ -222,6 +233,8 @@ struct EmailVerified {
         (status = 302, description = "The address is verified; on to `callbackURL` (the body is not enveloped)",
             body = EmailVerified,
             headers(("location" = String, description = "The `callbackURL`"))),
+        (status = 400, description = "The link is invalid, used or expired", body = ErrorBody),
+        (status = 422, description = "An e-mail change's new address was taken by another account meanwhile; nothing changed", body = ErrorBody),
     ))]
 async fn verify_email(
     State(state): State<AppState>,

@@ -34,12 +34,17 @@ type SetCookie = [(HeaderName, HeaderValue); 1];
 
 /// A new account.
 #[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 struct SignUpBody {
     /// The person's name.
     name: Option<String>,
     /// The e-mail address, which signs in.
     email: Option<String>,
     password: Option<String>,
+    /// The `token` of an invitation's `acceptUrl` for this address: the sign-up joins that
+    /// invitation's organization with its role, and the address counts as verified. Without
+    /// it (or with a wrong one) nothing is joined and the invitation stays pending.
+    invitation_token: Option<String>,
 }
 
 /// E-mail and password.
@@ -111,6 +116,7 @@ async fn sign_up(
             password: body.password,
             client,
             claim_code: claim_code(&uri, &headers),
+            invitation_token: body.invitation_token,
         })
         .await?;
     Ok(match signed_up {

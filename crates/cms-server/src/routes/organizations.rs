@@ -4,8 +4,11 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use cms_service::{Invitation, Member, NewOrganization, Organization, OrganizationUpdate};
+use axum::http::{HeaderMap, StatusCode};
+use cms_service::{
+    Invitation, InvitationPreview, InvitationSent, Member, NewOrganization, Organization,
+    OrganizationUpdate,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -16,7 +19,7 @@ use super::documents::Deleted;
 use super::{Data, created, ok};
 use crate::AppState;
 use crate::error::{ApiResult, ErrorBody};
-use crate::extract::{ApiJson, Authed};
+use crate::extract::{ApiJson, ApiQuery, Authed};
 
 const TAG: &str = "organizations";
 
@@ -26,6 +29,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(switch))
         .routes(routes!(members, change_role, remove_member))
         .routes(routes!(invitations, invite, cancel_invitation))
+        .routes(routes!(preview_invitation))
         .routes(routes!(accept_invitation))
         .routes(routes!(get, update, delete))
 }
@@ -187,10 +191,14 @@ struct MemberTarget {
     role: Option<String>,
 }
 
-/// Gives a member another role (`member.changeRole`).
+/// Gives a member another role (`member.changeRole`), under the role ceiling: the caller
+/// holds every capability of the new role and of the member's current one, only an owner
+/// makes or changes an owner, and nobody changes their own role except an owner stepping down.
 #[utoipa::path(patch, path = "/api/organizations/members", tag = TAG, request_body = MemberTarget,
     responses(
         (status = 200, description = "The member with the new role", body = Data<Member>),
+        (status = 403, description = "Past the caller's ceiling, or the caller's own role (`{ error }`); an owner's role, by someone who is not one (handler-layer body)",
+            body = crate::error::AccessRefusal),
         (status = 409, description = "The last owner cannot be demoted", body = ErrorBody),
     ))]
 async fn change_role(
@@ -257,24 +265,62 @@ struct InvitationCreate {
 }
 
 /// Invites an address to the active organization and e-mails it the accept link
-/// (`member.invite`).
+/// (`member.invite`; the role must hold nothing the caller lacks, and only an owner invites an
+/// owner). The answer's `acceptUrl` carries the invitation's secret, shown this once.
 #[utoipa::path(post, path = "/api/organizations/invitations", tag = TAG, request_body = InvitationCreate,
     responses(
-        (status = 201, description = "The pending invitation", body = Data<Invitation>),
+        (status = 201, description = "The pending invitation and its accept link", body = Data<InvitationSent>),
+        (status = 403, description = "The role holds a capability the caller lacks (`{ error }`), or is `owner` and the caller is not one (handler-layer body)",
+            body = crate::error::AccessRefusal),
         (status = 409, description = "The address is a member or has a pending invitation already", body = ErrorBody),
         (status = 503, description = "The e-mail could not be sent: the invitation was withdrawn", body = ErrorBody),
     ))]
 async fn invite(
     State(state): State<AppState>,
     Authed(actor): Authed,
+    headers: HeaderMap,
     ApiJson(body): ApiJson<InvitationCreate>,
-) -> ApiResult<(StatusCode, Json<Data<Invitation>>)> {
+) -> ApiResult<(StatusCode, Json<Data<InvitationSent>>)> {
+    let origin = state.request_origin(&headers);
     let invitation = state
         .cms
         .invitations()
-        .create(&actor, body.email.as_deref(), body.role.as_deref())
+        .create(
+            &actor,
+            body.email.as_deref(),
+            body.role.as_deref(),
+            origin.as_deref(),
+        )
         .await?;
     Ok(created(invitation))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct PreviewQuery {
+    /// The `token` of the invitation's `acceptUrl`.
+    #[param(required = true)]
+    token: Option<String>,
+}
+
+/// The invitation an accept link stands for, so the page it opens can say what joining means
+/// and which address to use. No credential: the secret is the credential, and any other token
+/// is 404, whatever the reason.
+#[utoipa::path(get, path = "/api/organizations/invitations/preview", tag = TAG, security(()),
+    params(PreviewQuery),
+    responses(
+        (status = 200, description = "The pending invitation of this secret", body = Data<InvitationPreview>),
+        (status = 404, description = "No pending invitation has this secret", body = ErrorBody),
+    ))]
+async fn preview_invitation(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<PreviewQuery>,
+) -> ApiResult<Json<Data<InvitationPreview>>> {
+    Ok(ok(state
+        .cms
+        .invitations()
+        .preview(query.token.as_deref())
+        .await?))
 }
 
 /// The invitation to cancel.
@@ -302,18 +348,36 @@ async fn cancel_invitation(
         .await?))
 }
 
-/// Accepts an invitation as the signed-in person it was sent to (sessions only): they join
-/// with the invited role and the organization becomes their active one.
+/// Proof of the invited mailbox.
+#[derive(Deserialize, ToSchema)]
+struct InvitationProof {
+    /// The `token` of the invitation's `acceptUrl`; may be left out when the caller's address
+    /// is verified already.
+    token: Option<String>,
+}
+
+/// Accepts an invitation as the signed-in person it was sent to (sessions only), with the
+/// `token` of its accept link or a verified address: they join with the invited role, the
+/// address counts as verified, and the organization becomes their active one.
 #[utoipa::path(post, path = "/api/organizations/invitations/{id}/accept", tag = TAG,
     params(("id" = String, Path, description = "The invitation id")),
+    request_body(content = Option<InvitationProof>, description = "Optional when the address is verified"),
     responses(
         (status = 200, description = "The organization joined", body = Data<Organization>),
+        (status = 403, description = "Neither the right token nor a verified address (`{ error }`), or the invitation is for another address (handler-layer body)",
+            body = crate::error::AccessRefusal),
         (status = 409, description = "The invitation is not pending, or the caller is a member already", body = ErrorBody),
     ))]
 async fn accept_invitation(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path(id): Path<String>,
+    body: Option<ApiJson<InvitationProof>>,
 ) -> ApiResult<Json<Data<Organization>>> {
-    Ok(ok(state.cms.invitations().accept(&actor, &id).await?))
+    let token = body.and_then(|ApiJson(b)| b.token);
+    Ok(ok(state
+        .cms
+        .invitations()
+        .accept(&actor, &id, token.as_deref())
+        .await?))
 }

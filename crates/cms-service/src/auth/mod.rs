@@ -5,6 +5,8 @@ pub(crate) mod password;
 pub mod secret;
 pub(crate) mod tokens;
 
+pub(crate) use self::tokens::verification_mail;
+
 use cms_core::Issues;
 use cms_core::access::{self, Membership};
 use cms_core::{
@@ -16,11 +18,9 @@ use cms_store::{StoreError, Tx};
 use serde::Serialize;
 
 use self::secret::{Purpose, random_token};
-use self::tokens::TokenKind;
 use crate::actor::{Actor, Credential};
 use crate::error::{Error, Result};
 use crate::instance_settings::SignUpPolicy;
-use crate::mail::{MailKind, MailMessage};
 use crate::rate_limit::{Limited, RateLimitService};
 use crate::{Inner, organizations};
 
@@ -100,6 +100,9 @@ pub struct SignUp {
     pub client: ClientInfo,
     /// The first-admin claim code, when the request carried one.
     pub claim_code: ClaimCode,
+    /// The secret of an invitation's accept link: the one way a sign-up joins an
+    /// organization (CONTRACT.md section 13).
+    pub invitation_token: Option<String>,
 }
 
 /// How a sign-up presented the first-admin claim code. The door reads it from the header
@@ -136,8 +139,15 @@ pub struct NewUser {
 /// Which door creates an account.
 #[derive(Clone, Copy)]
 enum Door<'a> {
-    SignUp(&'a ClaimCode),
+    /// The claim code and the invitation secret the sign-up carried.
+    SignUp(&'a ClaimCode, Option<&'a str>),
     Operator(Option<InstanceRole>),
+}
+
+impl<'a> Door<'a> {
+    fn sign_up(input: &'a SignUp) -> Self {
+        Door::SignUp(&input.claim_code, input.invitation_token.as_deref())
+    }
 }
 
 /// A validated new account, its password already hashed.
@@ -226,10 +236,11 @@ impl<'a> AuthService<'a> {
     /// Sign-up, checked in the order of CONTRACT.md section 12 after the rate limit (429): body
     /// (400), policy (403), existing e-mail (422). While the instance has no first administrator
     /// the first-admin policy decides who may claim it; that account becomes instance
-    /// `super_admin` and owner of the organization "Default". A later sign-up joins every
-    /// organization whose open invitation the address holds, with the invited role, the newest
-    /// becoming active; while sign-up is invite-only an address without such an invitation is
-    /// refused. When e-mail verification is required a link is sent and no session is opened.
+    /// `super_admin` and owner of the organization "Default". A later sign-up that carries an
+    /// invitation's secret for its address joins that organization with the invited role (it
+    /// becomes active, and the address counts as verified); while sign-up is invite-only an
+    /// address without an open invitation is refused. When e-mail verification is required
+    /// and the address is not verified, a link is sent and no session is opened.
     pub async fn sign_up(&self, input: SignUp) -> Result<SignedUp> {
         RateLimitService::new(self.inner)
             .hit(
@@ -269,9 +280,9 @@ impl<'a> AuthService<'a> {
             email_verified: false,
         };
         let created = self
-            .create_account(&mut *tx, account, Door::SignUp(&input.claim_code), now)
+            .create_account(&mut *tx, account, Door::sign_up(&input), now)
             .await?;
-        if policy.require_email_verification {
+        if policy.require_email_verification && !created.user.email_verified {
             let mail = verification_mail(
                 self.inner,
                 &mut *tx,
@@ -371,11 +382,11 @@ impl<'a> AuthService<'a> {
             .await?;
         let role = match door {
             _ if first => InstanceRole::SuperAdmin,
-            Door::SignUp(_) => InstanceRole::Editor,
+            Door::SignUp(..) => InstanceRole::Editor,
             Door::Operator(Some(role)) => role,
             Door::Operator(None) => return Err(already_provisioned()),
         };
-        if let Door::SignUp(claim_code) = door {
+        if let Door::SignUp(claim_code, _) = door {
             let policy = self.inner.sign_up_policy(tx).await?;
             if first {
                 // Checked again inside the claim: a restart may have replaced the code since.
@@ -413,10 +424,16 @@ impl<'a> AuthService<'a> {
                 organizations::create_with_owner(tx, "Default", "default", &user_id, every, now)
                     .await?;
             Some(org.id)
-        } else if matches!(door, Door::SignUp(_)) {
-            organizations::join_open_invitations(tx, &user_id, account.email.as_str(), now).await?
+        } else if let Door::SignUp(_, token) = door {
+            let (email, inner) = (account.email.as_str(), self.inner);
+            organizations::join_by_token(inner, tx, &user_id, email, token, now).await?
         } else {
             None
+        };
+        // Joining an invitation proved the mailbox (the join marked the stored row already).
+        let record = UserRecord {
+            email_verified: record.email_verified || (active_org.is_some() && !first),
+            ..record
         };
         Ok(Created {
             user: record,
@@ -832,37 +849,6 @@ impl<'a> AuthService<'a> {
 fn log_first_admin(first: bool, user: &UserRecord) {
     if first {
         tracing::info!(user = %user.email, "first user signed up: instance super_admin and owner of Default");
-    }
-}
-
-/// Issues a verification token for `user_id` in `tx` and writes the e-mail that carries its
-/// link, to be sent once `tx` has committed.
-pub(crate) async fn verification_mail(
-    inner: &Inner,
-    tx: &mut dyn Tx,
-    user_id: &str,
-    to: &str,
-    now: Timestamp,
-) -> Result<MailMessage> {
-    let token = tokens::issue(inner, tx, user_id, TokenKind::EmailVerification, now).await?;
-    Ok(verification_message(inner, to, &token))
-}
-
-/// The e-mail that carries a verification link. The link opens the verify endpoint itself,
-/// which then sends the browser on to the admin.
-fn verification_message(inner: &Inner, to: &str, token: &str) -> MailMessage {
-    let link = inner.link(&format!(
-        "/api/auth/verify-email?token={token}&callbackURL=%2Fadmin"
-    ));
-    MailMessage {
-        kind: MailKind::EmailVerification,
-        to: to.to_string(),
-        subject: "Verify your e-mail address".into(),
-        text: format!(
-            "Confirm that this address is yours: {link}\n\n\
-             The link works once, within 24 hours. If you did not sign up, ignore this message.\n"
-        ),
-        link,
     }
 }
 

@@ -23,6 +23,10 @@ pub(crate) enum Purpose {
     /// never reset a password.
     EmailVerification,
     PasswordReset,
+    /// The link to a new address that completes an e-mail change.
+    EmailChange,
+    /// The secret of an invitation's accept link.
+    InvitationToken,
 }
 
 impl Purpose {
@@ -35,6 +39,8 @@ impl Purpose {
             Purpose::RateLimit => b"cms/rate-limit\0",
             Purpose::EmailVerification => b"cms/email-verification\0",
             Purpose::PasswordReset => b"cms/password-reset\0",
+            Purpose::EmailChange => b"cms/email-change\0",
+            Purpose::InvitationToken => b"cms/invitation-token\0",
         }
     }
 }

@@ -8,6 +8,7 @@ use cms_store::user_tokens::UserTokenRecord;
 use super::secret::{Purpose, random_token};
 use crate::Inner;
 use crate::error::Result;
+use crate::mail::{MailKind, MailMessage};
 
 const HOUR_MS: i64 = 3_600_000;
 
@@ -19,6 +20,9 @@ pub(crate) enum TokenKind {
     /// The recipient may choose a new password: 1 hour, since whoever holds it takes over the
     /// account.
     PasswordReset,
+    /// The recipient controls the new address of an e-mail change: 24 hours, like a
+    /// verification.
+    EmailChange,
 }
 
 impl TokenKind {
@@ -27,12 +31,13 @@ impl TokenKind {
         match self {
             TokenKind::EmailVerification => "emailVerification",
             TokenKind::PasswordReset => "passwordReset",
+            TokenKind::EmailChange => "emailChange",
         }
     }
 
     fn lifetime_ms(self) -> i64 {
         match self {
-            TokenKind::EmailVerification => 24 * HOUR_MS,
+            TokenKind::EmailVerification | TokenKind::EmailChange => 24 * HOUR_MS,
             TokenKind::PasswordReset => HOUR_MS,
         }
     }
@@ -41,6 +46,7 @@ impl TokenKind {
         match self {
             TokenKind::EmailVerification => Purpose::EmailVerification,
             TokenKind::PasswordReset => Purpose::PasswordReset,
+            TokenKind::EmailChange => Purpose::EmailChange,
         }
     }
 }
@@ -54,12 +60,25 @@ pub(crate) async fn issue(
     kind: TokenKind,
     now: Timestamp,
 ) -> Result<String> {
+    issue_for(inner, tx, user_id, kind, None, now).await
+}
+
+/// [`issue`], naming the address the token proves (an e-mail change's new address).
+pub(crate) async fn issue_for(
+    inner: &Inner,
+    tx: &mut dyn Tx,
+    user_id: &str,
+    kind: TokenKind,
+    email: Option<&str>,
+    now: Timestamp,
+) -> Result<String> {
     tx.delete_expired_user_tokens(now.millis()).await?;
     let token = random_token(32);
     tx.insert_user_token(&UserTokenRecord {
         token_hash: inner.secret.hash_hex(kind.purpose(), &token),
         user_id: user_id.to_string(),
         purpose: kind.name().to_string(),
+        email: email.map(str::to_string),
         expires_at: now.plus_millis(kind.lifetime_ms()).millis(),
         created_at: now.millis(),
     })
@@ -76,11 +95,22 @@ pub(crate) async fn redeem(
     kind: TokenKind,
     now: Timestamp,
 ) -> Result<Option<String>> {
+    Ok(redeem_record(inner, tx, token, kind, now)
+        .await?
+        .map(|t| t.user_id))
+}
+
+/// [`redeem`], answering the whole row (for the address an e-mail change proves).
+pub(crate) async fn redeem_record(
+    inner: &Inner,
+    tx: &mut dyn Tx,
+    token: &str,
+    kind: TokenKind,
+    now: Timestamp,
+) -> Result<Option<UserTokenRecord>> {
     let hash = inner.secret.hash_hex(kind.purpose(), token);
     let taken = tx.take_user_token(&hash, kind.name()).await?;
-    Ok(taken
-        .filter(|t| t.expires_at > now.millis())
-        .map(|t| t.user_id))
+    Ok(taken.filter(|t| t.expires_at > now.millis()))
 }
 
 /// Whether a token would redeem now, without consuming it: lets slow work (hashing a new
@@ -97,4 +127,35 @@ pub(crate) async fn is_live(
         .user_token(&hash, kind.name())
         .await?
         .is_some_and(|t| t.expires_at > now.millis()))
+}
+
+/// Issues a verification token for `user_id` in `tx` and writes the e-mail that carries its
+/// link, to be sent once `tx` has committed.
+pub(crate) async fn verification_mail(
+    inner: &Inner,
+    tx: &mut dyn Tx,
+    user_id: &str,
+    to: &str,
+    now: Timestamp,
+) -> Result<MailMessage> {
+    let token = issue(inner, tx, user_id, TokenKind::EmailVerification, now).await?;
+    Ok(verification_message(inner, to, &token))
+}
+
+/// The e-mail that carries a verification link. The link opens the verify endpoint itself,
+/// which then sends the browser on to the admin.
+fn verification_message(inner: &Inner, to: &str, token: &str) -> MailMessage {
+    let link = inner.link(&format!(
+        "/api/auth/verify-email?token={token}&callbackURL=%2Fadmin"
+    ));
+    MailMessage {
+        kind: MailKind::EmailVerification,
+        to: to.to_string(),
+        subject: "Verify your e-mail address".into(),
+        text: format!(
+            "Confirm that this address is yours: {link}\n\n\
+             The link works once, within 24 hours. If you did not sign up, ignore this message.\n"
+        ),
+        link,
+    }
 }

@@ -4,17 +4,24 @@
 //!
 //! An address has at most one pending invitation per organization: inviting it again while
 //! one is live is a 409; an expired one is retired and replaced.
+//!
+//! Invitations are proven by their mailbox (CONTRACT.md section 13): each carries a random
+//! secret that only the inviter's 201 answer and the e-mail hold (the row keeps its HMAC under
+//! the auth secret). Joining needs that secret, or an address already verified: otherwise
+//! whoever signs up first with an invited address would take the invited role.
 
-use cms_core::{BuiltInRole, CoreCapability, Timestamp, new_id};
+use cms_core::{CoreCapability, Timestamp, new_id};
 use cms_store::Tx;
 use cms_store::invitations::InvitationRecord;
 use cms_store::organizations::MemberRecord;
 use serde::Serialize;
 
-use super::members::{no_such_role, role_name};
-use super::{Organization, acts_as_owner, required, session_of};
+use super::ceiling::{assignable_capabilities, ensure_may_assign};
+use super::members::role_name;
+use super::{Organization, required, session_of};
 use crate::Inner;
 use crate::actor::Actor;
+use crate::auth::secret::{Purpose, random_token};
 use crate::error::{Error, Result};
 use crate::mail::{MailKind, MailMessage};
 
@@ -51,6 +58,52 @@ impl Invitation {
     }
 }
 
+/// An invitation just sent: the invitation and the link that accepts it, which carries the
+/// secret. This answer and the e-mail are the only places the secret ever appears.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InvitationSent {
+    #[serde(flatten)]
+    pub invitation: Invitation,
+    /// `{publicUrl or the request's origin}/admin/accept-invitation?token=<secret>`.
+    pub accept_url: String,
+}
+
+/// What the holder of an invitation's secret learns before accepting it (the admin's accept
+/// page shows it): enough to decide, nothing about anyone else.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InvitationPreview {
+    pub id: String,
+    pub organization_id: String,
+    pub organization_name: String,
+    /// The invited address: sign up or sign in with it.
+    pub email: String,
+    pub role: String,
+    pub expires_at: Timestamp,
+}
+
+/// The random bytes of an invitation secret: 256 bits, base64url (43 characters).
+const SECRET_BYTES: usize = 32;
+
+/// The keyed hash an invitation secret is stored and looked up as.
+fn token_hash(inner: &Inner, token: &str) -> String {
+    inner.secret.hash_hex(Purpose::InvitationToken, token)
+}
+
+/// Whether `token` is the secret of `r`, compared in constant time. Invitations made before
+/// secrets existed have none and match no token.
+fn holds_secret(inner: &Inner, r: &InvitationRecord, token: Option<&str>) -> bool {
+    match (token.filter(|t| !t.is_empty()), &r.token_hash) {
+        (Some(token), Some(stored)) => {
+            inner
+                .secret
+                .matches_hash_hex(Purpose::InvitationToken, token, stored)
+        }
+        _ => false,
+    }
+}
+
 /// The state an invitation is in at `now`.
 fn status_at(r: &InvitationRecord, now: Timestamp) -> &str {
     if r.status == PENDING && r.expires_at <= now.millis() {
@@ -83,30 +136,27 @@ impl<'a> InvitationService<'a> {
             .collect())
     }
 
-    /// Invites an address to the active organization with a role (`member.invite`; only an
-    /// owner may invite an owner) and e-mails it the accept link. When the e-mail cannot be
-    /// sent the invitation is withdrawn and the answer is 503: nobody is left with an
-    /// invitation they never received.
+    /// Invites an address to the active organization with a role (`member.invite`, under the
+    /// role ceiling: only an owner invites an owner, and the role's capabilities must all be
+    /// the caller's) and e-mails it the accept link. `link_base` is the origin the link starts
+    /// with when the door knows better than the configured address (`server.publicUrl` unset:
+    /// the request's own origin). When the e-mail cannot be sent the invitation is withdrawn
+    /// and the answer is 503: nobody is left with an invitation they never received.
     pub async fn create(
         &self,
         actor: &Actor,
         email: Option<&str>,
         role: Option<&str>,
-    ) -> Result<Invitation> {
+        link_base: Option<&str>,
+    ) -> Result<InvitationSent> {
         actor.require_person()?;
         let org_id = actor.require(CoreCapability::MemberInvite)?.to_string();
         let email = crate::auth::required_email(email)?;
         let role = role_name(role)?;
-        if role.built_in() == Some(BuiltInRole::Owner) && !acts_as_owner(&actor.grant) {
-            return Err(Error::NotPermitted(
-                "only an owner may invite an owner".into(),
-            ));
-        }
         let now = self.inner.clock.now();
         let mut tx = self.inner.store.write_instance_wide().await?;
-        if tx.role(&org_id, role.as_str()).await?.is_none() {
-            return Err(no_such_role(&role));
-        }
+        let capabilities = assignable_capabilities(self.inner, &mut *tx, &org_id, &role).await?;
+        ensure_may_assign(&actor.grant, &role, &capabilities)?;
         if let Some(user) = tx.user_by_email(email.as_str()).await?
             && tx.member(&org_id, &user.id).await?.is_some()
         {
@@ -124,6 +174,7 @@ impl<'a> InvitationService<'a> {
             tx.finish_invitation(&existing.id, EXPIRED, now.millis())
                 .await?;
         }
+        let token = random_token(SECRET_BYTES);
         let record = InvitationRecord {
             id: new_id(),
             organization_id: org_id.clone(),
@@ -131,6 +182,7 @@ impl<'a> InvitationService<'a> {
             role: role.as_str().to_string(),
             status: PENDING.into(),
             invited_by: Some(actor.user.id.clone()),
+            token_hash: Some(token_hash(self.inner, &token)),
             expires_at: now.plus_days(INVITATION_DAYS).millis(),
             created_at: now.millis(),
             updated_at: now.millis(),
@@ -143,8 +195,13 @@ impl<'a> InvitationService<'a> {
             .unwrap_or_default();
         tx.commit().await?;
 
+        let base = link_base.unwrap_or(&self.inner.settings.public_url);
+        let accept_url = format!(
+            "{}/admin/accept-invitation?token={token}",
+            base.trim_end_matches('/')
+        );
         // Sent after the commit, so the writer is never held while a mail server answers.
-        let message = self.message(&record, &org_name, &actor.user.name);
+        let message = message(&record, &org_name, &actor.user.name, &accept_url);
         if self.inner.send_mail(&message).await.is_err() {
             let mut tx = self.inner.store.write_instance_wide().await?;
             tx.finish_invitation(&record.id, CANCELLED, now.millis())
@@ -154,29 +211,36 @@ impl<'a> InvitationService<'a> {
                 "the invitation e-mail could not be sent, so the invitation was withdrawn: try again later".into(),
             ));
         }
-        Ok(Invitation::from_record(record, now))
+        Ok(InvitationSent {
+            invitation: Invitation::from_record(record, now),
+            accept_url,
+        })
     }
 
-    fn message(&self, r: &InvitationRecord, org_name: &str, inviter: &str) -> MailMessage {
-        let link = self
-            .inner
-            .link(&format!("/admin/accept-invitation/{}", r.id));
-        let expires = Timestamp::from(r.expires_at).to_rfc3339();
-        let text = format!(
-            "{inviter} invited you to join {org_name} as {role}.\n\n\
-             Accept the invitation: {link}\n\n\
-             New here? Sign up with this address ({email}) and you join at once.\n\
-             The invitation expires at {expires}. If you did not expect it, ignore this message.\n",
-            role = r.role,
-            email = r.email,
-        );
-        MailMessage {
-            kind: MailKind::Invitation,
-            to: r.email.clone(),
-            subject: format!("You are invited to {org_name}"),
-            text,
-            link,
-        }
+    /// The pending, unexpired invitation whose secret `token` is, for the page that accepts
+    /// it. Needs no credential: without the secret it reveals nothing (404 for every other
+    /// token, whatever the reason), and the secret is 256 random bits.
+    pub async fn preview(&self, token: Option<&str>) -> Result<InvitationPreview> {
+        let token = required(token, "token")?;
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.read_instance_wide().await?;
+        let record = tx
+            .invitation_by_token_hash(&token_hash(self.inner, token))
+            .await?
+            .filter(|r| status_at(r, now) == PENDING)
+            .ok_or_else(|| Error::not_found("invitation"))?;
+        let org = tx
+            .organization_by_id(&record.organization_id)
+            .await?
+            .ok_or_else(|| Error::not_found("invitation"))?;
+        Ok(InvitationPreview {
+            id: record.id,
+            organization_id: org.id,
+            organization_name: org.name,
+            email: record.email,
+            role: record.role,
+            expires_at: record.expires_at.into(),
+        })
     }
 
     /// Cancels an invitation of the active organization (`member.invite`). Accepted and
@@ -207,10 +271,17 @@ impl<'a> InvitationService<'a> {
         ))
     }
 
-    /// Accepts an invitation as the signed-in person it was sent to (sessions only): they
-    /// join with the invited role, and the organization becomes their session's active one.
-    /// An invitation that is not pending any more (accepted, cancelled, expired) is a 409.
-    pub async fn accept(&self, actor: &Actor, id: &str) -> Result<Organization> {
+    /// Accepts an invitation as the signed-in person it was sent to (sessions only), who
+    /// proves the mailbox with the invitation's secret (`token`) or an address verified
+    /// already (403 otherwise): they join with the invited role, their address counts as
+    /// verified, and the organization becomes their session's active one. An invitation that
+    /// is not pending any more (accepted, cancelled, expired) is a 409.
+    pub async fn accept(
+        &self,
+        actor: &Actor,
+        id: &str,
+        token: Option<&str>,
+    ) -> Result<Organization> {
         actor.require_person()?;
         let session = session_of(actor)?;
         let now = self.inner.clock.now();
@@ -219,17 +290,24 @@ impl<'a> InvitationService<'a> {
             .invitation(id)
             .await?
             .ok_or_else(|| Error::not_found("invitation"))?;
-        if record.email != actor.user.email {
+        let user = tx
+            .user_by_id(&actor.user.id)
+            .await?
+            .ok_or(Error::Unauthorized)?;
+        if record.email != user.email {
             return Err(Error::NotPermitted(
                 "this invitation was sent to another e-mail address".into(),
             ));
+        }
+        if !user.email_verified && !holds_secret(self.inner, &record, token) {
+            return Err(Error::Forbidden);
         }
         let status = status_at(&record, now);
         if status != PENDING {
             return Err(Error::Conflict(format!("the invitation is {status}")));
         }
         if tx
-            .member(&record.organization_id, &actor.user.id)
+            .member(&record.organization_id, &user.id)
             .await?
             .is_some()
         {
@@ -237,7 +315,7 @@ impl<'a> InvitationService<'a> {
                 "you are a member of this organization already".into(),
             ));
         }
-        if !join(&mut *tx, &record, &actor.user.id, now).await? {
+        if !join(&mut *tx, &record, &user.id, now).await? {
             return Err(Error::Conflict(
                 "the invitation can no longer be accepted (its role was deleted, or it was just used): ask for a new one".into(),
             ));
@@ -253,9 +331,31 @@ impl<'a> InvitationService<'a> {
     }
 }
 
-/// Makes the user a member with the invited role and marks the invitation accepted. `false`
-/// (and nothing written) when the role was deleted since the invitation was sent, or another
-/// request finished the invitation first.
+/// The e-mail that carries the accept link (and so the secret).
+fn message(r: &InvitationRecord, org_name: &str, inviter: &str, link: &str) -> MailMessage {
+    let expires = Timestamp::from(r.expires_at).to_rfc3339();
+    let text = format!(
+        "{inviter} invited you to join {org_name} as {role}.\n\n\
+         Accept the invitation: {link}\n\n\
+         New here? The link lets you create your account with this address ({email}) and join \
+         at once. Keep it to yourself: whoever holds it can accept the invitation.\n\
+         The invitation expires at {expires}. If you did not expect it, ignore this message.\n",
+        role = r.role,
+        email = r.email,
+    );
+    MailMessage {
+        kind: MailKind::Invitation,
+        to: r.email.clone(),
+        subject: format!("You are invited to {org_name}"),
+        text,
+        link: link.to_string(),
+    }
+}
+
+/// Makes the user a member with the invited role, marks the invitation accepted and the
+/// user's address verified (the invitation reached it). `false` (and nothing written) when the
+/// role was deleted since the invitation was sent, or another request finished the invitation
+/// first.
 async fn join(
     tx: &mut dyn Tx,
     invitation: &InvitationRecord,
@@ -282,6 +382,7 @@ async fn join(
         created_at: now.millis(),
     })
     .await?;
+    tx.set_email_verified(user_id, now.millis()).await?;
     Ok(true)
 }
 
@@ -297,20 +398,28 @@ pub(crate) async fn has_open_invitation(
         .is_empty())
 }
 
-/// At sign-up: the new user joins every organization whose open invitation the address
-/// holds, with the invited roles. Returns the organization of the newest invitation, to be
-/// made active.
-pub(crate) async fn join_open_invitations(
+/// At sign-up: the new user joins the invitation whose secret `token` is, when it is pending,
+/// unexpired and for their address. Returns its organization, to be made active; `None` (and
+/// nothing joined) for any other token or none: the invitation then stays pending.
+pub(crate) async fn join_by_token(
+    inner: &Inner,
     tx: &mut dyn Tx,
     user_id: &str,
     email: &str,
+    token: Option<&str>,
     now: Timestamp,
 ) -> Result<Option<String>> {
-    let mut newest = None;
-    for invitation in tx.open_invitations_for(email, now.millis()).await? {
-        if join(tx, &invitation, user_id, now).await? {
-            newest = Some(invitation.organization_id);
-        }
-    }
-    Ok(newest)
+    let Some(token) = token.filter(|t| !t.is_empty()) else {
+        return Ok(None);
+    };
+    let Some(invitation) = tx
+        .invitation_by_token_hash(&token_hash(inner, token))
+        .await?
+        .filter(|r| r.email == email && status_at(r, now) == PENDING)
+    else {
+        return Ok(None);
+    };
+    Ok(join(tx, &invitation, user_id, now)
+        .await?
+        .then_some(invitation.organization_id))
 }

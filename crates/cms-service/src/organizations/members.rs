@@ -1,8 +1,8 @@
 //! The members of the active organization: list, change a role, remove.
 //!
-//! Rules beyond the capabilities: only an owner may make someone owner or change or remove an
-//! owner (so an admin cannot unseat the people above them), and the last owner can be neither
-//! demoted nor removed (409). The owner count is taken under the organization's row lock, so
+//! Rules beyond the capabilities: the role ceiling (see [`super::ceiling`]); only an owner may
+//! make someone owner or change or remove an owner (so an admin cannot unseat the people above
+//! them), and the last owner can be neither demoted nor removed (409). The owner count is taken under the organization's row lock, so
 //! two concurrent demotions cannot leave an organization without an owner.
 
 use cms_core::access::EffectiveRole;
@@ -11,6 +11,7 @@ use cms_store::Tx;
 use cms_store::organizations::MemberRecord;
 use serde::Serialize;
 
+use super::ceiling::{assignable_capabilities, ensure_may_assign, holds_all, role_capabilities};
 use super::{acts_as_owner, required};
 use crate::Inner;
 use crate::actor::Actor;
@@ -58,8 +59,12 @@ impl<'a> MemberService<'a> {
             .collect())
     }
 
-    /// Gives a member another role of the organization (`member.changeRole`). Takes effect on
-    /// the member's next request, for their sessions and their API keys alike.
+    /// Gives a member another role of the organization (`member.changeRole`), under the role
+    /// ceiling (CONTRACT.md section 13): the caller must hold every capability of the new role
+    /// and of the member's current one (nobody unseats someone above them), only an owner
+    /// makes someone owner or changes an owner's role, and nobody changes their own role except
+    /// an owner stepping down while another owner remains. Takes effect on the member's next
+    /// request, for their sessions and their API keys alike.
     pub async fn change_role(
         &self,
         actor: &Actor,
@@ -71,15 +76,21 @@ impl<'a> MemberService<'a> {
         let role = role_name(role)?;
         let mut tx = self.inner.store.write_instance_wide().await?;
         tx.lock_organization(org).await?;
-        if tx.role(org, role.as_str()).await?.is_none() {
-            return Err(no_such_role(&role));
-        }
+        let new_capabilities = assignable_capabilities(self.inner, &mut *tx, org, &role).await?;
         let target = member_of(&mut *tx, org, user_id).await?;
         let owner = BuiltInRole::Owner.name();
-        if (role.as_str() == owner || target.role == owner) && !acts_as_owner(&actor.grant) {
+        if user_id == actor.user.id && target.role != owner {
+            // Changing one's own role is how a grant would climb past its ceiling.
+            return Err(Error::Forbidden);
+        }
+        if target.role == owner && !acts_as_owner(&actor.grant) {
             return Err(Error::NotPermitted(
                 "only an owner may make someone owner or change an owner's role".into(),
             ));
+        }
+        ensure_may_assign(&actor.grant, &role, &new_capabilities)?;
+        if let Some(current) = role_capabilities(self.inner, &mut *tx, org, &target.role).await? {
+            holds_all(&actor.grant, &current)?;
         }
         if target.role == owner && role.as_str() != owner {
             ensure_another_owner(&mut *tx, org).await?;

@@ -8,6 +8,7 @@
 //! person's own session (list, create, switch, accept, delete) needs a session, and what acts
 //! inside one organization with a capability also accepts that organization's API keys.
 
+mod ceiling;
 mod invitations;
 mod members;
 
@@ -21,8 +22,8 @@ use cms_store::{Json, StoreError, Tx};
 use serde::Serialize;
 use serde_json::Value;
 
-pub use self::invitations::{Invitation, InvitationService};
-pub(crate) use self::invitations::{has_open_invitation, join_open_invitations};
+pub use self::invitations::{Invitation, InvitationPreview, InvitationSent, InvitationService};
+pub(crate) use self::invitations::{has_open_invitation, join_by_token};
 pub use self::members::{Member, MemberService};
 use crate::Inner;
 use crate::actor::{Actor, Credential};

@@ -101,12 +101,14 @@ function signIn(main, back) {
 
 // The account fields and, folded away, the first-admin claim code (sent as the
 // x-cms-bootstrap-code header, never in the URL).
-function signUpForm(onDone) {
+// `invitation` (the accept page's): its address fills the e-mail field, and its secret goes
+// with the sign-up, which then joins the invitation's organization.
+function signUpForm(onDone, invitation = null) {
   const code = input("claimCode", "text", { required: false, autocomplete: "off", spellcheck: "false" });
   return form(
     [
       field("Name", input("name", "text", { autocomplete: "name" })),
-      field("E-mail", input("email", "email", { autocomplete: "email" })),
+      field("E-mail", input("email", "email", { autocomplete: "email", value: invitation?.email })),
       field("Password", input("password", "password", { autocomplete: "new-password", minlength: 8, maxlength: 128 }), {
         hint: "8 to 128 characters.",
       }),
@@ -122,7 +124,9 @@ function signUpForm(onDone) {
       const headers = values.claimCode ? { "x-cms-bootstrap-code": values.claimCode.trim() } : {};
       let result;
       try {
-        result = await post("/api/auth/sign-up/email", { name: values.name, email: values.email, password: values.password }, { headers });
+        const body = { name: values.name, email: values.email, password: values.password };
+        if (invitation) body.invitationToken = invitation.token;
+        result = await post("/api/auth/sign-up/email", body, { headers });
       } catch (error) {
         if (error instanceof ApiError && error.status === 422) throw new Error("An account with this e-mail already exists. Sign in instead.");
         throw error;
@@ -201,10 +205,26 @@ function resetPassword(main) {
   ready(main);
 }
 
-// Signed in: one button joins. Signed out: sign in, or create the invited account (a sign-up
-// holding a pending invitation joins the inviting organization by itself).
-function acceptInvitation(main, id, session) {
-  const here = `/admin/accept-invitation/${seg(id)}`;
+// The page an invitation's `acceptUrl` opens (`?token=<secret>`): it looks the invitation up
+// by its secret, then signed in, one button joins (sending the secret, which proves the
+// mailbox); signed out, sign in, or create the invited account with the secret, which joins
+// at once. The older `/admin/accept-invitation/{id}` links carry no secret: they are accepted
+// by an account whose address is verified.
+async function acceptInvitation(main, id, session) {
+  const token = new URLSearchParams(location.search).get("token");
+  let invitation = null;
+  if (token) {
+    const found = await get(`/api/organizations/invitations/preview?token=${encodeURIComponent(token)}`).catch(() => null);
+    if (!found?.data) {
+      render(main, card("Invitation", h("p", { class: "banner error", role: "alert", text: "This invitation link is not valid any more: it was used or cancelled, or it has expired. Ask for a new one." })));
+      ready(main);
+      return;
+    }
+    invitation = { ...found.data, token };
+    id = invitation.id;
+  }
+  const here = token ? `/admin/accept-invitation?token=${encodeURIComponent(token)}` : `/admin/accept-invitation/${seg(id)}`;
+  const what = invitation ? h("p", { text: `You are invited to join ${invitation.organizationName} as ${invitation.role}.` }) : null;
   if (session) {
     const status = h("div");
     const accept = h("button", {
@@ -215,18 +235,16 @@ function acceptInvitation(main, id, session) {
         click: async () => {
           accept.disabled = true;
           try {
-            const result = await post(`/api/organizations/invitations/${seg(id)}/accept`);
-            const organizationId = result?.data?.organizationId;
-            if (organizationId) await post("/api/organizations/switch", { organizationId }).catch(() => null);
+            await post(`/api/organizations/invitations/${seg(id)}/accept`, token ? { token } : {});
             location.assign("/admin");
           } catch (error) {
-            banner(status, error instanceof ApiError && error.status === 404 ? "This invitation is not for this account, or it was cancelled or has expired." : describe(error));
+            banner(status, invitationRefusal(error));
             accept.disabled = false;
           }
         },
       },
     });
-    render(main, card("Invitation", h("p", { text: `You are signed in as ${session.user.email}.` }), status, h("div", { class: "actions" }, accept)));
+    render(main, card("Invitation", what, h("p", { text: `You are signed in as ${session.user.email}.` }), status, h("div", { class: "actions" }, accept)));
     ready(main);
     return;
   }
@@ -236,15 +254,26 @@ function acceptInvitation(main, id, session) {
       return;
     }
     location.assign("/admin");
-  });
+  }, invitation);
   render(
     main,
     card(
       "You are invited",
+      what,
       h("p", {}, "Have an account already? ", h("a", { href: `/admin/sign-in?redirect=${encodeURIComponent(here)}`, text: "Sign in to accept" }), "."),
       h("h2", { text: "Or create your account" }),
       el,
     ),
   );
   ready(main);
+}
+
+// Why accepting failed, in words for the person who tried.
+function invitationRefusal(error) {
+  if (!(error instanceof ApiError)) return describe(error);
+  if (error.status === 404) return "This invitation was not found: it may have been cancelled.";
+  if (error.status === 403 && !error.body?.message) {
+    return "Open the link from the invitation e-mail to accept it, or verify your e-mail address first.";
+  }
+  return describe(error);
 }

@@ -282,25 +282,46 @@ export async function members(body, ctx) {
     mayInvite ? data(get("/api/organizations/invitations")) : Promise.resolve(null),
   ]);
   const redraw = () => members(body, ctx).catch((error) => notify(describe(error), "error"));
-  const roleNames = roles.map((r) => r.name);
+  const roleNames = assignable(roles, ctx);
   render(
     body,
-    part("Members", memberTable(people, roleNames, ctx, redraw)),
+    part("Members", memberTable(people, roles, roleNames, ctx, redraw)),
     mayInvite ? part("Invitations", invitationTable(invitations, redraw), inviteForm(roleNames, ctx, redraw)) : null,
   );
 }
 
-function memberTable(people, roleNames, ctx, redraw) {
+// The roles the caller may give (CONTRACT.md section 13, "No one grants more than they
+// hold"): every capability of the role is the caller's, and `owner` only by an owner. The
+// server decides each request the same way; this only keeps the page from offering refusals.
+function assignable(roles, ctx) {
+  return roles.filter((r) => (r.name !== "owner" || ctx.role === "owner") && holdsAll(r, ctx)).map((r) => r.name);
+}
+
+function holdsAll(role, ctx) {
+  return (role?.capabilities || []).every((c) => ctx.can(c));
+}
+
+// Whether the caller may change this member's role at all: nobody changes their own role but
+// an owner stepping down; only an owner changes an owner's; and nobody moves someone whose
+// role holds more than the caller does.
+function mayChangeRoleOf(member, roles, ctx) {
+  if (!ctx.can("member.changeRole")) return false;
+  if (member.role === "owner") return ctx.role === "owner";
+  if (member.userId === ctx.user.id) return false;
+  return holdsAll(roles.find((r) => r.name === member.role), ctx);
+}
+
+function memberTable(people, roles, roleNames, ctx, redraw) {
   const status = h("div", { class: "member-status" });
-  const rows = people.map((m) => memberRow(m, roleNames, ctx, status, redraw));
+  const rows = people.map((m) => memberRow(m, roles, roleNames, ctx, status, redraw));
   return [status, table(["Name", "E-mail", "Role", "Joined", ""], rows, { caption: "Members", empty: "No members." })];
 }
 
-function memberRow(member, roleNames, ctx, status, redraw) {
+function memberRow(member, roles, roleNames, ctx, status, redraw) {
   const me = member.userId === ctx.user.id;
   const label = `Role of ${member.name || member.email}`;
   let roleCell = member.role;
-  if (ctx.can("member.changeRole")) {
+  if (mayChangeRoleOf(member, roles, ctx)) {
     const names = roleNames.includes(member.role) ? roleNames : [member.role, ...roleNames];
     const select = h("select", { name: "role", class: "member-role" }, names.map((n) => h("option", { value: n, text: n, selected: n === member.role })));
     const change = h("button", { type: "button", class: "change-role", "aria-label": `Change the role of ${member.name || member.email}`, text: "Change role", on: { click: () => changeRole(member, select, status, redraw) } });
@@ -382,8 +403,8 @@ async function cancelInvitation(inv, status, redraw) {
 }
 
 function inviteForm(roleNames, ctx, redraw) {
-  // Only an owner may invite an owner.
-  const offered = roleNames.filter((n) => n !== "owner" || ctx.role === "owner");
+  // Only the roles the caller may give (owner only by an owner).
+  const offered = roleNames;
   const email = h("input", { name: "email", type: "email", required: true, autocomplete: "off" });
   const role = h("select", { name: "role", required: true }, offered.map((n) => h("option", { value: n, text: n, selected: n === "editor" })));
   const form = h(
