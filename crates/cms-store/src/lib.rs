@@ -317,6 +317,6 @@ mod conformance_job_leases;
 #[cfg(test)]
 mod conformance_people;
 #[cfg(test)]
-mod conformance_row_security;
-#[cfg(test)]
 mod conformance_references;
+#[cfg(test)]
+mod conformance_row_security;

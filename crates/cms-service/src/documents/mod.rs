@@ -32,8 +32,8 @@ use access::{Gate, ListRead};
 pub use references::MAX_LISTED_REFERRERS;
 pub use resolve::MAX_EXPANDED_NODES;
 pub use schedules::{ScheduleAction, ScheduleView};
-use slugs::slug_taken;
 pub(crate) use schedules::{ScheduleStatus, schedule_follows_job};
+use slugs::slug_taken;
 pub use view::{DocumentView, Meta, Pagination, Perspective, Validation, VersionView};
 
 use crate::Inner;
