@@ -5,7 +5,8 @@
 #   2. GET one document by id with an API key;
 #   3. a where + sort + page-of-20 query over the seeded posts on an indexed field, once with a
 #      bound half the posts pass on average and once with a narrow range (~1% of the posts).
-# Usage: [POSTS=100000] [KEEP=1] bench/documents.sh [seconds-per-phase] [sqlite|postgres|both]
+# Usage: [POSTS=100000] [KEEP=1] [CMS_BIN=path] bench/documents.sh [seconds-per-phase] [sqlite|postgres|both]
+# CMS_BIN: measure that binary instead of building this tree's (another build, side by side).
 # POSTS: after the measured create phase, keep creating (unmeasured) until this many posts exist,
 # so the reads run over a dataset of that size. On PostgreSQL the table is then analyzed (what
 # autovacuum does on its own within a minute or so of a bulk load).
@@ -16,8 +17,10 @@ secs=${1:-10}
 posts=${POSTS:-0}
 engines=${2:-both}
 command -v wrk >/dev/null || { echo "wrk is needed: apt-get install -y wrk" >&2; exit 1; }
-cargo build --release --quiet
-bin=$PWD/target/release/cms
+if [ -z "${CMS_BIN:-}" ]; then
+  cargo build --release --quiet
+fi
+bin=${CMS_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/release/cms}
 pg_server=${CMS_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}
 scripts=$(mktemp -d)
 trap 'rm -rf "$scripts"' EXIT

@@ -384,7 +384,58 @@ async fn a_key_follows_its_creators_current_role(url: String) {
     app.stop().await;
 }
 
+/// A key made by an instance super admin acts with its creator's role in the key's
+/// organization, never with the instance role (CONTRACT.md section 13): demoted there to
+/// viewer, their write key may only read; gone from it, the key stops working.
+async fn a_super_admins_key_acts_with_the_creators_role_there(url: String) {
+    let app = TestApp::with(config_for(&url), None).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let ada_id = ada.user["id"].as_str().unwrap().to_string();
+    let org = app
+        .get("/api/auth/get-session")
+        .cookie(&ada)
+        .send()
+        .await
+        .body["session"]["activeOrganizationId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let key = app
+        .create_key(&ada, json!({"name": "w", "permissions": ["write"]}))
+        .await;
+    let post = json!({"type": "post", "data": {"title": "By key"}});
+    let res = app
+        .post("/api/documents", post.clone())
+        .key(&key)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+
+    set_role(&app, &org, &ada_id, Some("viewer")).await;
+    assert_eq!(
+        capabilities_of(&app, &key).await,
+        names(&[DocumentRead, AssetRead])
+    );
+    app.post("/api/documents", post.clone())
+        .key(&key)
+        .send()
+        .await
+        .assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
+    // Her session keeps the instance role's powers.
+    let res = app.post("/api/documents", post).cookie(&ada).send().await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+
+    set_role(&app, &org, &ada_id, None).await;
+    app.get("/api/documents?type=post")
+        .key(&key)
+        .send()
+        .await
+        .assert_access_refusal(StatusCode::UNAUTHORIZED, "Unauthorized");
+    app.stop().await;
+}
+
 cms_store::both_engines!(
+    a_super_admins_key_acts_with_the_creators_role_there,
     a_key_follows_its_creators_current_role,
     a_key_is_shown_once_and_listed_without_its_secret,
     the_key_is_bound_to_its_organization_and_acts_there,

@@ -298,6 +298,22 @@ async fn switching_needs_membership_or_instance_admin(url: String) {
         .send()
         .await
         .assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
+    // A key acts with its creator's role there: none in an organization only entered.
+    app.post(
+        "/api/settings/api-keys",
+        json!({"name": "k", "permissions": ["read"]}),
+    )
+    .cookie(&ada)
+    .send()
+    .await
+    .assert_handler_error(StatusCode::FORBIDDEN, "Forbidden");
+    app.post(
+        "/api/organizations/switch",
+        json!({"organizationId": default}),
+    )
+    .cookie(&ada)
+    .send()
+    .await;
     let key = app
         .create_key(&ada, json!({"name": "k", "permissions": ["read"]}))
         .await;

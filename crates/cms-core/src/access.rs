@@ -54,6 +54,14 @@ pub fn user_grant(
             capabilities: every_declared.clone(),
         };
     }
+    member_grant(membership, every_declared)
+}
+
+/// What a member may do by their role in the organization alone, whatever their instance
+/// role: the grant an API key is clamped to. A key acts inside its organization with its
+/// creator's role there (CONTRACT.md sections 12 and 13), so a super admin's key is bound by
+/// the schema and field rules of that role, and stops working where its creator has none.
+pub fn member_grant(membership: Option<&Membership>, every_declared: &CapabilitySet) -> Grant {
     match membership {
         // The owner holds everything by definition, whatever the stored row says.
         Some(m) if m.role.built_in() == Some(BuiltInRole::Owner) => Grant {
@@ -147,5 +155,19 @@ mod tests {
         let gone = user_grant(InstanceRole::Editor, None, &every);
         let scope = KeyScope::new(vec![KeyPermission::Read], None).unwrap();
         assert_eq!(key_grant(&scope, &gone), None);
+    }
+
+    #[test]
+    fn a_super_admins_key_is_bound_by_the_creators_membership() {
+        let every = CapabilitySet::all_core();
+        let scope = KeyScope::new(vec![KeyPermission::Write], None).unwrap();
+        let editor = member_grant(Some(&member(BuiltInRole::Editor)), &every);
+        let key = key_grant(&scope, &editor).unwrap();
+        assert_eq!(
+            key.role,
+            EffectiveRole::Member(BuiltInRole::Editor.name().parse().unwrap())
+        );
+        assert_ne!(key.role, EffectiveRole::InstanceAdmin);
+        assert_eq!(key_grant(&scope, &member_grant(None, &every)), None);
     }
 }

@@ -87,6 +87,18 @@ impl<'a> ApiKeyService<'a> {
             expires_at: expires_in_days.map(|days| now.plus_days(days).millis()),
         };
         let mut tx = self.inner.store.write_instance_wide().await?;
+        // A key acts with its creator's role in its organization, never the instance role
+        // (CONTRACT.md section 13): an instance administrator who only entered the organization
+        // would make a key that could never work.
+        if tx
+            .member(&record.organization_id, &actor.user.id)
+            .await?
+            .is_none()
+        {
+            return Err(Error::NotPermitted(
+                "an API key acts with its creator's role in its organization, and you have none in this one: join it first".into(),
+            ));
+        }
         tx.insert_api_key(&record).await?;
         tx.commit().await?;
         Ok(CreatedApiKey {

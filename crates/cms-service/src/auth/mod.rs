@@ -727,7 +727,12 @@ impl<'a> AuthService<'a> {
         if found.expires_at.is_some_and(|at| at <= now.millis()) {
             return Ok(None);
         }
-        let creator_grant = self.grant(&found.user, found.member_role, found.role_capabilities)?;
+        // The creator's role in the key's organization, never their instance role: a key acts
+        // there with exactly its scope (CONTRACT.md section 13).
+        let membership =
+            self.membership(&found.user.id, found.member_role, found.role_capabilities)?;
+        let creator_grant =
+            access::member_grant(membership.as_ref(), self.inner.capabilities.every());
         let scope = self.key_scope(
             &found.permissions.0,
             found.capabilities.as_ref().map(|c| c.0.as_slice()),
