@@ -161,19 +161,30 @@ impl<'a> DocumentService<'a> {
             self.inner.event_types.check(self.schemas(), event)?;
         }
         let (doc_type, data) = (&record.doc_type, &record.draft_data.0);
-        // Validation reads (reference targets, slugs) run in a read unit, before the writer.
-        let validation = {
+        // A draft's validation reads (reference targets, slugs) run in a read unit, before the
+        // writer. A publish reads them in its write unit, where what it validates must hold
+        // when it commits (a read unit before would only repeat them), and data naming no
+        // reference and no slug needs no read at all (no unit: a transaction on PostgreSQL).
+        let reads_first = !publish && self.validation_reads_store(doc_type, data);
+        // Validated already, or the schema's issues still to be completed in the write unit.
+        let early: std::result::Result<Validation, Vec<Issue>> = if reads_first {
             let mut read = self.inner.store.read_for(&org).await?;
-            self.validation_with(&mut *read, &org, doc_type, data, None, schema_issues)
-                .await?
+            Ok(self
+                .validation_with(&mut *read, &org, doc_type, data, None, schema_issues)
+                .await?)
+        } else {
+            Err(schema_issues)
+        };
+        let mut tx = self.inner.store.write_for(&org).await?;
+        let validation = match early {
+            Ok(validation) => validation,
+            Err(issues) => {
+                self.validation_with(&mut *tx, &org, doc_type, data, None, issues)
+                    .await?
+            }
         };
         if publish && !validation.is_valid {
             return Err(Error::invalid(validation.errors));
-        }
-        let mut tx = self.inner.store.write_for(&org).await?;
-        if publish {
-            self.recheck_for_publish(&mut *tx, &org, doc_type, data, None)
-                .await?;
         }
         if record.singleton && tx.singleton(&org, doc_type).await?.is_some() {
             return Err(Error::Conflict(format!(
@@ -442,6 +453,12 @@ impl<'a> DocumentService<'a> {
         let mut data = input.data.clone();
         gate.keep_unwritable(&current.doc_type, &mut data, Some(&current.draft_data.0));
         Ok(data)
+    }
+
+    /// Whether validating `data` reads the store: it names a reference target or a slug.
+    fn validation_reads_store(&self, doc_type: &str, data: &Value) -> bool {
+        !self.schemas().references(doc_type, data).is_empty()
+            || !self.slug_values(doc_type, data).is_empty()
     }
 
     /// The part of a publish's validation that must hold when it commits, read again in its
