@@ -188,19 +188,36 @@ macro_rules! impl_jobs {
                     // The single writer already excludes every other worker.
                     $crate::Dialect::Sqlite => "",
                 };
-                let sql = format!(
-                    "UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_until = $2, \
-                     updated_at = $1 WHERE id IN (SELECT id FROM jobs \
-                     WHERE (status = 'pending' AND run_at <= $1) \
-                     OR (status = 'running' AND locked_until < $1 AND attempts < max_attempts) \
-                     ORDER BY run_at, id LIMIT $3{lock}) RETURNING *"
-                );
-                let mut jobs: Vec<$crate::jobs::JobRecord> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-                    .bind(now)
-                    .bind(lease)
-                    .bind(limit)
-                    .fetch_all(self.conn().await?)
-                    .await?;
+                // Two claims, each walking one partial index in order (`jobs_leased`, then
+                // `jobs_due`) and stopping at the limit: one query over both conditions sorts
+                // every due job on each claim, and a worker claims one job at a time. Expired
+                // leases go first, so a steady flow of new jobs never starves a reclaim.
+                let claim = |condition: &str| {
+                    format!(
+                        "UPDATE jobs SET status = 'running', attempts = attempts + 1, \
+                         locked_until = $2, updated_at = $1 WHERE id IN (SELECT id FROM jobs \
+                         WHERE {condition} LIMIT $3{lock}) RETURNING *"
+                    )
+                };
+                let mut jobs: Vec<$crate::jobs::JobRecord> = Vec::new();
+                for condition in [
+                    "status = 'running' AND locked_until < $1 AND attempts < max_attempts \
+                     ORDER BY locked_until, id",
+                    "status = 'pending' AND run_at <= $1 ORDER BY run_at, id",
+                ] {
+                    let left = limit - jobs.len() as i64;
+                    if left <= 0 {
+                        break;
+                    }
+                    let claimed: Vec<$crate::jobs::JobRecord> =
+                        sqlx::query_as(sqlx::AssertSqlSafe(claim(condition)))
+                            .bind(now)
+                            .bind(lease)
+                            .bind(left)
+                            .fetch_all(self.conn().await?)
+                            .await?;
+                    jobs.extend(claimed);
+                }
                 jobs.sort_by(|a, b| (a.run_at, &a.id).cmp(&(b.run_at, &b.id)));
                 Ok(jobs)
             }
