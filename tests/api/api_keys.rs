@@ -391,15 +391,9 @@ async fn a_super_admins_key_acts_with_the_creators_role_there(url: String) {
     let app = TestApp::with(config_for(&url), None).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
     let ada_id = ada.user["id"].as_str().unwrap().to_string();
-    let org = app
-        .get("/api/auth/get-session")
-        .cookie(&ada)
-        .send()
+    let org = crate::people_support::active_org(&app, &ada)
         .await
-        .body["session"]["activeOrganizationId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+        .expect("the first account's organization");
     let key = app
         .create_key(&ada, json!({"name": "w", "permissions": ["write"]}))
         .await;

@@ -1084,7 +1084,7 @@ cms_store::both_engines!(two_workers_on_two_pools_run_every_job_once);
 
 /// A job of `organization` written straight to the store with `status`, for the tests of who
 /// may manage it; due in a day, so no tick of the test runs it.
-async fn stored_job(app: &TestApp, organization: &str, status: &str) -> String {
+pub(crate) async fn stored_job(app: &TestApp, organization: &str, status: &str) -> String {
     let now = app.clock.now().millis();
     let id = cms::core::new_id();
     let job = cms_store::jobs::JobRecord {
@@ -1104,7 +1104,7 @@ async fn stored_job(app: &TestApp, organization: &str, status: &str) -> String {
     id
 }
 
-async fn job_status(app: &TestApp, id: &str) -> String {
+pub(crate) async fn job_status(app: &TestApp, id: &str) -> String {
     let mut tx = app.app.cms.store().read_instance_wide().await.unwrap();
     tx.job(id).await.unwrap().expect("the job").status
 }

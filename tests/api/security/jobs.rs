@@ -5,37 +5,10 @@
 use std::sync::Arc;
 
 use axum::http::StatusCode;
-use cms::service::Clock;
 use serde_json::json;
 
 use super::{Fx, forbidden, not_found};
-
-/// A job of `organization` written straight to the store with `status`, due in a day so no
-/// row's tick runs it.
-async fn job_of(fx: &Fx, organization: &str, status: &str) -> String {
-    let now = fx.app.clock.now().millis();
-    let id = cms::core::new_id();
-    let job = cms_store::jobs::JobRecord {
-        organization_id: Some(organization.to_string()),
-        status: status.to_string(),
-        ..cms_store::jobs::JobRecord::pending(
-            id.clone(),
-            "test.nothing",
-            json!({}),
-            5,
-            now + 86_400_000,
-        )
-    };
-    let mut tx = fx.app.app.cms.store().write_instance_wide().await.unwrap();
-    assert!(tx.enqueue_job(&job).await.unwrap());
-    tx.commit().await.unwrap();
-    id
-}
-
-async fn status_of(fx: &Fx, job: &str) -> String {
-    let mut tx = fx.app.app.cms.store().read_instance_wide().await.unwrap();
-    tx.job(job).await.unwrap().expect("the job").status
-}
+use crate::jobs::{job_status, stored_job};
 
 /// A write key of the instance super admin, bound to the parent (checked, not assumed).
 async fn super_admin_key(fx: &Fx) -> String {
@@ -54,8 +27,8 @@ async fn super_admin_key(fx: &Fx) -> String {
 
 pub(super) async fn job_powers_beyond_the_organization_need_a_super_admin_session(fx: Arc<Fx>) {
     let key = super_admin_key(&fx).await;
-    let pending = job_of(&fx, &fx.outsider, "pending").await;
-    let failed = job_of(&fx, &fx.outsider, "failed").await;
+    let pending = stored_job(&fx.app, &fx.outsider, "pending").await;
+    let failed = stored_job(&fx.app, &fx.outsider, "failed").await;
     for path in ["/api/jobs", "/api/events", "/api/jobs/health"] {
         let res = fx
             .app
@@ -80,11 +53,11 @@ pub(super) async fn job_powers_beyond_the_organization_need_a_super_admin_sessio
             &res,
         );
     }
-    assert_eq!(status_of(&fx, &pending).await, "pending");
-    assert_eq!(status_of(&fx, &failed).await, "failed");
+    assert_eq!(job_status(&fx.app, &pending).await, "pending");
+    assert_eq!(job_status(&fx.app, &failed).await, "failed");
 
     // In its own organization, managing a job takes document.publish.
-    let own = job_of(&fx, &fx.parent, "pending").await;
+    let own = stored_job(&fx.app, &fx.parent, "pending").await;
     let res = fx
         .app
         .post(&format!("/api/jobs/{own}/cancel"), json!({}))
@@ -92,7 +65,7 @@ pub(super) async fn job_powers_beyond_the_organization_need_a_super_admin_sessio
         .send()
         .await;
     forbidden("viewer cancels a job of their organization", &res);
-    assert_eq!(status_of(&fx, &own).await, "pending");
+    assert_eq!(job_status(&fx.app, &own).await, "pending");
 
     // The super admin's session holds the instance-wide powers.
     let res = fx
@@ -109,7 +82,7 @@ pub(super) async fn job_powers_beyond_the_organization_need_a_super_admin_sessio
         .send()
         .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
-    assert_eq!(status_of(&fx, &pending).await, "cancelled");
+    assert_eq!(job_status(&fx.app, &pending).await, "cancelled");
 }
 
 pub(super) async fn super_admin_key_stays_inside_its_organization(fx: Arc<Fx>) {
