@@ -2,6 +2,7 @@
 //! driven over WebDriver. The browser reaches loopback only: every other host name fails to
 //! resolve, so a page that needs the internet visibly breaks.
 
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -10,7 +11,8 @@ use serde_json::json;
 
 pub struct Browser {
     pub client: Client,
-    driver: Child,
+    /// Taken when the browser is stopped, so it is stopped once.
+    driver: Option<Child>,
 }
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -19,8 +21,11 @@ const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 impl Browser {
     pub async fn start() -> Browser {
         let port = crate::support::free_port();
+        // chromedriver leads a process group of its own, with the Chromium it starts, so the
+        // whole group can be stopped together (killing chromedriver alone orphans Chromium).
         let driver = Command::new(CHROMEDRIVER)
             .arg(format!("--port={port}"))
+            .process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -54,7 +59,12 @@ impl Browser {
                 .connect(&webdriver)
                 .await
             {
-                Ok(client) => return Browser { client, driver },
+                Ok(client) => {
+                    return Browser {
+                        client,
+                        driver: Some(driver),
+                    };
+                }
                 Err(e) => last_error = e.to_string(),
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -64,13 +74,28 @@ impl Browser {
 
     pub async fn stop(mut self) {
         let _ = self.client.clone().close().await;
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
+        self.kill_all();
+    }
+
+    /// Stops chromedriver and every Chromium process it started (its process group).
+    fn kill_all(&mut self) {
+        let Some(mut driver) = self.driver.take() else {
+            return;
+        };
+        let group = format!("-{}", driver.id());
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let _ = driver.kill();
+        let _ = driver.wait();
     }
 }
 
+/// A test that panics never reaches `stop`: its browser still goes, all of it.
 impl Drop for Browser {
     fn drop(&mut self) {
-        let _ = self.driver.kill();
+        self.kill_all();
     }
 }

@@ -218,12 +218,16 @@ impl Ui {
     }
 
     /// Signs the browser in as `session` (the cookie sign-in would have set; WebDriver's
-    /// cookie API refuses an IP address as a cookie domain).
+    /// cookie API refuses an IP address as a cookie domain). The cookie is set only once the
+    /// sign-in page has drawn its form: a signed-in visitor is sent home by that page, and had
+    /// its session check run after the cookie was set, that move home would race the test's
+    /// next navigation (seen under load: the list page's test found the home page).
     pub async fn sign_in_as(&self, session: &Session) {
         self.client()
             .goto(&self.url("/admin/sign-in"))
             .await
             .unwrap();
+        self.ready().await;
         self.eval(
             "document.cookie = arguments[0] + '; path=/'",
             vec![json!(session.cookie)],

@@ -234,6 +234,9 @@ class Picker {
     if (this.settled) return;
     this.settled = true;
     if (this.el.open) this.el.close();
+    // `close` fires its event a task later: the dialog leaves the page before the caller
+    // hears the answer, so nothing sees a closed picker still in the document.
+    this.el.remove();
     this.resolve(asset);
   }
 
