@@ -1,5 +1,5 @@
 //! The caller's own account (SPEC.md "User account", CONTRACT.md section 3): profile,
-//! editor preferences, e-mail verification and password reset.
+//! editor preferences, e-mail verification, password reset and deleting the account.
 //!
 //! Profile and preferences need a signed-in session: an API key acts for its creator inside
 //! one organization and must not be able to take over the person (a leaked key changing the
@@ -18,12 +18,13 @@ use cms_store::users::UserRecord;
 use serde_json::{Map, Value};
 
 use crate::Inner;
-use crate::actor::Actor;
+use crate::actor::{Actor, Credential, User, check_email, check_user_name, email_taken};
 use crate::auth::tokens::{self, TokenKind};
-use crate::auth::{self, ClientInfo, User, password};
+use crate::auth::{ClientInfo, password};
 use crate::error::{Error, Result};
+use crate::jobs::{USER_DELETED, event_record};
 use crate::mail::{MailKind, MailMessage};
-use crate::organizations::{required, session_of};
+use crate::organizations::{required, required_email, session_of};
 use crate::rate_limit::{Limited, RateLimitService};
 
 /// The largest preferences object kept per user, serialised.
@@ -67,11 +68,11 @@ impl<'a> AccountService<'a> {
         let name = input
             .name
             .as_deref()
-            .and_then(|n| auth::check_user_name(&mut issues, n));
+            .and_then(|n| check_user_name(&mut issues, n));
         let email = input
             .email
             .as_deref()
-            .and_then(|raw| auth::check_email(&mut issues, raw))
+            .and_then(|raw| check_email(&mut issues, raw))
             .filter(|e| e.as_str() != actor.user.email);
         if email.is_some() && input.current_password.as_deref().is_none_or(str::is_empty) {
             issues.add(
@@ -107,7 +108,7 @@ impl<'a> AccountService<'a> {
         let mut change = None;
         if let Some(email) = &email {
             if tx.user_by_email(email.as_str()).await?.is_some() {
-                return Err(auth::email_taken());
+                return Err(email_taken());
             }
             change = Some(self.email_change_mail(&mut *tx, &user, email, now).await?);
         }
@@ -240,7 +241,7 @@ impl<'a> AccountService<'a> {
         RateLimitService::new(self.inner)
             .hit(Limited::PasswordReset, client.ip_address.as_deref(), email)
             .await?;
-        let email = auth::required_email(email)?;
+        let email = required_email(email)?;
         let now = self.inner.clock.now();
         let mut tx = self.inner.store.write_instance_wide().await?;
         tx.delete_expired_user_tokens(now.millis()).await?;
@@ -389,6 +390,68 @@ impl<'a> AccountService<'a> {
         tx.commit().await?;
         Ok(EmailVerified { redirect })
     }
+
+    /// Deletes the caller's own account after checking their password (CONTRACT.md section 3):
+    /// refused while they are the last owner of an organization; `user.deleted` is appended
+    /// once per organization they belonged to, in the deleting transaction. Their sessions,
+    /// memberships and API keys go with them. A session is required: a key cannot delete the
+    /// person who made it.
+    pub async fn delete_account(&self, actor: &Actor, password: Option<&str>) -> Result<()> {
+        if !matches!(actor.credential, Credential::Session(_)) {
+            return Err(Error::NotPermitted(
+                "deleting an account needs a signed-in session".into(),
+            ));
+        }
+        let Some(password) = password.filter(|p| !p.is_empty()) else {
+            return Err(Error::invalid(vec![cms_core::Issue::new(
+                "password",
+                "required",
+                "password is required",
+            )]));
+        };
+        let stored = {
+            let mut tx = self.inner.store.read().await?;
+            tx.user_by_id(&actor.user.id).await?
+        };
+        let stored_hash = stored.and_then(|u| u.password_hash);
+        if !password::verify(password.to_string(), stored_hash).await? {
+            return Err(Error::InvalidCredentials);
+        }
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.write_instance_wide().await?;
+        let Some(user) = tx.user_by_id(&actor.user.id).await? else {
+            return Err(Error::Unauthorized);
+        };
+        let memberships = tx.memberships_of(&user.id).await?;
+        let owner = cms_core::BuiltInRole::Owner.name();
+        for m in memberships.iter().filter(|m| m.role == owner) {
+            // Under the organization's lock, like member demotion and removal, so two owners
+            // leaving at once cannot leave it without one.
+            tx.lock_organization(&m.organization_id).await?;
+            if tx
+                .count_members_with_role(&m.organization_id, owner)
+                .await?
+                <= 1
+            {
+                return Err(Error::Conflict(format!(
+                    "you are the last owner of organization {}: make someone else owner first",
+                    m.organization_id
+                )));
+            }
+        }
+        let payload = serde_json::json!({
+            "userId": user.id,
+            "email": user.email,
+            "image": user.image,
+        });
+        for m in &memberships {
+            let event = event_record(Some(&m.organization_id), USER_DELETED, payload.clone(), now);
+            tx.append_event(&event).await?;
+        }
+        tx.delete_user(&user.id).await?;
+        tx.commit().await?;
+        Ok(())
+    }
 }
 
 /// Moves the account to the address an e-mail-change link proved, verified. Refused (422,
@@ -410,13 +473,13 @@ async fn apply_email_change(
         .await?
         .is_some_and(|other| other.id != user.id)
     {
-        return Err(auth::email_taken());
+        return Err(email_taken());
     }
     match tx
         .update_user_profile(&user.id, &user.name, email, true, now.millis())
         .await
     {
-        Err(cms_store::StoreError::Unique(_)) => return Err(auth::email_taken()),
+        Err(cms_store::StoreError::Unique(_)) => return Err(email_taken()),
         other => other?,
     };
     for kind in [

@@ -4,10 +4,18 @@
 //! or, for a plugin's own work, by the host's code through `Cms::plugin_actor`: holding one
 //! means either the credentials were checked and the grant resolved, or the host itself vouches
 //! for the work (SPEC.md Authentication point 8).
+//!
+//! The actor's parts live here too: the [`User`] and the [`SessionView`] as every door shows
+//! them, and the checks of a user's name and e-mail address that sign-up, the account and
+//! invitations share.
 
-use cms_core::{Capability, CoreCapability, EffectiveRole, Grant, InstanceRole};
+use cms_core::{
+    Capability, CoreCapability, EffectiveRole, Email, Grant, InstanceRole, Issues, Timestamp,
+};
+use cms_store::sessions::SessionRecord;
+use cms_store::users::UserRecord;
+use serde::Serialize;
 
-use crate::auth::{SessionView, User};
 use crate::error::{Error, Result};
 
 /// How the actor proved who they are.
@@ -140,4 +148,93 @@ impl Actor {
             _ => Ok(()),
         }
     }
+}
+
+/// A user as every door shows it. Never carries the password hash.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct User {
+    pub id: String,
+    pub email: String,
+    pub name: String,
+    pub email_verified: bool,
+    /// The instance role.
+    pub role: InstanceRole,
+    pub image: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl User {
+    pub(crate) fn from_record(r: UserRecord) -> Result<User> {
+        let role = InstanceRole::parse(&r.role)
+            .ok_or_else(|| Error::Internal(format!("user {} has unknown role {}", r.id, r.role)))?;
+        Ok(User {
+            id: r.id,
+            email: r.email,
+            name: r.name,
+            email_verified: r.email_verified,
+            role,
+            image: r.image,
+            created_at: r.created_at.into(),
+            updated_at: r.updated_at.into(),
+        })
+    }
+}
+
+/// A session as `get-session` shows it. Never carries the token.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionView {
+    pub id: String,
+    pub user_id: String,
+    pub active_organization_id: Option<String>,
+    pub expires_at: Timestamp,
+    pub ip_address: Option<String>,
+    pub user_agent: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl From<&SessionRecord> for SessionView {
+    fn from(s: &SessionRecord) -> Self {
+        SessionView {
+            id: s.id.clone(),
+            user_id: s.user_id.clone(),
+            active_organization_id: s.active_organization_id.clone(),
+            expires_at: s.expires_at.into(),
+            ip_address: s.ip_address.clone(),
+            user_agent: s.user_agent.clone(),
+            created_at: s.created_at.into(),
+            updated_at: s.updated_at.into(),
+        }
+    }
+}
+
+/// An e-mail address, or an issue at `email`.
+pub(crate) fn check_email(issues: &mut Issues, raw: &str) -> Option<Email> {
+    let parsed = Email::parse(raw);
+    if parsed.is_none() {
+        issues.add("email", "format", "email is not a valid e-mail address");
+    }
+    parsed
+}
+
+/// A person's name: trimmed, 1 to 100 characters, no control characters.
+pub(crate) fn check_user_name(issues: &mut Issues, raw: &str) -> Option<String> {
+    let name = raw.trim();
+    if name.is_empty() {
+        issues.add("name", "required", "name is required");
+    } else if name.chars().count() > 100 {
+        issues.add("name", "maxLength", "name is at most 100 characters");
+    } else if name.chars().any(char::is_control) {
+        issues.add("name", "invalid", "name may not contain control characters");
+    } else {
+        return Some(name.to_string());
+    }
+    None
+}
+
+pub(crate) fn email_taken() -> Error {
+    Error::Unprocessable("an account with this e-mail already exists".into())
 }

@@ -8,8 +8,8 @@ use serde::Serialize;
 use crate::Inner;
 use crate::actor::Actor;
 use crate::auth::AuthService;
-use crate::auth::secret::{Purpose, random_token};
 use crate::error::{Error, Result};
+use crate::secret::{Purpose, random_token};
 
 /// Every key starts with this, so a leaked key is recognisable by secret scanners.
 pub const KEY_PREFIX: &str = "cms_";

@@ -26,6 +26,7 @@ mod organizations;
 pub mod plugin_settings;
 mod rate_limit;
 mod roles;
+mod secret;
 pub mod storage;
 
 use std::sync::Arc;
@@ -36,14 +37,13 @@ use cms_core::schema::Schemas;
 use cms_store::Store;
 
 pub use account::{AccountService, EmailVerified, ProfileUpdate};
-pub use actor::{Actor, Credential, PLUGIN_USER_PREFIX};
+pub use actor::{Actor, Credential, PLUGIN_USER_PREFIX, SessionView, User};
 pub use agent::{AgentService, AgentSettings};
 pub use api_keys::{ApiKey, ApiKeyService, CreatedApiKey, NewApiKey};
 pub use assets::{AssetService, AssetSettings};
-pub use auth::secret::{AuthSecret, random_token};
 pub use auth::{
-    AuthService, Authenticated, ClaimCode, ClientInfo, Credentials, NewUser, Resolved, SessionView,
-    SignIn, SignUp, SignedUp, User,
+    AuthService, Authenticated, ClaimCode, ClientInfo, Credentials, NewUser, Resolved, SignIn,
+    SignUp, SignedUp,
 };
 pub use capabilities::CapabilityRegistry;
 pub use clock::{Clock, OffsetClock, SystemClock};
@@ -63,6 +63,7 @@ pub use organizations::{
 pub use plugin_settings::{PluginSettingsService, PluginSettingsView};
 pub use rate_limit::{Limited, RateLimitService, RateLimitSettings};
 pub use roles::{NewRole, Role, RoleEdit, RoleService};
+pub use secret::{AuthSecret, random_token};
 pub use storage::{BlobStore, BlobWriter, ByteStream, ObjectStorage, S3Settings, StorageError};
 
 /// Settings the service layer acts on. The `cms` crate fills them from configuration.

@@ -14,8 +14,8 @@ use std::time::Duration;
 use cms_core::Email;
 
 use crate::Inner;
-use crate::auth::secret::Purpose;
 use crate::error::{Error, Result};
+use crate::secret::Purpose;
 
 /// The limits and their window (`auth.rateLimit.*`). A limit of 0 turns that counter off.
 #[derive(Debug, Clone)]

@@ -222,7 +222,7 @@ async fn delete_account(
 ) -> ApiResult<(SetCookie, Json<SignedOut>)> {
     state
         .cms
-        .auth()
+        .account()
         .delete_account(&actor, body.password.as_deref())
         .await?;
     Ok((

@@ -5,10 +5,10 @@ use cms_core::Timestamp;
 use cms_store::Tx;
 use cms_store::user_tokens::UserTokenRecord;
 
-use super::secret::{Purpose, random_token};
 use crate::Inner;
 use crate::error::Result;
 use crate::mail::{MailKind, MailMessage};
+use crate::secret::{Purpose, random_token};
 
 const HOUR_MS: i64 = 3_600_000;
 

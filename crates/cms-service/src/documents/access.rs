@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::view::{DocumentView, VersionView};
 use crate::actor::Actor;
-use crate::auth::User;
+use crate::actor::User;
 use crate::error::{Error, Result};
 
 /// The caller, as a policy function sees it.

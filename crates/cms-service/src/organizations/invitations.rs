@@ -21,9 +21,9 @@ use super::members::role_name;
 use super::{Organization, required, session_of};
 use crate::Inner;
 use crate::actor::Actor;
-use crate::auth::secret::{Purpose, random_token};
 use crate::error::{Error, Result};
 use crate::mail::{MailKind, MailMessage};
+use crate::secret::{Purpose, random_token};
 
 /// How long an invitation can be accepted.
 const INVITATION_DAYS: i64 = 7;
@@ -151,7 +151,7 @@ impl<'a> InvitationService<'a> {
     ) -> Result<InvitationSent> {
         actor.require_person()?;
         let org_id = actor.require(CoreCapability::MemberInvite)?.to_string();
-        let email = crate::auth::required_email(email)?;
+        let email = super::required_email(email)?;
         let role = role_name(role)?;
         let now = self.inner.clock.now();
         let mut tx = self.inner.store.write_instance_wide().await?;

@@ -14,7 +14,7 @@ mod members;
 
 use cms_core::access::{self, Membership};
 use cms_core::{
-    BuiltInRole, CapabilitySet, CoreCapability, Grant, Issues, RoleName, Timestamp, new_id,
+    BuiltInRole, CapabilitySet, CoreCapability, Email, Grant, Issues, RoleName, Timestamp, new_id,
 };
 use cms_store::organizations::{MemberRecord, OrganizationRecord};
 use cms_store::roles::RoleRecord;
@@ -26,8 +26,7 @@ pub use self::invitations::{Invitation, InvitationPreview, InvitationSent, Invit
 pub(crate) use self::invitations::{has_open_invitation, join_by_token};
 pub use self::members::{Member, MemberService};
 use crate::Inner;
-use crate::actor::{Actor, Credential};
-use crate::auth::SessionView;
+use crate::actor::{Actor, Credential, SessionView, check_email};
 use crate::error::{Error, Result};
 
 const MAX_NAME_CHARS: usize = 100;
@@ -402,6 +401,13 @@ pub(crate) fn required<'v>(value: Option<&'v str>, field: &str) -> Result<&'v st
             format!("{field} is required"),
         )])
     })
+}
+
+/// A required e-mail address, or a 400 naming what is wrong with it.
+pub(crate) fn required_email(raw: Option<&str>) -> Result<Email> {
+    let mut issues = Issues::new();
+    check_email(&mut issues, required(raw, "email")?)
+        .ok_or_else(|| Error::invalid(issues.into_vec()))
 }
 
 fn json_object() -> Value {

@@ -1,5 +1,8 @@
 //! The auth secret: it signs session cookies and keys the hashes of session tokens and API keys,
 //! so rotating it invalidates every session and key at once.
+//!
+//! A module of its own, below everything that derives a keyed hash from it: authentication,
+//! API keys, invitations, the e-mailed tokens and the rate limits' counter keys.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

@@ -1,0 +1,202 @@
+//! Credential resolution: an API key, a bearer token or the session cookie turned into an
+//! [`Actor`] with its grant resolved (SPEC.md Authentication points 1 and 8), sliding the
+//! session's lifetime on the way.
+
+use cms_core::access::{self, Membership};
+use cms_core::{Grant, InstanceRole, KeyPermission, KeyScope};
+use cms_store::users::UserRecord;
+
+use super::AuthService;
+use crate::actor::{Actor, Credential, SessionView, User};
+use crate::error::{Error, Result};
+use crate::secret::Purpose;
+
+const DAY_MS: i64 = 86_400_000;
+
+/// The credentials a request carried. The API key wins when present (SPEC.md point 1).
+#[derive(Debug, Default)]
+pub struct Credentials {
+    pub api_key: Option<String>,
+    pub bearer: Option<String>,
+    pub cookie: Option<String>,
+}
+
+/// The actor behind a request, and whether its session was extended (the door then sends the
+/// cookie again with a fresh lifetime).
+#[derive(Debug)]
+pub struct Resolved {
+    pub actor: Actor,
+    pub session_extended: bool,
+}
+
+impl AuthService<'_> {
+    /// The actor behind a request's credentials, or `None` when they prove nothing. An API key,
+    /// when present, decides alone: a bad key does not fall back to the cookie.
+    pub async fn authenticate(&self, credentials: &Credentials) -> Result<Option<Resolved>> {
+        if let Some(key) = &credentials.api_key {
+            return Ok(self.actor_for_key(key).await?.map(|actor| Resolved {
+                actor,
+                session_extended: false,
+            }));
+        }
+        let token = match (&credentials.bearer, &credentials.cookie) {
+            (Some(bearer), _) => Some(bearer.as_str()),
+            (None, Some(cookie)) => self.inner.secret.verify(Purpose::CookieSignature, cookie),
+            (None, None) => None,
+        };
+        match token {
+            Some(token) => self.actor_for_session(token).await,
+            None => Ok(None),
+        }
+    }
+
+    /// One query on the hot path: the session, its user and the user's role.
+    async fn actor_for_session(&self, token: &str) -> Result<Option<Resolved>> {
+        let hash = self.inner.secret.hash_hex(Purpose::SessionToken, token);
+        let now = self.inner.clock.now();
+        let Some(found) = self
+            .inner
+            .store
+            .read_instance_wide()
+            .await?
+            .session_grant(&hash)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let mut session = found.session;
+        if session.expires_at <= now.millis() {
+            return Ok(None);
+        }
+        let grant = self.grant(&found.user, found.member_role, found.role_capabilities)?;
+
+        // Sliding lifetime, written at most once a day per session rather than on every request.
+        let lifetime = self.inner.settings.session_lifetime_days * DAY_MS;
+        let session_extended = session.expires_at - now.millis() < lifetime - DAY_MS;
+        if session_extended {
+            session.expires_at = now.millis() + lifetime;
+            let mut tx = self.inner.store.write_instance_wide().await?;
+            tx.extend_session(&session.session_id, session.expires_at, now.millis())
+                .await?;
+            tx.commit().await?;
+        }
+        let view = SessionView {
+            id: session.session_id,
+            user_id: found.user.id.clone(),
+            active_organization_id: session.active_organization_id.clone(),
+            expires_at: session.expires_at.into(),
+            ip_address: session.ip_address,
+            user_agent: session.user_agent,
+            created_at: session.session_created_at.into(),
+            updated_at: session.session_updated_at.into(),
+        };
+        let actor = Actor {
+            user: User::from_record(found.user)?,
+            organization_id: session.active_organization_id,
+            grant,
+            credential: Credential::Session(view),
+        };
+        Ok(Some(Resolved {
+            actor,
+            session_extended,
+        }))
+    }
+
+    /// One query on the hot path: the key, its creator and the creator's current role.
+    async fn actor_for_key(&self, key: &str) -> Result<Option<Actor>> {
+        let hash = self.inner.secret.hash_hex(Purpose::ApiKey, key);
+        let now = self.inner.clock.now();
+        let Some(found) = self
+            .inner
+            .store
+            .read_instance_wide()
+            .await?
+            .key_grant(&hash)
+            .await?
+        else {
+            return Ok(None);
+        };
+        if found.expires_at.is_some_and(|at| at <= now.millis()) {
+            return Ok(None);
+        }
+        // The creator's role in the key's organization, never their instance role: a key acts
+        // there with exactly its scope (CONTRACT.md section 13).
+        let membership =
+            self.membership(&found.user.id, found.member_role, found.role_capabilities)?;
+        let creator_grant =
+            access::member_grant(membership.as_ref(), self.inner.capabilities.every());
+        let scope = self.key_scope(
+            &found.permissions.0,
+            found.capabilities.as_ref().map(|c| c.0.as_slice()),
+        );
+        let Some(grant) = access::key_grant(&scope, &creator_grant) else {
+            return Ok(None);
+        };
+        Ok(Some(Actor {
+            user: User::from_record(found.user)?,
+            organization_id: Some(found.organization_id),
+            grant,
+            credential: Credential::ApiKey {
+                key_id: found.key_id,
+            },
+        }))
+    }
+
+    /// What `user` may do, given their role (if any) in the organization at hand.
+    fn grant(
+        &self,
+        user: &UserRecord,
+        role: Option<String>,
+        capabilities: Option<cms_store::Json<Vec<String>>>,
+    ) -> Result<Grant> {
+        let instance_role = InstanceRole::parse(&user.role).unwrap_or(InstanceRole::Viewer);
+        let membership = self.membership(&user.id, role, capabilities)?;
+        Ok(access::user_grant(
+            instance_role,
+            membership.as_ref(),
+            self.inner.capabilities.every(),
+        ))
+    }
+
+    /// A membership from a stored role name and that role's capabilities; `None` for no role.
+    fn membership(
+        &self,
+        user_id: &str,
+        role: Option<String>,
+        capabilities: Option<cms_store::Json<Vec<String>>>,
+    ) -> Result<Option<Membership>> {
+        let Some(role) = role else { return Ok(None) };
+        let role = role
+            .parse()
+            .map_err(|_| Error::Internal(format!("member {user_id} has an invalid role name")))?;
+        let capabilities = capabilities.map(|c| c.0).unwrap_or_default();
+        let capabilities = capabilities
+            .iter()
+            .filter_map(|c| self.inner.capabilities.parse(c))
+            .collect();
+        Ok(Some(Membership { role, capabilities }))
+    }
+
+    /// The scope a stored key was created with. Capabilities no longer declared (a plugin was
+    /// removed) are dropped rather than failing the key.
+    pub(crate) fn key_scope(
+        &self,
+        permissions: &[String],
+        capabilities: Option<&[String]>,
+    ) -> KeyScope {
+        let permissions: Vec<KeyPermission> = permissions
+            .iter()
+            .filter_map(|p| KeyPermission::parse(p))
+            .collect();
+        match capabilities {
+            Some(caps) => KeyScope::Capabilities {
+                permissions,
+                capabilities: caps
+                    .iter()
+                    .filter_map(|c| self.inner.capabilities.parse(c))
+                    .collect(),
+            },
+            None => KeyScope::Permissions(permissions),
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! Sessions: sign-in, sign-out, and opening a session (its token for `Authorization: Bearer`
+//! and the signed value for the cookie). A session's lifetime slides as it is used, when its
+//! credentials are resolved (`credentials.rs`).
+
+use cms_core::{Email, Issues, Timestamp, new_id};
+use cms_store::Tx;
+use cms_store::sessions::SessionRecord;
+use cms_store::users::UserRecord;
+
+use super::{AuthService, password, verification_mail};
+use crate::actor::{Actor, Credential, SessionView, User};
+use crate::error::{Error, Result};
+use crate::rate_limit::{Limited, RateLimitService};
+use crate::secret::{Purpose, random_token};
+
+/// A sign-in request as received.
+#[derive(Debug, Default)]
+pub struct SignIn {
+    pub email: Option<String>,
+    pub password: Option<String>,
+    pub client: ClientInfo,
+}
+
+/// What the door knows about the client, recorded on the session.
+#[derive(Debug, Default, Clone)]
+pub struct ClientInfo {
+    pub ip_address: Option<String>,
+    pub user_agent: Option<String>,
+}
+
+/// A new session: the token for `Authorization: Bearer`, the signed value for the cookie.
+#[derive(Debug)]
+pub struct Authenticated {
+    pub token: String,
+    pub cookie_value: String,
+    pub user: User,
+    pub session: SessionView,
+}
+
+impl AuthService<'_> {
+    /// Sign-in with e-mail and password. The session's active organization is the user's
+    /// oldest membership.
+    pub async fn sign_in(&self, input: SignIn) -> Result<Authenticated> {
+        RateLimitService::new(self.inner)
+            .hit(
+                Limited::SignIn,
+                input.client.ip_address.as_deref(),
+                input.email.as_deref(),
+            )
+            .await?;
+        let mut issues = Issues::new();
+        let email = input.email.as_deref().unwrap_or_default();
+        let password = input.password.clone().unwrap_or_default();
+        if email.trim().is_empty() {
+            issues.add("email", "required", "email is required");
+        }
+        if password.is_empty() {
+            issues.add("password", "required", "password is required");
+        }
+        issues.finish(()).map_err(Error::invalid)?;
+
+        let user = match Email::parse(email) {
+            Some(e) => {
+                self.inner
+                    .store
+                    .read()
+                    .await?
+                    .user_by_email(e.as_str())
+                    .await?
+            }
+            None => None,
+        };
+        let stored_hash = user.as_ref().and_then(|u| u.password_hash.clone());
+        if !password::verify(password, stored_hash).await? {
+            return Err(Error::InvalidCredentials);
+        }
+        let user = user.ok_or(Error::InvalidCredentials)?;
+        let now = self.inner.clock.now();
+        // Only after the password proved who is asking, so this reveals nothing to others.
+        let policy = {
+            let mut tx = self.inner.store.read().await?;
+            self.inner.sign_up_policy(&mut *tx).await?
+        };
+        if policy.require_email_verification && !user.email_verified {
+            self.resend_verification(&user, now).await?;
+            return Err(Error::NotPermitted(
+                "verify your e-mail address first: a new link is on its way".into(),
+            ));
+        }
+        let mut tx = self.inner.store.write_instance_wide().await?;
+        let active_org = tx
+            .memberships_of(&user.id)
+            .await?
+            .into_iter()
+            .next()
+            .map(|m| m.organization_id);
+        let session = self
+            .open_session(&mut *tx, &user.id, active_org, &input.client, now)
+            .await?;
+        tx.commit().await?;
+        self.authenticated(session, user)
+    }
+
+    /// A fresh verification link for an unverified user who tried to sign in.
+    async fn resend_verification(&self, user: &UserRecord, now: Timestamp) -> Result<()> {
+        let mut tx = self.inner.store.write_instance_wide().await?;
+        let mail = verification_mail(self.inner, &mut *tx, &user.id, &user.email, now).await?;
+        tx.commit().await?;
+        let _ = self.inner.send_mail(&mail).await;
+        Ok(())
+    }
+
+    /// Revokes the session behind a session actor at once. A key actor has no session: nothing
+    /// to revoke.
+    pub async fn sign_out(&self, actor: &Actor) -> Result<()> {
+        if let Credential::Session(session) = &actor.credential {
+            let mut tx = self.inner.store.write_instance_wide().await?;
+            tx.delete_session(&session.id).await?;
+            tx.commit().await?;
+        }
+        Ok(())
+    }
+
+    pub(super) async fn open_session(
+        &self,
+        tx: &mut dyn Tx,
+        user_id: &str,
+        active_organization_id: Option<String>,
+        client: &ClientInfo,
+        now: Timestamp,
+    ) -> Result<(SessionRecord, String)> {
+        let token = random_token(32);
+        let record = SessionRecord {
+            id: new_id(),
+            token_hash: self.inner.secret.hash_hex(Purpose::SessionToken, &token),
+            user_id: user_id.to_string(),
+            active_organization_id,
+            expires_at: now
+                .plus_days(self.inner.settings.session_lifetime_days)
+                .millis(),
+            ip_address: client.ip_address.clone(),
+            user_agent: client
+                .user_agent
+                .as_ref()
+                .map(|ua| ua.chars().take(512).collect()),
+            created_at: now.millis(),
+            updated_at: now.millis(),
+        };
+        tx.insert_session(&record).await?;
+        Ok((record, token))
+    }
+
+    pub(super) fn authenticated(
+        &self,
+        (session, token): (SessionRecord, String),
+        user: UserRecord,
+    ) -> Result<Authenticated> {
+        Ok(Authenticated {
+            cookie_value: self.inner.secret.sign(Purpose::CookieSignature, &token),
+            token,
+            session: SessionView::from(&session),
+            user: User::from_record(user)?,
+        })
+    }
+}
