@@ -2,14 +2,16 @@
 //!
 //! Two body shapes, as SPEC.md says: access refusals (401, 403) are the auth layer's
 //! `{ "error" }`; everything else is the handler layer's `{ success: false, error, message,
-//! issues? }`. A 500 is logged with its detail and answered without it.
+//! issues? }`. The status is the service error's kind (`status_of`), the message its public
+//! message; the extras of a few errors are added here. A 500 is logged with its detail and
+//! answered without it.
 
 use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use cms_core::Issue;
-use cms_service::Error;
+use cms_service::{Error, ErrorKind};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -146,66 +148,67 @@ impl IntoResponse for ApiError {
             ApiError::Request { status, message } => return handler_error(status, &message, &[]),
             ApiError::Service(e) => e,
         };
+        let status = status_of(e.kind());
         match &e {
-            Error::Unauthorized => access_refusal(StatusCode::UNAUTHORIZED),
-            Error::Forbidden => access_refusal(StatusCode::FORBIDDEN),
-            Error::NotPermitted(m) => handler_error(StatusCode::FORBIDDEN, m, &[]),
-            Error::InvalidCredentials => {
-                handler_error(StatusCode::UNAUTHORIZED, &e.to_string(), &[])
-            }
-            Error::BadRequest { message, issues } => {
-                handler_error(StatusCode::BAD_REQUEST, message, issues)
-            }
-            Error::NotFound(m) => handler_error(StatusCode::NOT_FOUND, m, &[]),
-            Error::Conflict(m) => handler_error(StatusCode::CONFLICT, m, &[]),
+            Error::Unauthorized | Error::Forbidden => access_refusal(status),
+            Error::BadRequest { issues, .. } => handler_error(status, &e.public_message(), issues),
             // The client needs the current revision to retry without another read.
             Error::RevisionConflict { current, .. } => {
                 let body = ErrorBody {
                     current_revision: Some(*current),
-                    ..ErrorBody::new(StatusCode::CONFLICT, &e.to_string())
+                    ..ErrorBody::new(status, &e.public_message())
                 };
-                (StatusCode::CONFLICT, Json(body)).into_response()
+                (status, Json(body)).into_response()
             }
-            Error::Unprocessable(m) => handler_error(StatusCode::UNPROCESSABLE_ENTITY, m, &[]),
-            Error::PayloadTooLarge(m) => handler_error(StatusCode::PAYLOAD_TOO_LARGE, m, &[]),
             // SPEC.md Errors rule 3: `error` names the count, `referencedIds` lists them.
             Error::AssetsReferenced { ids } => {
                 let body = ErrorBody {
-                    error: e.to_string(),
+                    error: e.public_message(),
                     referenced_ids: Some(ids.clone()),
                     ..ErrorBody::new(
-                        StatusCode::CONFLICT,
+                        status,
                         "nothing was deleted: remove the references to these assets first",
                     )
                 };
-                (StatusCode::CONFLICT, Json(body)).into_response()
+                (status, Json(body)).into_response()
             }
             Error::DocumentReferenced { referrers, .. } => {
                 let body = ErrorBody {
                     referenced_by: Some(referrers.clone()),
-                    ..ErrorBody::new(StatusCode::CONFLICT, &e.to_string())
+                    ..ErrorBody::new(status, &e.public_message())
                 };
-                (StatusCode::CONFLICT, Json(body)).into_response()
+                (status, Json(body)).into_response()
             }
             Error::TooManyRequests { retry_after_secs } => {
-                let mut response =
-                    handler_error(StatusCode::TOO_MANY_REQUESTS, &e.to_string(), &[]);
+                let mut response = handler_error(status, &e.public_message(), &[]);
                 response
                     .headers_mut()
                     .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
                 response
             }
-            Error::Unavailable(m) => handler_error(StatusCode::SERVICE_UNAVAILABLE, m, &[]),
-            Error::NotImplemented(m) => handler_error(StatusCode::NOT_IMPLEMENTED, m, &[]),
             Error::Internal(detail) => {
                 tracing::error!(error = %detail, "internal error");
-                handler_error(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "an internal error occurred",
-                    &[],
-                )
+                handler_error(status, "an internal error occurred", &[])
             }
+            _ => handler_error(status, &e.public_message(), &[]),
         }
+    }
+}
+
+/// The status of each kind of service error.
+fn status_of(kind: ErrorKind) -> StatusCode {
+    match kind {
+        ErrorKind::Unauthenticated => StatusCode::UNAUTHORIZED,
+        ErrorKind::Forbidden => StatusCode::FORBIDDEN,
+        ErrorKind::BadRequest => StatusCode::BAD_REQUEST,
+        ErrorKind::NotFound => StatusCode::NOT_FOUND,
+        ErrorKind::Conflict => StatusCode::CONFLICT,
+        ErrorKind::Unprocessable => StatusCode::UNPROCESSABLE_ENTITY,
+        ErrorKind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        ErrorKind::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
+        ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorKind::NotImplemented => StatusCode::NOT_IMPLEMENTED,
+        ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 

@@ -1,4 +1,7 @@
-//! The service layer's one error type. The HTTP door maps it to responses in one place.
+//! The service layer's one error type, and its one classification: [`Error::kind`] says what
+//! sort of failure it is and [`Error::public_message`] what a client may read of it. Each door
+//! (HTTP, GraphQL, the assistant) maps the kind once to its own vocabulary and adds its own
+//! extras (a revision, the blocking references, `Retry-After`).
 
 use cms_core::Issue;
 use cms_store::StoreError;
@@ -61,7 +64,58 @@ pub enum Error {
     Internal(String),
 }
 
+/// What sort of failure an [`Error`] is: exactly the distinctions the doors answer differently
+/// (an HTTP status, a GraphQL `extensions.code`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// No valid credentials, or wrong ones at sign-in.
+    Unauthenticated,
+    /// An access refusal or a business rule's no.
+    Forbidden,
+    BadRequest,
+    NotFound,
+    /// The data is not in the state the request expects: a unique value taken, a revision
+    /// moved on, a delete still referenced.
+    Conflict,
+    Unprocessable,
+    PayloadTooLarge,
+    TooManyRequests,
+    Unavailable,
+    NotImplemented,
+    /// The caller cannot fix it; its detail is for the log only.
+    Internal,
+}
+
 impl Error {
+    /// The sort of failure, which each door maps to its own answer.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Unauthorized | Error::InvalidCredentials => ErrorKind::Unauthenticated,
+            Error::Forbidden | Error::NotPermitted(_) => ErrorKind::Forbidden,
+            Error::BadRequest { .. } => ErrorKind::BadRequest,
+            Error::NotFound(_) => ErrorKind::NotFound,
+            Error::Conflict(_)
+            | Error::RevisionConflict { .. }
+            | Error::AssetsReferenced { .. }
+            | Error::DocumentReferenced { .. } => ErrorKind::Conflict,
+            Error::Unprocessable(_) => ErrorKind::Unprocessable,
+            Error::PayloadTooLarge(_) => ErrorKind::PayloadTooLarge,
+            Error::TooManyRequests { .. } => ErrorKind::TooManyRequests,
+            Error::Unavailable(_) => ErrorKind::Unavailable,
+            Error::NotImplemented(_) => ErrorKind::NotImplemented,
+            Error::Internal(_) => ErrorKind::Internal,
+        }
+    }
+
+    /// The message a client may read: the error's own text, except that an internal error's
+    /// detail is never public (the door logs it) and an access refusal says only that it is one.
+    pub fn public_message(&self) -> String {
+        match self {
+            Error::Internal(_) => "internal error".to_string(),
+            other => other.to_string(),
+        }
+    }
+
     pub fn bad_request(message: impl Into<String>) -> Self {
         Error::BadRequest {
             message: message.into(),
@@ -94,6 +148,49 @@ impl From<StoreError> for Error {
                 "the record is still referenced, or refers to something missing".into(),
             ),
             other => Error::Internal(other.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_internal_detail_is_never_public() {
+        let e = Error::Internal("connection refused at 10.0.0.7".into());
+        assert_eq!(e.kind(), ErrorKind::Internal);
+        assert_eq!(e.public_message(), "internal error");
+    }
+
+    #[test]
+    fn access_refusals_say_only_that() {
+        assert_eq!(Error::Forbidden.public_message(), "access denied");
+        assert_eq!(
+            Error::Unauthorized.public_message(),
+            "authentication required"
+        );
+        assert_eq!(Error::Forbidden.kind(), ErrorKind::Forbidden);
+        assert_eq!(Error::InvalidCredentials.kind(), ErrorKind::Unauthenticated);
+    }
+
+    #[test]
+    fn the_blocked_writes_are_conflicts() {
+        for e in [
+            Error::Conflict("taken".into()),
+            Error::RevisionConflict {
+                expected: 1,
+                current: 2,
+            },
+            Error::AssetsReferenced {
+                ids: vec!["a".into()],
+            },
+            Error::DocumentReferenced {
+                count: 1,
+                referrers: Vec::new(),
+            },
+        ] {
+            assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
         }
     }
 }

@@ -50,7 +50,7 @@ pub use clock::{Clock, OffsetClock, SystemClock};
 pub use documents::{
     AccessPolicies, DocumentLocation, DocumentService, Policy, PolicyAuth, PolicyDocument,
 };
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use events::{BUILT_IN_EVENT_TYPES, EventDeclaration, EventService, NewEvent};
 pub use health::{CheckReport, HealthReport, HealthService, Status};
 pub use instance_settings::{InstanceSettingsService, SignUpPolicy, SignUpPolicyView};

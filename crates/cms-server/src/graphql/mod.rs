@@ -10,9 +10,19 @@
 //! (with `extensions.code`) and refused queries (too deep, too complex, invalid) included,
 //! answers 200 with `{ data, errors? }`, as the GraphQL-over-HTTP convention for
 //! `application/json` says.
+//!
+//! The modules, each using only those before it: `errors` (service errors as GraphQL errors),
+//! `names` (the names of the dynamic schema), `shape` (how a stored value is exposed),
+//! `loaders` (the request's context and its DataLoaders), `resolve` (the resolvers), `fields`
+//! (the field builders), `schema` (the schema, built from the field builders).
 
+mod errors;
+mod fields;
+mod loaders;
+mod names;
 mod resolve;
 mod schema;
+mod shape;
 
 use std::sync::Arc;
 
@@ -26,8 +36,8 @@ use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::{ApiJson, Authed};
 
-pub use resolve::CALL_TARGET;
-pub(crate) use schema::pascal;
+pub use loaders::CALL_TARGET;
+pub(crate) use names::pascal;
 pub use schema::{MAX_COMPLEXITY, MAX_DEPTH};
 
 /// The schema, or why it could not be built (the endpoint then answers 500).
@@ -59,7 +69,7 @@ async fn execute(
     {
         return ApiError::Service(refused).into_response();
     }
-    let ctx = resolve::RequestCtx::new(state.cms.clone(), actor);
+    let ctx = loaders::RequestCtx::new(state.cms.clone(), actor);
     Json(schema.execute(request.data(ctx)).await).into_response()
 }
 

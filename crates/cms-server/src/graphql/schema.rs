@@ -1,88 +1,20 @@
-//! The GraphQL schema, built once from the registered document and object types.
-//!
-//! Names: a document or object type `siteSettings` is the GraphQL type `SiteSettings`; an
-//! inline object (or the object member of an array) is named after its owner and field
-//! (`Post` + `seo` = `PostSeo`); a reference to several document types is a union named the
-//! same way. A name already taken (by another type or one of ours: `Query`, `Mutation`,
-//! `JSON`, `Perspective`, `ImageValue`, `FileValue`, `Validation`, `ValidationIssue`, the
-//! built-in scalars) gets `_2`, `_3`, ...
-//! Schema names are already GraphQL names (`[A-Za-z_][A-Za-z0-9_]*`) except those starting
-//! with `__`, reserved by GraphQL: those get a `X` in front. A data field whose name is one of
-//! the document fields (`id`, `type`, `status`, ...) or starts with `__` is exposed as
-//! `field_<name>`.
+//! The GraphQL schema, built once from the registered document and object types: the names
+//! of `names.rs`, the field builders of `fields.rs`, the shapes of `shape.rs`.
 
 use std::collections::HashSet;
 
-use async_graphql::dynamic::{Enum, Field, Object, Scalar, Schema, SchemaError, TypeRef, Union};
+use async_graphql::dynamic::{Enum, Field, Object, Scalar, Schema, SchemaError, Union};
 use cms_core::schema::{Field as SchemaField, FieldType, Schemas};
 
-use super::resolve::{self, Shape};
+use super::fields;
+use super::names::{DOCUMENT_FIELDS, Names, RESERVED, field_name, pascal};
+use super::shape::Shape;
 
 /// The deepest query accepted. A standard introspection query (the `TypeRef` fragment nests
 /// `ofType` seven or more levels) needs about 13.
 pub const MAX_DEPTH: usize = 15;
 /// The most complex query accepted (every selected field counts 1).
 pub const MAX_COMPLEXITY: usize = 1000;
-
-/// The fields every document type has, before its data fields.
-const DOCUMENT_FIELDS: [&str; 11] = [
-    "id",
-    "type",
-    "organizationId",
-    "revision",
-    "createdAt",
-    "updatedAt",
-    "publishedAt",
-    "createdBy",
-    "publishedHash",
-    "status",
-    "validation",
-];
-
-const RESERVED: [&str; 13] = [
-    resolve::VALIDATION,
-    resolve::VALIDATION_ISSUE,
-    "Query",
-    "Mutation",
-    "JSON",
-    "Perspective",
-    "ImageValue",
-    "FileValue",
-    "String",
-    "Int",
-    "Float",
-    "Boolean",
-    "ID",
-];
-
-/// `post` -> `Post`, `siteSettings` -> `SiteSettings`.
-pub fn pascal(name: &str) -> String {
-    let mut chars = name.chars();
-    match chars.next() {
-        Some(first) => first.to_ascii_uppercase().to_string() + chars.as_str(),
-        None => String::new(),
-    }
-}
-
-/// Type names handed out once each.
-struct Names(HashSet<String>);
-
-impl Names {
-    fn claim(&mut self, wanted: &str) -> String {
-        let base = if wanted.starts_with("__") {
-            format!("X{wanted}")
-        } else {
-            wanted.to_string()
-        };
-        let mut name = base.clone();
-        let mut n = 2;
-        while !self.0.insert(name.clone()) {
-            name = format!("{base}_{n}");
-            n += 1;
-        }
-        name
-    }
-}
 
 struct Builder {
     names: Names,
@@ -114,16 +46,16 @@ pub fn build(schemas: &Schemas) -> Result<Schema, SchemaError> {
     let mut mutation = Object::new("Mutation");
     for schema in schemas.documents() {
         let type_name = b.type_names[&schema.name].clone();
-        let mut object = resolve::document_object(&type_name);
+        let mut object = fields::document_object(&type_name);
         let mut taken: HashSet<String> = DOCUMENT_FIELDS.iter().map(|s| s.to_string()).collect();
         for field in &schema.fields {
             object = object.field(b.data_field(&type_name, field, &mut taken));
         }
         b.objects.push(object);
         query = query
-            .field(resolve::all_field(&schema.name, &type_name))
-            .field(resolve::one_field(&schema.name, &type_name));
-        for field in resolve::mutation_fields(&schema.name, &type_name) {
+            .field(fields::all_field(&schema.name, &type_name))
+            .field(fields::one_field(&schema.name, &type_name));
+        for field in fields::mutation_fields(&schema.name, &type_name) {
             mutation = mutation.field(field);
         }
     }
@@ -140,11 +72,11 @@ pub fn build(schemas: &Schemas) -> Result<Schema, SchemaError> {
     let mut builder = Schema::build("Query", Some("Mutation"), None)
         .register(Scalar::new("JSON").description("Any JSON value."))
         .register(perspective)
-        .register(resolve::image_object())
-        .register(resolve::file_object())
-        .register(resolve::asset_object())
-        .register(resolve::validation_object())
-        .register(resolve::validation_issue_object())
+        .register(fields::image_object())
+        .register(fields::file_object())
+        .register(fields::asset_object())
+        .register(fields::validation_object())
+        .register(fields::validation_issue_object())
         .register(query)
         .register(mutation)
         .limit_depth(MAX_DEPTH)
@@ -175,17 +107,9 @@ impl Builder {
         field: &SchemaField,
         taken: &mut HashSet<String>,
     ) -> Field {
-        let mut name = if field.name.starts_with("__") || taken.contains(&field.name) {
-            format!("field_{}", field.name)
-        } else {
-            field.name.clone()
-        };
-        while taken.contains(&name) {
-            name.push('_');
-        }
-        taken.insert(name.clone());
+        let name = field_name(&field.name, taken);
         let shape = self.shape(owner, &field.name, &field.ty);
-        let mut out = resolve::data_field(&name, &field.name, shape);
+        let mut out = fields::data_field(&name, &field.name, shape);
         if let Some(title) = &field.title {
             out = out.description(title.clone());
         }
@@ -252,32 +176,10 @@ impl Builder {
     }
 }
 
-/// The output type of a shape.
-pub fn type_ref(shape: &Shape) -> TypeRef {
-    match shape {
-        Shape::String | Shape::Slug => TypeRef::named(TypeRef::STRING),
-        Shape::Float => TypeRef::named(TypeRef::FLOAT),
-        Shape::Boolean => TypeRef::named(TypeRef::BOOLEAN),
-        Shape::Json => TypeRef::named("JSON"),
-        Shape::Image => TypeRef::named("ImageValue"),
-        Shape::File => TypeRef::named("FileValue"),
-        Shape::Object(name) => TypeRef::named(name.clone()),
-        Shape::Reference { type_name, .. } => TypeRef::named(type_name.clone()),
-        Shape::List(inner) => TypeRef::List(Box::new(type_ref(inner))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use cms_core::schema::{demo_schemas, parse_schemas};
-
-    #[test]
-    fn pascal_case() {
-        assert_eq!(pascal("post"), "Post");
-        assert_eq!(pascal("siteSettings"), "SiteSettings");
-        assert_eq!(pascal("_x"), "_x");
-    }
 
     #[test]
     fn the_demo_schemas_build() {

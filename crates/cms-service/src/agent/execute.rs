@@ -39,15 +39,16 @@ impl Outcome {
 /// A failure the model reads: the message, and the `issues` of a validation failure. Access
 /// refusals say only that; internals are logged, never returned.
 pub(crate) fn failure(error: Error) -> Value {
+    let message = error.public_message();
     match error {
-        Error::BadRequest { message, issues } if !issues.is_empty() => {
+        Error::BadRequest { issues, .. } if !issues.is_empty() => {
             json!({ "error": message, "issues": issues })
         }
         Error::Internal(detail) => {
             tracing::error!(error = %detail, "assistant tool failed");
-            json!({ "error": "internal error" })
+            json!({ "error": message })
         }
-        other => json!({ "error": other.to_string() }),
+        _ => json!({ "error": message }),
     }
 }
 

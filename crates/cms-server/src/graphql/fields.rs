@@ -1,0 +1,358 @@
+//! The field builders of the dynamic schema: each field's name, type, arguments and
+//! description, wired to its resolver in `resolve.rs`. The fields that only read a value of
+//! their parent (a document's metadata, an image's `alt`, an asset's record, a validation)
+//! read it here.
+
+use std::sync::Arc;
+
+use async_graphql::Value as GqlValue;
+use async_graphql::dynamic::{Field, FieldFuture, FieldValue, InputValue, Object, TypeRef};
+use cms_core::Issue;
+use cms_service::assets::AssetView;
+use cms_service::documents::{DocumentView, Validation};
+use serde_json::Value;
+
+use super::names::{VALIDATION, VALIDATION_ISSUE};
+use super::resolve::{self, Doc, Part, asset_id};
+use super::shape::{Shape, type_ref};
+
+fn children_argument() -> InputValue {
+    InputValue::new(
+        "includeChildOrganizations",
+        TypeRef::named(TypeRef::BOOLEAN),
+    )
+    .description("Include the documents of child organizations (and resolve references there).")
+}
+
+/// `allT(perspective, where, sort, limit, page): [T!]!`
+pub fn all_field(doc_type: &str, type_name: &str) -> Field {
+    let doc_type = doc_type.to_string();
+    Field::new(
+        format!("all{type_name}"),
+        TypeRef::named_nn_list_nn(type_name),
+        move |ctx| resolve::all(ctx, doc_type.clone()),
+    )
+    .description("A page of documents (`limit` 1 to 100, default 20; `page` from 1).")
+    .argument(InputValue::new(
+        "perspective",
+        TypeRef::named("Perspective"),
+    ))
+    .argument(InputValue::new("where", TypeRef::named("JSON")))
+    .argument(InputValue::new(
+        "sort",
+        TypeRef::named_nn_list(TypeRef::STRING),
+    ))
+    .argument(InputValue::new("limit", TypeRef::named(TypeRef::INT)))
+    .argument(InputValue::new("page", TypeRef::named(TypeRef::INT)))
+    .argument(children_argument())
+}
+
+/// `T(id, perspective): T`: null when there is no such document for the caller.
+pub fn one_field(_doc_type: &str, type_name: &str) -> Field {
+    Field::new(type_name, TypeRef::named(type_name), resolve::one)
+        .description("One document by id; null when it does not exist for the caller.")
+        .argument(InputValue::new("id", TypeRef::named_nn(TypeRef::ID)))
+        .argument(InputValue::new(
+            "perspective",
+            TypeRef::named("Perspective"),
+        ))
+        .argument(children_argument())
+}
+
+/// `createT`, `updateT`, `deleteT`, `publishT`, `unpublishT`. The documents they answer show
+/// the draft copy; those of `createT` and `updateT` carry `validation`.
+pub fn mutation_fields(doc_type: &str, type_name: &str) -> Vec<Field> {
+    let doc_type = doc_type.to_string();
+    let t = || TypeRef::named(type_name);
+    let revision = || InputValue::new("expectedRevision", TypeRef::named(TypeRef::INT));
+    let id = || InputValue::new("id", TypeRef::named_nn(TypeRef::ID));
+    vec![
+        Field::new(format!("create{type_name}"), t(), move |ctx| {
+            resolve::create(ctx, doc_type.clone())
+        })
+        .argument(InputValue::new("data", TypeRef::named_nn("JSON")))
+        .argument(InputValue::new("publish", TypeRef::named(TypeRef::BOOLEAN))),
+        Field::new(format!("update{type_name}"), t(), resolve::update)
+            .argument(id())
+            .argument(InputValue::new("data", TypeRef::named_nn("JSON")))
+            .argument(revision())
+            .argument(InputValue::new("publish", TypeRef::named(TypeRef::BOOLEAN))),
+        Field::new(
+            format!("delete{type_name}"),
+            TypeRef::named(TypeRef::BOOLEAN),
+            resolve::delete,
+        )
+        .description("Deletes the document; true when deleted (errors otherwise: CONFLICT with `extensions.referencedBy` while other documents reference it).")
+        .argument(id()),
+        Field::new(format!("publish{type_name}"), t(), resolve::publish)
+            .argument(id())
+            .argument(revision()),
+        Field::new(format!("unpublish{type_name}"), t(), resolve::unpublish)
+            .argument(id())
+            .argument(revision()),
+    ]
+}
+
+fn meta(
+    name: &str,
+    ty: TypeRef,
+    get: impl Fn(&DocumentView) -> Option<GqlValue> + Send + Sync + 'static,
+) -> Field {
+    Field::new(name, ty, move |ctx| {
+        let value = ctx
+            .parent_value
+            .downcast_ref::<Doc>()
+            .and_then(|d| get(&d.view));
+        FieldFuture::from_value(value)
+    })
+}
+
+/// The document type `T` with its document fields; the data fields are added by the caller.
+pub fn document_object(type_name: &str) -> Object {
+    let s = |v: &str| Some(GqlValue::from(v));
+    Object::new(type_name)
+        .field(meta(
+            "id",
+            TypeRef::named_nn(TypeRef::ID),
+            move |d| s(&d.id),
+        ))
+        .field(meta("type", TypeRef::named_nn(TypeRef::STRING), move |d| {
+            s(&d.doc_type)
+        }))
+        .field(meta(
+            "organizationId",
+            TypeRef::named_nn(TypeRef::ID),
+            move |d| s(&d.organization_id),
+        ))
+        .field(meta("revision", TypeRef::named_nn(TypeRef::INT), |d| {
+            Some(GqlValue::from(d.meta.revision))
+        }))
+        .field(meta("createdAt", TypeRef::named_nn(TypeRef::STRING), |d| {
+            Some(GqlValue::from(d.created_at.to_rfc3339()))
+        }))
+        .field(meta("updatedAt", TypeRef::named_nn(TypeRef::STRING), |d| {
+            Some(GqlValue::from(d.updated_at.to_rfc3339()))
+        }))
+        .field(meta("publishedAt", TypeRef::named(TypeRef::STRING), |d| {
+            d.published_at.map(|t| GqlValue::from(t.to_rfc3339()))
+        }))
+        .field(meta("createdBy", TypeRef::named(TypeRef::ID), |d| {
+            d.created_by.as_deref().map(GqlValue::from)
+        }))
+        .field(meta(
+            "publishedHash",
+            TypeRef::named(TypeRef::STRING),
+            |d| d.published_hash.as_deref().map(GqlValue::from),
+        ))
+        .field(meta("status", TypeRef::named_nn(TypeRef::STRING), |d| {
+            Some(GqlValue::from(if d.published_data.is_some() {
+                "published"
+            } else {
+                "draft"
+            }))
+        }))
+        .field(validation_field())
+}
+
+/// `validation: Validation` of a document: what would block publishing the draft that
+/// `createT` or `updateT` just saved (CONTRACT.md section 2); null on every other document.
+fn validation_field() -> Field {
+    Field::new("validation", TypeRef::named(VALIDATION), |ctx| {
+        let value = ctx
+            .parent_value
+            .downcast_ref::<Doc>()
+            .and_then(|d| d.validation.clone())
+            .map(FieldValue::owned_any);
+        FieldFuture::new(async move { Ok(value) })
+    })
+    .description(
+        "What would block publishing the saved draft: set on the answers of createT and \
+         updateT, null elsewhere.",
+    )
+}
+
+/// `Validation { isValid, errors }`: the `validation` object of REST, in GraphQL.
+pub fn validation_object() -> Object {
+    Object::new(VALIDATION)
+        .description("What would block publishing: `errors` has the element shape of `issues`.")
+        .field(Field::new(
+            "isValid",
+            TypeRef::named_nn(TypeRef::BOOLEAN),
+            |ctx| {
+                let valid = ctx
+                    .parent_value
+                    .downcast_ref::<Arc<Validation>>()
+                    .map(|v| GqlValue::from(v.is_valid));
+                FieldFuture::from_value(valid)
+            },
+        ))
+        .field(Field::new(
+            "errors",
+            TypeRef::named_nn_list_nn(VALIDATION_ISSUE),
+            |ctx| {
+                let errors = ctx
+                    .parent_value
+                    .downcast_ref::<Arc<Validation>>()
+                    .map(|v| FieldValue::list(v.errors.iter().cloned().map(FieldValue::owned_any)));
+                FieldFuture::new(async move { Ok(errors) })
+            },
+        ))
+}
+
+/// `ValidationIssue { path, code, message }`.
+pub fn validation_issue_object() -> Object {
+    let field = |name: &str, get: fn(&Issue) -> &str| {
+        Field::new(name, TypeRef::named_nn(TypeRef::STRING), move |ctx| {
+            let value = ctx
+                .parent_value
+                .downcast_ref::<Issue>()
+                .map(|i| GqlValue::from(get(i)));
+            FieldFuture::from_value(value)
+        })
+    };
+    Object::new(VALIDATION_ISSUE)
+        .field(field("path", |i| &i.path))
+        .field(field("code", |i| &i.code))
+        .field(field("message", |i| &i.message))
+}
+
+/// A data field named `name` in GraphQL, reading `key` of the stored data.
+pub fn data_field(name: &str, key: &str, shape: Shape) -> Field {
+    let key = key.to_string();
+    let ty = type_ref(&shape);
+    let shape = Arc::new(shape);
+    Field::new(name, ty, move |ctx| resolve::data(ctx, &key, &shape))
+}
+
+fn part_field(name: &str, ty: TypeRef, get: fn(&Value) -> Option<GqlValue>) -> Field {
+    Field::new(name, ty, move |ctx| {
+        let value = ctx
+            .parent_value
+            .downcast_ref::<Part>()
+            .and_then(|p| get(&p.data));
+        FieldFuture::from_value(value)
+    })
+}
+
+fn json_of(v: Option<&Value>) -> Option<GqlValue> {
+    v.filter(|v| !v.is_null())
+        .and_then(|v| GqlValue::from_json(v.clone()).ok())
+}
+
+/// An image field's value: the asset it references, and what the image adds.
+pub fn image_object() -> Object {
+    Object::new("ImageValue")
+        .description("An image field: `assetId` is the referenced asset (GET /api/assets/{id}).")
+        .field(part_field("assetId", TypeRef::named(TypeRef::ID), asset_id))
+        .field(asset_field())
+        .field(part_field("alt", TypeRef::named(TypeRef::STRING), |v| {
+            v.get("alt").and_then(Value::as_str).map(GqlValue::from)
+        }))
+        .field(part_field("crop", TypeRef::named("JSON"), |v| {
+            json_of(v.get("crop"))
+        }))
+        .field(part_field("hotspot", TypeRef::named("JSON"), |v| {
+            json_of(v.get("hotspot"))
+        }))
+}
+
+/// A file field's value: the asset it references.
+pub fn file_object() -> Object {
+    Object::new("FileValue")
+        .description("A file field: `assetId` is the referenced asset (GET /api/assets/{id}).")
+        .field(part_field("assetId", TypeRef::named(TypeRef::ID), asset_id))
+        .field(asset_field())
+}
+
+/// `asset: Asset` of an image or file value: the asset record, null when it is gone or out of
+/// the caller's reach. Loaded in batches like references.
+fn asset_field() -> Field {
+    Field::new("asset", TypeRef::named("Asset"), resolve::asset)
+}
+
+/// An asset's field: `get` reads it from the service's view.
+fn asset_view_field(name: &str, ty: TypeRef, get: fn(&AssetView) -> Option<GqlValue>) -> Field {
+    Field::new(name, ty, move |ctx| {
+        let value = ctx
+            .parent_value
+            .downcast_ref::<Arc<AssetView>>()
+            .and_then(|a| get(a));
+        FieldFuture::from_value(value)
+    })
+}
+
+/// The `Asset` type: the asset record as GET /api/assets/{id} shows it.
+pub fn asset_object() -> Object {
+    Object::new("Asset")
+        .description("An uploaded file; `url` is its /media path.")
+        .field(asset_view_field(
+            "id",
+            TypeRef::named_nn(TypeRef::ID),
+            |a| Some(GqlValue::from(a.id.as_str())),
+        ))
+        .field(asset_view_field(
+            "filename",
+            TypeRef::named_nn(TypeRef::STRING),
+            |a| Some(GqlValue::from(a.filename.as_str())),
+        ))
+        .field(asset_view_field(
+            "url",
+            TypeRef::named_nn(TypeRef::STRING),
+            |a| Some(GqlValue::from(a.url.as_str())),
+        ))
+        .field(asset_view_field(
+            "assetType",
+            TypeRef::named_nn(TypeRef::STRING),
+            |a| Some(GqlValue::from(a.asset_type.as_str())),
+        ))
+        .field(asset_view_field(
+            "mimeType",
+            TypeRef::named_nn(TypeRef::STRING),
+            |a| Some(GqlValue::from(a.mime_type.as_str())),
+        ))
+        // Bytes as a Float: GraphQL's Int is 32-bit.
+        .field(asset_view_field(
+            "size",
+            TypeRef::named_nn(TypeRef::FLOAT),
+            |a| Some(GqlValue::from(a.size as f64)),
+        ))
+        .field(asset_view_field(
+            "width",
+            TypeRef::named(TypeRef::INT),
+            |a| a.width.map(GqlValue::from),
+        ))
+        .field(asset_view_field(
+            "height",
+            TypeRef::named(TypeRef::INT),
+            |a| a.height.map(GqlValue::from),
+        ))
+        .field(asset_view_field(
+            "sha256",
+            TypeRef::named_nn(TypeRef::STRING),
+            |a| Some(GqlValue::from(a.sha256.as_str())),
+        ))
+        .field(asset_view_field(
+            "title",
+            TypeRef::named(TypeRef::STRING),
+            |a| optional(&a.title),
+        ))
+        .field(asset_view_field(
+            "alt",
+            TypeRef::named(TypeRef::STRING),
+            |a| optional(&a.alt),
+        ))
+        .field(asset_view_field(
+            "description",
+            TypeRef::named(TypeRef::STRING),
+            |a| optional(&a.description),
+        ))
+        .field(asset_view_field(
+            "creditLine",
+            TypeRef::named(TypeRef::STRING),
+            |a| optional(&a.credit_line),
+        ))
+}
+
+fn optional(s: &Option<String>) -> Option<GqlValue> {
+    s.as_deref().map(GqlValue::from)
+}
