@@ -52,6 +52,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use cms_agent as agent;
 pub use cms_core as core;
 pub use cms_server as server;
 pub use cms_server::ServerSettings;
@@ -78,6 +79,9 @@ pub enum StartError {
 /// A started service: the service layer and the HTTP API in front of it.
 pub struct App {
     pub cms: Cms,
+    /// The assistant the router serves; `agent::AgentService::new(&app.cms, &app.agent)` runs
+    /// its turns from Rust.
+    pub agent: Arc<cms_agent::Agent>,
     pub router: cms_server::Router,
     openapi: utoipa::openapi::OpenApi,
 }
@@ -284,6 +288,17 @@ impl Builder {
             Some(s) => s,
             None => storage_from(&config)?,
         };
+        let agent = Arc::new(cms_agent::Agent::new(
+            &cms_agent::AgentSettings {
+                base_url: config.agent.base_url.clone(),
+                model: config.agent.model.clone(),
+                api_key: config.agent.api_key.clone(),
+                max_rounds: config.agent.max_rounds,
+                timeout: Duration::from_millis(config.agent.timeout_ms),
+                turns_per_minute: config.agent.turns_per_minute,
+            },
+            plugins.agent_tools.clone(),
+        )?);
         let cms = Cms::start(cms_service::Parts {
             store,
             storage,
@@ -308,14 +323,6 @@ impl Builder {
                     direct_upload: config.storage.direct_upload,
                 },
                 secret_encryption_key: config.plugins.encryption_key().map(str::to_string),
-                agent: cms_service::AgentSettings {
-                    base_url: config.agent.base_url.clone(),
-                    model: config.agent.model.clone(),
-                    api_key: config.agent.api_key.clone(),
-                    max_rounds: config.agent.max_rounds,
-                    timeout: Duration::from_millis(config.agent.timeout_ms),
-                    turns_per_minute: config.agent.turns_per_minute,
-                },
             },
             clock: self
                 .clock
@@ -331,7 +338,6 @@ impl Builder {
                 .into_iter()
                 .chain(plugins.settings.iter().cloned())
                 .collect(),
-            agent_tools: plugins.agent_tools.clone(),
         })
         .await?;
         let settings = ServerSettings {
@@ -345,7 +351,7 @@ impl Builder {
         // serves, such as `graphql.path = "/api/documents"`: a start-up error, not a crash.
         let extensions = plugins.extensions;
         let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            cms_server::build(cms.clone(), settings.clone(), extensions)
+            cms_server::build(cms.clone(), agent.clone(), settings.clone(), extensions)
         }))
         .map_err(|_| {
             ConfigError(format!(
@@ -361,6 +367,7 @@ impl Builder {
         })?;
         Ok(App {
             cms,
+            agent,
             router: built.router,
             openapi: built.openapi,
         })

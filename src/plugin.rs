@@ -59,7 +59,7 @@ pub trait Plugin: Send + Sync + 'static {
     fn register(&self, parts: &mut PluginParts);
 }
 
-pub use cms_service::agent::{AgentTool, CORE_AGENT_TOOLS, ToolExecution, ToolHandler};
+pub use cms_agent::{AgentTool, CORE_AGENT_TOOLS, ToolExecution, ToolHandler};
 
 /// What one plugin contributes, collected by [`Plugin::register`].
 pub struct PluginParts {

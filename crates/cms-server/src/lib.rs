@@ -22,6 +22,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::middleware as axum_middleware;
 use axum::response::Response;
+use cms_agent::{Agent, AgentService};
 use cms_service::Cms;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -76,6 +77,8 @@ pub use graphql::{MAX_COMPLEXITY as GRAPHQL_MAX_COMPLEXITY, MAX_DEPTH as GRAPHQL
 #[derive(Clone)]
 pub(crate) struct AppState {
     pub(crate) cms: Cms,
+    /// The assistant, built once at start (`/api/agent/chat`).
+    pub(crate) agent: Arc<Agent>,
     pub(crate) settings: Arc<ServerSettings>,
     /// The origin of `public_url`, for the CSRF check.
     pub(crate) public_origin: Option<csrf::Origin>,
@@ -88,6 +91,11 @@ pub(crate) struct AppState {
 }
 
 impl AppState {
+    /// The assistant in front of the service: chat turns as the caller.
+    pub(crate) fn agent(&self) -> AgentService<'_> {
+        AgentService::new(&self.cms, &self.agent)
+    }
+
     /// Whether cookies must be `Secure`: the instance is served over https.
     pub(crate) fn is_secure(&self, headers: &HeaderMap) -> bool {
         self.settings
@@ -126,8 +134,8 @@ impl AppState {
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The whole HTTP API, without plugins.
-pub fn router(cms: Cms, settings: ServerSettings) -> Router {
-    match build(cms, settings, Extensions::default()) {
+pub fn router(cms: Cms, agent: Arc<Agent>, settings: ServerSettings) -> Router {
+    match build(cms, agent, settings, Extensions::default()) {
         Ok(built) => built.router,
         // Without extensions nothing can conflict.
         Err(e) => unreachable!("{e}"),
@@ -147,9 +155,11 @@ pub fn openapi_pretty(document: &OpenApi) -> Vec<u8> {
 
 /// The whole HTTP API with what plugins add: their routes, behind their gates, and their
 /// wrappers around built-in routes. A plugin route on a path the service serves, two plugins
-/// declaring one route, or a wrapper of a route that does not exist is refused here.
+/// declaring one route, or a wrapper of a route that does not exist is refused here. `agent`
+/// answers `/api/agent/chat` (with the plugins' tools it was built with).
 pub fn build(
     cms: Cms,
+    agent: Arc<Agent>,
     settings: ServerSettings,
     extensions: Extensions,
 ) -> Result<Built, ExtensionError> {
@@ -174,6 +184,7 @@ pub fn build(
         openapi: to_bytes(&openapi, false).into(),
         plugins: extensions.manifest.clone().into(),
         cms,
+        agent,
         settings: Arc::new(settings),
         public_origin,
     };

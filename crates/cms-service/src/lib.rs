@@ -9,11 +9,11 @@
 
 mod account;
 mod actor;
-pub mod agent;
 mod api_keys;
 pub mod assets;
 mod auth;
 mod capabilities;
+pub mod change_sets;
 mod clock;
 pub mod documents;
 mod error;
@@ -38,7 +38,6 @@ use cms_store::Store;
 
 pub use account::{AccountService, EmailVerified, ProfileUpdate};
 pub use actor::{Actor, Credential, PLUGIN_USER_PREFIX, SessionView, User};
-pub use agent::{AgentService, AgentSettings};
 pub use api_keys::{ApiKey, ApiKeyService, CreatedApiKey, NewApiKey};
 pub use assets::{AssetService, AssetSettings};
 pub use auth::{
@@ -46,6 +45,7 @@ pub use auth::{
     SignUp, SignedUp,
 };
 pub use capabilities::CapabilityRegistry;
+pub use change_sets::ChangeSetService;
 pub use clock::{Clock, OffsetClock, SystemClock};
 pub use documents::{
     AccessPolicies, DocumentLocation, DocumentService, Policy, PolicyAuth, PolicyDocument,
@@ -91,8 +91,6 @@ pub struct Settings {
     /// The string the key of secret plugin settings is derived from
     /// (CMS_SECRET_ENCRYPTION_KEY); `None`: secrets cannot be saved (422).
     pub secret_encryption_key: Option<String>,
-    /// The assistant's model backend and bounds.
-    pub agent: AgentSettings,
 }
 
 /// The queue's bounds (CONTRACT.md section 7).
@@ -137,7 +135,6 @@ impl Default for Settings {
             jobs: JobSettings::default(),
             assets: AssetSettings::default(),
             secret_encryption_key: None,
-            agent: AgentSettings::default(),
         }
     }
 }
@@ -163,8 +160,6 @@ pub struct Parts {
     pub mailer: Arc<dyn Mailer>,
     /// The plugins' settings declarations; a plugin id declared twice stops the start.
     pub plugin_settings: Vec<cms_core::plugin_settings::SettingsDeclaration>,
-    /// The assistant tools plugins add.
-    pub agent_tools: Vec<agent::AgentTool>,
 }
 
 /// The content service. Cheap to clone; every clone is the same service.
@@ -190,7 +185,6 @@ pub(crate) struct Inner {
     pub(crate) plugin_settings: Vec<cms_core::plugin_settings::SettingsDeclaration>,
     /// Seals and opens secret plugin settings; `None` without an encryption key.
     pub(crate) secret_box: Option<plugin_settings::secret_box::SecretBox>,
-    pub(crate) agent: agent::Agent,
 }
 
 impl Inner {
@@ -264,7 +258,6 @@ impl Cms {
             .map(plugin_settings::secret_box::SecretBox::new);
         let media_signer =
             cms_core::asset::MediaSigner::new(parts.settings.assets.signing_secret.as_deref());
-        let agent = agent::Agent::new(&parts.settings.agent, parts.agent_tools)?;
         let cms = Cms(Arc::new(Inner {
             store: parts.store,
             storage: parts.storage,
@@ -281,7 +274,6 @@ impl Cms {
             media_signer,
             plugin_settings: parts.plugin_settings,
             secret_box,
-            agent,
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
         cms.index_declared_fields().await?;
@@ -365,9 +357,9 @@ impl Cms {
         JobService::new(&self.0)
     }
 
-    /// The AI assistant: chat turns and their change sets.
-    pub fn agent(&self) -> AgentService<'_> {
-        AgentService::new(self)
+    /// The AI assistant's change sets: what its turns changed, and undo.
+    pub fn change_sets(&self) -> ChangeSetService<'_> {
+        ChangeSetService::new(self)
     }
 
     /// Emitting declared custom events.

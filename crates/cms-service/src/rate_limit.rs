@@ -123,8 +123,9 @@ impl<'a> RateLimitService<'a> {
     }
 
     /// Counts one assistant turn of `user_id`, refused past `per_minute` turns in
-    /// [`AGENT_WINDOW`]; 0 turns the limit off.
-    pub(crate) async fn hit_agent_turn(&self, user_id: &str, per_minute: u32) -> Result<()> {
+    /// [`AGENT_WINDOW`]; 0 turns the limit off. For the assistant (crate `cms-agent`), which
+    /// counts a turn after every other check of its request.
+    pub async fn hit_agent_turn(&self, user_id: &str, per_minute: u32) -> Result<()> {
         if per_minute == 0 {
             return Ok(());
         }

@@ -83,7 +83,7 @@ struct Access {
     #[schema(value_type = Vec<String>)]
     capabilities: cms_core::CapabilitySet,
     /// The assistant on this instance: `off` (no model backend), `noModel`, or `ready`.
-    assistant: cms_service::agent::Availability,
+    assistant: cms_agent::Availability,
 }
 
 /// The caller's role and capabilities in the active organization, and whether the assistant
@@ -95,7 +95,7 @@ async fn access(State(state): State<AppState>, Authed(actor): Authed) -> Json<Da
         organization_id: actor.organization_id.clone(),
         role: actor.grant.role.name().map(str::to_string),
         capabilities: actor.grant.capabilities.clone(),
-        assistant: state.cms.agent().availability(),
+        assistant: state.agent().availability(),
     })
 }
 

@@ -7,7 +7,8 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use cms_service::agent::{ChangeSet, ChatRequest, Message, OpenDocument, StreamEvent, Undone};
+use cms_agent::{ChatRequest, Message, OpenDocument, StreamEvent};
+use cms_service::change_sets::{ChangeSet, Undone};
 use futures_util::Stream;
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
@@ -58,7 +59,6 @@ async fn chat(
     ApiJson(body): ApiJson<ChatBody>,
 ) -> ApiResult<Response> {
     let events = state
-        .cms
         .agent()
         .chat(
             &actor,
@@ -114,7 +114,6 @@ async fn change_sets(
     let (page, page_size) = page(query.page.as_deref(), query.page_size.as_deref())?;
     let list = state
         .cms
-        .agent()
         .change_sets()
         .list(&actor, page, page_size)
         .await?;
@@ -130,7 +129,7 @@ async fn change_set(
     Authed(actor): Authed,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Data<ChangeSet>>> {
-    Ok(ok(state.cms.agent().change_sets().get(&actor, &id).await?))
+    Ok(ok(state.cms.change_sets().get(&actor, &id).await?))
 }
 
 /// Restores each document the turn changed to its version before the turn, newest change
@@ -147,10 +146,5 @@ async fn undo(
     Authed(actor): Authed,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Data<Undone>>> {
-    Ok(ok(state
-        .cms
-        .agent()
-        .change_sets()
-        .undo(&actor, &id)
-        .await?))
+    Ok(ok(state.cms.change_sets().undo(&actor, &id).await?))
 }

@@ -7,9 +7,8 @@ use std::sync::Arc;
 use cms_core::{CoreCapability, RequiredCapabilities};
 use serde_json::{Value, json};
 
-use crate::Cms;
-use crate::actor::Actor;
-use crate::jobs::HandlerError;
+use cms_service::jobs::HandlerError;
+use cms_service::{Actor, Cms};
 
 /// How an assistant tool runs (`cms/agent/tool` `execution`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,7 @@
 //! Change sets: the audit trail of what the assistant changed, one per turn, and undo
-//! (SPEC.md "AI assistant" point 4, CONTRACT.md section 8).
+//! (SPEC.md "AI assistant" point 4, CONTRACT.md section 8). The assistant (crate `cms-agent`)
+//! records through [`Recorder`]; reading and undoing are [`ChangeSetService`]
+//! (`cms.change_sets()`), with their access checks.
 
 use cms_core::{CoreCapability, Timestamp, new_id};
 use cms_store::Json;
@@ -74,24 +76,29 @@ pub struct Undone {
 
 /// Writes a turn's change set as its operations resolve. Recording is best effort: a failure
 /// is logged and never fails the edit it records (SPEC.md "AI assistant" point 4).
-pub(crate) struct Recorder {
+#[derive(Default)]
+pub struct Recorder {
     id: Option<String>,
     operations: Vec<Operation>,
 }
 
 impl Recorder {
-    pub(crate) fn new() -> Recorder {
+    /// A turn's recorder, before its first change: no change set is written until then.
+    pub fn new() -> Recorder {
         Recorder {
             id: None,
             operations: Vec::new(),
         }
     }
 
-    pub(crate) fn id(&self) -> Option<&str> {
+    /// The change set's id, once the first operation was recorded.
+    pub fn id(&self) -> Option<&str> {
         self.id.as_deref()
     }
 
-    pub(crate) async fn record(&mut self, cms: &Cms, actor: &Actor, operation: Operation) {
+    /// Appends `operation`, done by `actor`, to the turn's change set in the actor's active
+    /// organization (created with the first one); nothing without an active organization.
+    pub async fn record(&mut self, cms: &Cms, actor: &Actor, operation: Operation) {
         let Some(org) = actor.organization_id.as_deref() else {
             return;
         };

@@ -7,16 +7,14 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use cms_core::schema::Schema;
-
-use super::change_sets::Operation;
-use super::tools::Core;
-use crate::Cms;
-use crate::actor::Actor;
-use crate::assets::{AssetQuery, UploadMetadata};
-use crate::documents::{
+use cms_service::assets::{AssetQuery, UploadMetadata};
+use cms_service::change_sets::Operation;
+use cms_service::documents::{
     DraftUpdate, ListRequest, NewDocument, Perspective, ReadOptions, merge_fields,
 };
-use crate::error::Error;
+use cms_service::{Actor, Cms, Error};
+
+use super::tools::Core;
 
 /// What a tool call gives back to the model: a result, or a failure to reason about.
 pub(crate) type ToolResult = Result<Value, Value>;
@@ -320,7 +318,7 @@ async fn document_of(
     collection: &str,
     id: &str,
     read: ReadOptions,
-) -> Result<crate::documents::DocumentView, Value> {
+) -> Result<cms_service::documents::DocumentView, Value> {
     let document = cms
         .documents()
         .get(actor, id, read)

@@ -3,12 +3,13 @@
 //! pausing for the editor's workspace tools, and recording what it changed as a change set
 //! that can be undone.
 //!
-//! Architecture invariant: a tool is a call into the service layer with the caller's actor.
-//! The assistant decides nothing about access; it only leaves out the tools the caller could
-//! not use anyway.
+//! Architecture invariant: a door, like the HTTP one. It parses the model's tool arguments and
+//! talks to the model backend; a tool is a call into the service layer (`cms-service`'s public
+//! API) with the caller's actor. The assistant decides nothing about access; it only leaves out
+//! the tools the caller could not use anyway. What a turn changed is recorded, read and undone
+//! by the service (`cms_service::change_sets`).
 
 mod backend;
-pub mod change_sets;
 mod execute;
 pub mod messages;
 pub mod tools;
@@ -16,17 +17,13 @@ mod turn;
 
 use std::time::Duration;
 
+use cms_service::{Actor, Cms, Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::Cms;
-use crate::actor::Actor;
-use crate::error::{Error, Result};
-
 pub use backend::BackendError;
 use backend::ModelBackend;
-pub use change_sets::{ChangeSet, ChangeSetPage, ChangeSetService, Operation, Undone};
 pub use messages::Message;
 pub use tools::{AgentTool, CORE_AGENT_TOOLS, ToolExecution, ToolHandler};
 
@@ -59,9 +56,9 @@ impl Default for AgentSettings {
     }
 }
 
-/// The assistant as the service holds it: the backend client, built once, and the plugins'
+/// The assistant as the server holds it: the backend client, built once, and the plugins'
 /// tools.
-pub(crate) struct Agent {
+pub struct Agent {
     backend: Backend,
     max_rounds: u32,
     turns_per_minute: u32,
@@ -85,7 +82,8 @@ enum Backend {
 }
 
 impl Agent {
-    pub(crate) fn new(settings: &AgentSettings, tools: Vec<AgentTool>) -> Result<Agent> {
+    /// Builds the backend client of `settings` once, at start; `tools` are the plugins'.
+    pub fn new(settings: &AgentSettings, tools: Vec<AgentTool>) -> Result<Agent> {
         let base = settings
             .base_url
             .as_deref()
@@ -189,18 +187,20 @@ impl StreamEvent {
     }
 }
 
+/// The assistant of `agent` in front of the service `cms`: the chat turns.
 pub struct AgentService<'a> {
     cms: &'a Cms,
+    agent: &'a Agent,
 }
 
 impl<'a> AgentService<'a> {
-    pub(crate) fn new(cms: &'a Cms) -> Self {
-        AgentService { cms }
+    pub fn new(cms: &'a Cms, agent: &'a Agent) -> Self {
+        AgentService { cms, agent }
     }
 
     /// Whether turns can run here: what a client shows before anyone chats.
     pub fn availability(&self) -> Availability {
-        match &self.cms.0.agent.backend {
+        match &self.agent.backend {
             Backend::None => Availability::Off,
             Backend::NoModel => Availability::NoModel,
             Backend::Ready(_) => Availability::Ready,
@@ -217,7 +217,7 @@ impl<'a> AgentService<'a> {
         actor: &Actor,
         request: ChatRequest,
     ) -> Result<mpsc::UnboundedReceiver<StreamEvent>> {
-        let agent = &self.cms.0.agent;
+        let agent = self.agent;
         let backend = match &agent.backend {
             Backend::None => {
                 return Err(Error::NotFound(
@@ -261,9 +261,5 @@ impl<'a> AgentService<'a> {
         };
         tokio::spawn(turn.run(request.messages));
         Ok(receiver)
-    }
-
-    pub fn change_sets(&self) -> ChangeSetService<'a> {
-        ChangeSetService::new(self.cms)
     }
 }

@@ -4,18 +4,16 @@
 
 use std::collections::HashMap;
 
+use cms_service::change_sets::{Operation, Recorder};
+use cms_service::{Actor, Cms, Error};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::backend::{Delta, ModelBackend};
-use super::change_sets::{Operation, Recorder};
 use super::execute::{self, ToolResult, failure, message};
 use super::messages::{Message, Role, ToolCall};
 use super::tools::{self, Core, Offered};
 use super::{FinishReason, OpenDocument, PendingCall, StreamEvent};
-use crate::Cms;
-use crate::actor::Actor;
-use crate::error::Error;
 
 /// Failures of one tool in a turn after which it is no longer offered or run.
 const FAILURES_BEFORE_BLOCK: u32 = 3;
