@@ -308,15 +308,3 @@ pub(crate) fn fnv1a(text: &str) -> u64 {
 
 #[cfg(test)]
 mod conformance;
-#[cfg(test)]
-mod conformance_assets;
-#[cfg(test)]
-mod conformance_cancel;
-#[cfg(test)]
-mod conformance_job_leases;
-#[cfg(test)]
-mod conformance_people;
-#[cfg(test)]
-mod conformance_references;
-#[cfg(test)]
-mod conformance_row_security;
