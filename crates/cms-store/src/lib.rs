@@ -14,6 +14,7 @@
 mod error;
 mod postgres;
 mod sqlite;
+mod unit;
 
 pub mod api_keys;
 pub mod assets;
@@ -208,29 +209,36 @@ pub async fn connect_with_migration_url(
     }
 }
 
-/// Implements every repository trait for an engine's unit of work. The type must have an
-/// inherent `fn conn(&mut self) -> &mut <Engine>Connection`.
+/// Implements every repository trait for an engine's unit of work. The type must implement
+/// [`unit::UnitOfWork`], which every repository macro's SQL calls (and only it).
 macro_rules! impl_repositories {
     ($tx:ty) => {
-        $crate::users::impl_users!($tx);
-        $crate::sessions::impl_sessions!($tx);
-        $crate::organizations::impl_organizations!($tx);
-        $crate::roles::impl_roles!($tx);
-        $crate::api_keys::impl_api_keys!($tx);
-        $crate::instance::impl_instance!($tx);
-        $crate::rate_limits::impl_rate_limits!($tx);
-        $crate::invitations::impl_invitations!($tx);
-        $crate::documents::impl_documents!($tx);
-        $crate::versions::impl_versions!($tx);
-        $crate::references::impl_references!($tx);
-        $crate::events::impl_events!($tx);
-        $crate::jobs::impl_jobs!($tx);
-        $crate::schedules::impl_schedules!($tx);
-        $crate::user_tokens::impl_user_tokens!($tx);
-        $crate::preferences::impl_preferences!($tx);
-        $crate::plugin_settings::impl_plugin_settings!($tx);
-        $crate::assets::impl_assets!($tx);
-        $crate::change_sets::impl_change_sets!($tx);
+        const _: () = {
+            // The shared SQL reaches the unit only through its `UnitOfWork` methods.
+            use $crate::unit::UnitOfWork as _;
+            const fn is_a_unit_of_work<T: $crate::unit::UnitOfWork>() {}
+            is_a_unit_of_work::<$tx>();
+
+            $crate::users::impl_users!($tx);
+            $crate::sessions::impl_sessions!($tx);
+            $crate::organizations::impl_organizations!($tx);
+            $crate::roles::impl_roles!($tx);
+            $crate::api_keys::impl_api_keys!($tx);
+            $crate::instance::impl_instance!($tx);
+            $crate::rate_limits::impl_rate_limits!($tx);
+            $crate::invitations::impl_invitations!($tx);
+            $crate::documents::impl_documents!($tx);
+            $crate::versions::impl_versions!($tx);
+            $crate::references::impl_references!($tx);
+            $crate::events::impl_events!($tx);
+            $crate::jobs::impl_jobs!($tx);
+            $crate::schedules::impl_schedules!($tx);
+            $crate::user_tokens::impl_user_tokens!($tx);
+            $crate::preferences::impl_preferences!($tx);
+            $crate::plugin_settings::impl_plugin_settings!($tx);
+            $crate::assets::impl_assets!($tx);
+            $crate::change_sets::impl_change_sets!($tx);
+        };
     };
 }
 pub(crate) use impl_repositories;
@@ -308,15 +316,3 @@ pub(crate) fn fnv1a(text: &str) -> u64 {
 
 #[cfg(test)]
 mod conformance;
-#[cfg(test)]
-mod conformance_assets;
-#[cfg(test)]
-mod conformance_cancel;
-#[cfg(test)]
-mod conformance_job_leases;
-#[cfg(test)]
-mod conformance_people;
-#[cfg(test)]
-mod conformance_references;
-#[cfg(test)]
-mod conformance_row_security;

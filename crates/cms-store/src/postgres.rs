@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use crate::filter_sql::GeneratedColumns;
+use crate::unit::UnitOfWork;
 use crate::{Dialect, Result, Store, StoreError, Tx};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -348,18 +349,19 @@ pub(crate) struct PgTx {
     generated: Arc<GeneratedColumns>,
 }
 
-impl PgTx {
-    pub(crate) const DIALECT: Dialect = Dialect::Postgres;
+impl UnitOfWork for PgTx {
+    type Connection = PgConnection;
+    type Arguments = sqlx::postgres::PgArguments;
+
+    const DIALECT: Dialect = Dialect::Postgres;
 
     /// `Documents::locate_document`, through the function of migration 0008 that row-level
     /// security lets see one row's organization and type from any unit of work.
-    pub(crate) const LOCATE_DOCUMENT: &'static str = "SELECT located_organization_id AS organization_id, \
+    const LOCATE_DOCUMENT: &'static str = "SELECT located_organization_id AS organization_id, \
          located_type AS type FROM cms_locate_document($1)";
 
     /// The arguments for compiled SQL, in placeholder order.
-    pub(crate) fn arguments(
-        binds: Vec<crate::filter_sql::Bind>,
-    ) -> Result<sqlx::postgres::PgArguments> {
+    fn arguments(binds: Vec<crate::filter_sql::Bind>) -> Result<sqlx::postgres::PgArguments> {
         let mut args = sqlx::postgres::PgArguments::default();
         for bind in binds {
             bind.add_to_postgres(&mut args)
@@ -368,16 +370,19 @@ impl PgTx {
         Ok(args)
     }
 
+    #[inline]
     async fn conn(&mut self) -> Result<&mut PgConnection> {
         Ok(&mut self.tx)
     }
 
     /// The generated columns list queries may use.
-    pub(crate) fn generated_columns(&self) -> Option<&GeneratedColumns> {
+    #[inline]
+    fn generated_columns(&self) -> Option<&GeneratedColumns> {
         Some(&self.generated)
     }
 
     /// PostgreSQL has no thread hop to save: every statement goes through the transaction.
+    #[inline]
     fn point_reads(&self) -> Option<&crate::sqlite::PointReads> {
         None
     }

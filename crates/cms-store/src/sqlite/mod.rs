@@ -17,6 +17,7 @@ use sqlx::sqlite::{
 };
 use sqlx::{Sqlite, Transaction};
 
+use crate::unit::UnitOfWork;
 use crate::{Dialect, Result, Store, StoreError, Tx};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -161,17 +162,18 @@ pub(crate) struct SqliteTx {
     conn: Conn,
 }
 
-impl SqliteTx {
-    pub(crate) const DIALECT: Dialect = Dialect::Sqlite;
+impl UnitOfWork for SqliteTx {
+    type Connection = SqliteConnection;
+    type Arguments = sqlx::sqlite::SqliteArguments;
+
+    const DIALECT: Dialect = Dialect::Sqlite;
 
     /// `Documents::locate_document`: one instance, no second wall, a plain query.
-    pub(crate) const LOCATE_DOCUMENT: &'static str =
+    const LOCATE_DOCUMENT: &'static str =
         "SELECT organization_id, type FROM documents WHERE id = $1";
 
     /// The arguments for compiled SQL, in placeholder order.
-    pub(crate) fn arguments(
-        binds: Vec<crate::filter_sql::Bind>,
-    ) -> Result<sqlx::sqlite::SqliteArguments> {
+    fn arguments(binds: Vec<crate::filter_sql::Bind>) -> Result<sqlx::sqlite::SqliteArguments> {
         let mut args = sqlx::sqlite::SqliteArguments::default();
         for bind in binds {
             bind.add_to_sqlite(&mut args)
@@ -194,11 +196,13 @@ impl SqliteTx {
     }
 
     /// SQLite keeps comparing through its expression indexes: no generated columns.
-    pub(crate) fn generated_columns(&self) -> Option<&crate::filter_sql::GeneratedColumns> {
+    #[inline]
+    fn generated_columns(&self) -> Option<&crate::filter_sql::GeneratedColumns> {
         None
     }
 
     /// Only outside a transaction: a write unit must see its own writes.
+    #[inline]
     fn point_reads(&self) -> Option<&PointReads> {
         match &self.conn {
             Conn::Read { points, .. } => points.as_deref(),

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::conformance::{document, open, with_two_organizations};
+use super::{document, open, with_two_organizations};
 use crate::jobs::JobRecord;
 use crate::schedules::ScheduleRecord;
 

@@ -1,0 +1,138 @@
+//! Users, their sessions and API keys: unique e-mails, sessions found by their hash, keys
+//! scoped to their organization, and the grants credential resolution reads.
+
+use super::{open, org, user};
+use crate::api_keys::ApiKeyRecord;
+use crate::sessions::SessionRecord;
+use crate::{Json, StoreError};
+
+async fn users_round_trip_and_emails_are_unique(url: String) {
+    let store = open(&url).await;
+    let mut tx = store.write_instance_wide().await.unwrap();
+    tx.insert_user(&user("u1", "ada@example.com"))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    // After a constraint violation PostgreSQL aborts the transaction: a unit of work that saw
+    // an error is abandoned, never continued.
+    let mut tx = store.write_instance_wide().await.unwrap();
+    assert!(matches!(
+        tx.insert_user(&user("u2", "ada@example.com")).await,
+        Err(StoreError::Unique(_))
+    ));
+    drop(tx);
+
+    let mut tx = store.read_instance_wide().await.unwrap();
+    let found = tx.user_by_email("ada@example.com").await.unwrap().unwrap();
+    assert_eq!(found.id, "u1");
+    assert!(!found.email_verified);
+    assert_eq!(
+        tx.user_by_id("u1").await.unwrap().unwrap().email,
+        "ada@example.com"
+    );
+    assert!(tx.user_by_id("nobody").await.unwrap().is_none());
+    assert_eq!(tx.count_users().await.unwrap(), 1);
+    drop(tx); // close() waits for every unit of work to be returned
+    store.close().await;
+}
+
+async fn sessions_are_found_by_hash_extended_and_deleted(url: String) {
+    let store = open(&url).await;
+    let mut tx = store.write_instance_wide().await.unwrap();
+    tx.insert_user(&user("u1", "ada@example.com"))
+        .await
+        .unwrap();
+    tx.insert_organization(&org("o1", "acme")).await.unwrap();
+    let s = SessionRecord {
+        id: "s1".into(),
+        token_hash: "h1".into(),
+        user_id: "u1".into(),
+        active_organization_id: None,
+        expires_at: 100,
+        ip_address: Some("127.0.0.1".into()),
+        user_agent: None,
+        created_at: 1,
+        updated_at: 1,
+    };
+    tx.insert_session(&s).await.unwrap();
+    tx.extend_session("s1", 200, 2).await.unwrap();
+    tx.set_active_organization("s1", Some("o1"), 2)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    let mut tx = store.write_instance_wide().await.unwrap();
+    let found = tx.session_by_token_hash("h1").await.unwrap().unwrap();
+    assert_eq!(
+        (found.expires_at, found.active_organization_id.as_deref()),
+        (200, Some("o1"))
+    );
+    let grant = tx.session_grant("h1").await.unwrap().unwrap();
+    assert_eq!(
+        (grant.session.session_id.as_str(), grant.user.email.as_str()),
+        ("s1", "ada@example.com")
+    );
+    assert_eq!(
+        (grant.member_role, grant.role_capabilities),
+        (None, None),
+        "not a member of o1"
+    );
+    assert!(tx.session_grant("nope").await.unwrap().is_none());
+    assert!(tx.delete_session("s1").await.unwrap());
+    assert!(!tx.delete_session("s1").await.unwrap());
+    assert!(tx.session_by_token_hash("h1").await.unwrap().is_none());
+    tx.commit().await.unwrap();
+    store.close().await;
+}
+
+async fn api_keys_are_scoped_to_their_organization(url: String) {
+    let store = open(&url).await;
+    let mut tx = store.write_instance_wide().await.unwrap();
+    tx.insert_user(&user("u1", "ada@example.com"))
+        .await
+        .unwrap();
+    tx.insert_organization(&org("o1", "acme")).await.unwrap();
+    tx.insert_organization(&org("o2", "other")).await.unwrap();
+    let key = ApiKeyRecord {
+        id: "k1".into(),
+        organization_id: "o1".into(),
+        name: "ci".into(),
+        key_hash: "kh".into(),
+        start: "cms_abcd".into(),
+        permissions: Json(vec!["read".into()]),
+        capabilities: None,
+        created_by: "u1".into(),
+        created_at: 1,
+        expires_at: Some(10),
+    };
+    tx.insert_api_key(&key).await.unwrap();
+    tx.commit().await.unwrap();
+
+    let mut tx = store.write_instance_wide().await.unwrap();
+    let grant = tx.key_grant("kh").await.unwrap().unwrap();
+    assert_eq!(
+        (
+            grant.key_id.as_str(),
+            grant.user.id.as_str(),
+            grant.member_role
+        ),
+        ("k1", "u1", None)
+    );
+    assert_eq!((grant.capabilities, grant.expires_at), (None, Some(10)));
+    assert_eq!(tx.api_keys("o1").await.unwrap().len(), 1);
+    assert!(tx.api_keys("o2").await.unwrap().is_empty());
+    assert!(
+        !tx.delete_api_key("o2", "k1").await.unwrap(),
+        "another organization cannot delete it"
+    );
+    assert!(tx.delete_api_key("o1", "k1").await.unwrap());
+    assert!(tx.key_grant("kh").await.unwrap().is_none());
+    tx.commit().await.unwrap();
+    store.close().await;
+}
+
+crate::both_engines!(
+    users_round_trip_and_emails_are_unique,
+    sessions_are_found_by_hash_extended_and_deleted,
+    api_keys_are_scoped_to_their_organization,
+);

@@ -1,0 +1,41 @@
+//! What a unit of work must offer for the shared SQL.
+//!
+//! The SQL of each concept is written once, in a macro of its module (`impl_users!`,
+//! `impl_documents!`, ...), and instantiated for both engines' units of work by
+//! [`impl_repositories!`](crate::impl_repositories). Everything that SQL asks of the unit is
+//! this trait, implemented by `SqliteTx` and `PgTx`: a unit that lacks a method fails to compile
+//! at its `impl UnitOfWork` with the trait's own error, not inside a macro expansion. The macros
+//! only ever call it on the concrete unit type: static dispatch, nothing boxed.
+
+use std::future::Future;
+
+use crate::filter_sql::{Bind, GeneratedColumns};
+use crate::sqlite::PointReads;
+use crate::{Dialect, Result};
+
+/// What a unit of work must offer for the shared SQL (see the module documentation).
+pub(crate) trait UnitOfWork {
+    /// The engine's connection, which the shared SQL executes on.
+    type Connection;
+    /// The engine's arguments for compiled SQL ([`UnitOfWork::arguments`]).
+    type Arguments;
+
+    /// The engine, for the few statements that differ per dialect.
+    const DIALECT: Dialect;
+
+    /// The SQL of `Documents::locate_document`, the one lookup across organizations.
+    const LOCATE_DOCUMENT: &'static str;
+
+    /// The arguments for compiled SQL, in placeholder order.
+    fn arguments(binds: Vec<Bind>) -> Result<Self::Arguments>;
+
+    /// The unit's connection (a read unit may borrow one at its first statement).
+    fn conn(&mut self) -> impl Future<Output = Result<&mut Self::Connection>> + Send;
+
+    /// The generated columns list queries may use; `None` on an engine without them.
+    fn generated_columns(&self) -> Option<&GeneratedColumns>;
+
+    /// The point lookups answered off sqlx, when this unit may use them (a SQLite read unit);
+    /// `None` when every statement goes through the unit's connection.
+    fn point_reads(&self) -> Option<&PointReads>;
+}

@@ -1,0 +1,34 @@
+//! `health.*` and `log.*`: the health check and the log format.
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct HealthConfig {
+    pub timeout_ms: u64,
+    pub storage_health_check: bool,
+}
+
+impl Default for HealthConfig {
+    fn default() -> Self {
+        HealthConfig {
+            timeout_ms: 5000,
+            storage_health_check: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LogConfig {
+    /// `text` (default) or `json`.
+    pub format: String,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig {
+            format: "text".into(),
+        }
+    }
+}
