@@ -24,8 +24,10 @@ pub mod jobs;
 pub mod mail;
 mod organizations;
 pub mod plugin_settings;
+mod queue;
 mod rate_limit;
 mod roles;
+mod scope;
 pub mod storage;
 
 use std::sync::Arc;
@@ -252,8 +254,8 @@ impl Cms {
     /// type.
     pub async fn start(parts: Parts) -> Result<Cms> {
         let access = documents::AccessRules::new(&parts.schemas, &parts.policies)?;
-        let event_types =
-            events::EventTypes::new(parts.event_types, &parts.schemas, &parts.registry)?;
+        let event_types = events::EventTypes::new(parts.event_types, &parts.schemas)?;
+        parts.registry.check_subscriptions(&event_types)?;
         plugin_settings::check_declarations(&parts.plugin_settings)?;
         let secret_box = parts
             .settings

@@ -614,9 +614,9 @@ impl<'a> AuthService<'a> {
             "image": user.image,
         });
         for m in &memberships {
-            let event = crate::jobs::event_record(
+            let event = crate::events::event_record(
                 Some(&m.organization_id),
-                crate::jobs::USER_DELETED,
+                crate::events::USER_DELETED,
                 payload.clone(),
                 now,
             );
