@@ -22,6 +22,8 @@ mod health;
 mod instance_settings;
 pub mod jobs;
 pub mod mail;
+#[cfg(test)]
+mod module_tree;
 mod organizations;
 pub mod plugin_settings;
 mod queue;
