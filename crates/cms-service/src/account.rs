@@ -22,7 +22,7 @@ use crate::actor::{Actor, Credential, User, check_email, check_user_name, email_
 use crate::auth::tokens::{self, TokenKind};
 use crate::auth::{ClientInfo, password};
 use crate::error::{Error, Result};
-use crate::jobs::{USER_DELETED, event_record};
+use crate::events::{USER_DELETED, event_record};
 use crate::mail::{MailKind, MailMessage};
 use crate::organizations::{required, required_email, session_of};
 use crate::rate_limit::{Limited, RateLimitService};

@@ -45,7 +45,7 @@ pub enum Error {
     AssetsReferenced { ids: Vec<String> },
     /// A delete of a document other documents of its organization still reference: nothing
     /// was deleted. `referrers` lists those the caller may read (at most
-    /// [`crate::documents::MAX_LISTED_REFERRERS`]); `count` is all of them.
+    /// the documents' `MAX_LISTED_REFERRERS`); `count` is all of them.
     #[error("{count} {} still {} this document", if *count == 1 { "document" } else { "documents" }, if *count == 1 { "references" } else { "reference" })]
     DocumentReferenced { count: i64, referrers: Vec<String> },
     /// A rate limit was reached; the same request may succeed after `retry_after_secs`.

@@ -22,10 +22,14 @@ mod health;
 mod instance_settings;
 pub mod jobs;
 pub mod mail;
+#[cfg(test)]
+mod module_tree;
 mod organizations;
 pub mod plugin_settings;
+mod queue;
 mod rate_limit;
 mod roles;
+mod scope;
 mod secret;
 pub mod storage;
 
@@ -247,8 +251,8 @@ impl Cms {
     /// type.
     pub async fn start(parts: Parts) -> Result<Cms> {
         let access = documents::AccessRules::new(&parts.schemas, &parts.policies)?;
-        let event_types =
-            events::EventTypes::new(parts.event_types, &parts.schemas, &parts.registry)?;
+        let event_types = events::EventTypes::new(parts.event_types, &parts.schemas)?;
+        parts.registry.check_subscriptions(&event_types)?;
         plugin_settings::check_declarations(&parts.plugin_settings)?;
         let secret_box = parts
             .settings

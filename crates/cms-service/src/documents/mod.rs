@@ -194,7 +194,7 @@ impl<'a> DocumentService<'a> {
         self.insert_new(&mut *tx, &record, by, now).await?;
         for event in events {
             let event =
-                crate::jobs::event_record(Some(&org), &event.event_type, event.payload, now);
+                crate::events::event_record(Some(&org), &event.event_type, event.payload, now);
             tx.append_event(&event).await?;
         }
         tx.commit().await?;
@@ -1312,9 +1312,9 @@ fn published_event(doc: &DocumentRecord, hash: &str, now: Timestamp) -> EventRec
         "documentType": doc.doc_type,
         "publishedHash": hash,
     });
-    crate::jobs::event_record(
+    crate::events::event_record(
         Some(&doc.organization_id),
-        crate::jobs::DOCUMENT_PUBLISHED,
+        crate::events::DOCUMENT_PUBLISHED,
         payload,
         now,
     )

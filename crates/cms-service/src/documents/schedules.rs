@@ -14,7 +14,7 @@ use serde_json::json;
 use super::DocumentService;
 use crate::actor::Actor;
 use crate::error::{Error, Result};
-use crate::jobs::{DEFAULT_MAX_ATTEMPTS, DOCUMENT_SCHEDULE, is_schedule_job, new_job};
+use crate::queue::{DEFAULT_MAX_ATTEMPTS, DOCUMENT_SCHEDULE, is_schedule_job, new_job};
 
 /// What a schedule does: `publish` or `unpublish`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]

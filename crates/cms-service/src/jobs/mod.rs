@@ -1,80 +1,29 @@
-//! Durable reactions: the event log, the job queue and what drives it (SPEC.md "Events",
-//! "States and transitions: Job", CONTRACT.md section 7).
+//! Durable reactions: the job queue and what drives it (SPEC.md "Events", "States and
+//! transitions: Job", CONTRACT.md section 7), above the event log ([`crate::events`]), the
+//! queue's records (`queue`) and the documents whose schedules its jobs carry out.
 //!
-//! Events are appended in the transaction of the change that causes them; the database writes
-//! each event's outbox row with it. A worker tick runs the relay (outbox rows to one delivery
-//! job per subscribed consumer, deduplicated by `evt:<eventId>:<consumerId>`) and then the due
-//! jobs, each under a lease.
+//! A worker tick runs the relay (outbox rows to one delivery job per subscribed consumer,
+//! deduplicated by `evt:<eventId>:<consumerId>`) and then the due jobs, each under a lease.
 
 pub mod registry;
 mod worker;
 
-use cms_core::{CoreCapability, JobStatus, Timestamp, new_id};
+use cms_core::{CoreCapability, JobStatus, Timestamp};
 use cms_store::Tx;
-use cms_store::events::{EventQuery, EventRecord};
 use cms_store::jobs::{JobQuery, JobRecord};
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::documents::ScheduleStatus;
+use crate::scope::reading_scope;
 use crate::{Actor, Error, Inner, Result};
 
+pub use crate::events::{EventListRequest, EventView};
+pub use crate::scope::Scope;
 pub use registry::{
     Consumer, EventHandler, HandlerContext, HandlerError, JobHandler, Registry, RegistryError,
 };
 pub use worker::{TickReport, Worker};
-
-/// Built-in event types.
-pub const DOCUMENT_PUBLISHED: &str = "document.published";
-pub const USER_DELETED: &str = "user.deleted";
-
-/// The job type that delivers one event to one consumer.
-pub(crate) const DELIVER: &str = "cms.event.deliver";
-/// The job type that carries out a document schedule (CONTRACT.md section 12), with payload
-/// `{ scheduleId, documentId, action }`.
-pub(crate) const DOCUMENT_SCHEDULE: &str = "document.schedule";
-/// The types schedule jobs had before they took the contract's name: jobs enqueued under them
-/// by an earlier version still run.
-const LEGACY_SCHEDULE_TYPES: [&str; 2] = ["cms.schedule.publish", "cms.schedule.unpublish"];
-
-/// Whether jobs of `job_type` carry out document schedules.
-pub(crate) fn is_schedule_job(job_type: &str) -> bool {
-    job_type == DOCUMENT_SCHEDULE || LEGACY_SCHEDULE_TYPES.contains(&job_type)
-}
-
-/// Job types only the service enqueues and runs: no host or plugin registers a handler for them.
-pub(crate) fn is_reserved_job_type(job_type: &str) -> bool {
-    job_type.starts_with("cms.") || job_type == DOCUMENT_SCHEDULE
-}
-
-/// Attempts a job gets unless it says otherwise.
-pub(crate) const DEFAULT_MAX_ATTEMPTS: i64 = 5;
-
-/// A domain event of the log.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct EventView {
-    pub id: String,
-    /// `null` for an instance-wide event.
-    pub organization_id: Option<String>,
-    #[serde(rename = "type")]
-    pub event_type: String,
-    /// What the event carries, as its type defines it (any JSON value).
-    pub payload: Value,
-    pub created_at: Timestamp,
-}
-
-impl From<EventRecord> for EventView {
-    fn from(e: EventRecord) -> Self {
-        EventView {
-            id: e.id,
-            organization_id: e.organization_id,
-            event_type: e.event_type,
-            payload: e.payload.0,
-            created_at: e.created_at.into(),
-        }
-    }
-}
 
 /// A job of the queue.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -134,29 +83,10 @@ pub struct QueueHealth {
     pub outbox_backlog: i64,
 }
 
-/// Whose jobs and events a read covers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Scope {
-    /// The actor's active organization.
-    #[default]
-    Organization,
-    /// The whole instance: super admins only.
-    All,
-}
-
 #[derive(Debug, Clone, Default)]
 pub struct JobListRequest {
     pub status: Option<JobStatus>,
     pub job_type: Option<String>,
-    pub page: i64,
-    pub page_size: i64,
-    pub scope: Scope,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct EventListRequest {
-    pub event_type: Option<String>,
-    pub after: Option<String>,
     pub page: i64,
     pub page_size: i64,
     pub scope: Scope,
@@ -254,59 +184,19 @@ impl<'a> JobService<'a> {
         Ok(job.into())
     }
 
-    /// GET /api/events: the log, read only.
+    /// GET /api/events: the log, read only ([`crate::events`] reads it), with the digest of a
+    /// `document.published` event left out for a reader who may not read every field of its
+    /// type, as the documents' access rules decide.
     pub async fn events(
         &self,
         actor: &Actor,
         request: EventListRequest,
     ) -> Result<(Vec<EventView>, i64)> {
-        let organization = reading_scope(actor, request.scope)?;
-        let (limit, offset) = page_window(request.page, request.page_size)?;
-        let mut tx = self.inner.store.read_instance_wide().await?;
-        let (events, total) = tx
-            .events(&EventQuery {
-                organization,
-                event_type: request.event_type,
-                after: request.after,
-                limit,
-                offset,
-            })
-            .await?;
-        let views = events
-            .into_iter()
-            .map(|e| self.without_hidden_digest(actor, e.into()))
-            .collect();
-        Ok((views, total))
-    }
-
-    /// A `document.published` event's `publishedHash` digests the whole published copy: a
-    /// reader who may not read every field of the type does not get it (it would confirm
-    /// guesses of the hidden values), as document reads leave it out for them.
-    fn without_hidden_digest(&self, actor: &Actor, mut event: EventView) -> EventView {
-        if event.event_type == DOCUMENT_PUBLISHED {
-            let hidden = event
-                .payload
-                .get("documentType")
-                .and_then(Value::as_str)
-                .is_some_and(|t| !crate::documents::sees_whole_type(self.inner, actor, t));
-            if let (true, Some(payload)) = (hidden, event.payload.as_object_mut()) {
-                payload.remove("publishedHash");
-            }
-        }
-        event
-    }
-}
-
-/// The organization a read covers (`None`: the whole instance). Reads need document.read in the
-/// active organization; the whole instance needs a signed-in instance super admin (a key never
-/// reads beyond its organization, whoever made it).
-fn reading_scope(actor: &Actor, scope: Scope) -> Result<Option<String>> {
-    match scope {
-        Scope::All if actor.instance_super_admin_session() => Ok(None),
-        Scope::All => Err(Error::Forbidden),
-        Scope::Organization => Ok(Some(
-            actor.require(CoreCapability::DocumentRead)?.to_string(),
-        )),
+        let inner = self.inner;
+        crate::events::list_events(inner, actor, request, |doc_type| {
+            crate::documents::sees_whole_type(inner, actor, doc_type)
+        })
+        .await
     }
 }
 
@@ -337,39 +227,4 @@ pub(crate) fn page_window(page: i64, page_size: i64) -> Result<(i64, i64)> {
         .and_then(|p| p.checked_mul(page_size))
         .map(|offset| (page_size, offset))
         .ok_or_else(|| Error::bad_request("page is out of range"))
-}
-
-/// A new domain event, for the caller to append inside the unit of work of the change that
-/// causes it (the database adds its outbox row).
-pub(crate) fn event_record(
-    organization: Option<&str>,
-    event_type: &str,
-    payload: Value,
-    now: Timestamp,
-) -> EventRecord {
-    EventRecord {
-        id: new_id(),
-        organization_id: organization.map(str::to_string),
-        event_type: event_type.to_string(),
-        payload: cms_store::Json(payload),
-        created_at: now.millis(),
-    }
-}
-
-/// A new pending job.
-pub(crate) fn new_job(
-    organization: Option<&str>,
-    job_type: &str,
-    payload: Value,
-    max_attempts: i64,
-    run_at: i64,
-    idempotency_key: Option<String>,
-    now: i64,
-) -> JobRecord {
-    JobRecord {
-        organization_id: organization.map(str::to_string),
-        run_at,
-        idempotency_key,
-        ..JobRecord::pending(new_id(), job_type, payload, max_attempts, now)
-    }
 }

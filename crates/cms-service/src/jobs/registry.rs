@@ -7,9 +7,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::{EventView, JobView};
-use crate::Cms;
-use crate::events::namespaced;
+use super::JobView;
+use crate::events::{EventTypes, EventView, namespaced};
+use crate::queue::is_reserved_job_type;
+use crate::{Cms, Error};
 
 /// A handler's failure: the job is retried with backoff, then dead-lettered.
 pub type HandlerError = Box<dyn std::error::Error + Send + Sync>;
@@ -149,7 +150,7 @@ impl Registry {
         if !namespaced(job_type) {
             return Err(RegistryError::NotNamespaced(job_type.to_string()));
         }
-        if super::is_reserved_job_type(job_type) {
+        if is_reserved_job_type(job_type) {
             return Err(RegistryError::Reserved(job_type.to_string()));
         }
         if self.handlers.contains_key(job_type) {
@@ -180,6 +181,21 @@ impl Registry {
         &self.consumers
     }
 
+    /// Checks every consumer's subscriptions against the event types (built-in and declared)
+    /// at start; the error says which consumer is wrong and why.
+    pub(crate) fn check_subscriptions(&self, types: &EventTypes) -> crate::Result<()> {
+        for consumer in self.consumers() {
+            if let Some(unknown) = consumer.events.iter().find(|e| !types.is_known(e)) {
+                return Err(Error::bad_request(format!(
+                    "event consumer `{}` subscribes to `{unknown}`, which is neither a built-in \
+                     nor a declared event type",
+                    consumer.id
+                )));
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) fn consumer_by_id(&self, id: &str) -> Option<&Consumer> {
         self.consumers.iter().find(|c| c.id == id)
     }
@@ -191,7 +207,10 @@ impl Registry {
 
 #[cfg(test)]
 mod tests {
+    use cms_core::schema::Schemas;
+
     use super::*;
+    use crate::events::EventDeclaration;
 
     struct Nothing;
     #[async_trait]
@@ -258,5 +277,31 @@ mod tests {
         ));
         assert_eq!(registry.subscribers("document.published").count(), 1);
         assert_eq!(registry.subscribers("document.deleted").count(), 0);
+    }
+
+    /// The start's two checks: the declared event types, then the consumers' subscriptions
+    /// against them.
+    fn start(declared: &[&str], registry: &Registry) -> crate::Result<()> {
+        let declarations = declared
+            .iter()
+            .map(|name| EventDeclaration::new(*name, Vec::new()))
+            .collect();
+        let types = EventTypes::new(declarations, &Schemas::default())?;
+        registry.check_subscriptions(&types)
+    }
+
+    #[test]
+    fn consumers_subscribe_to_known_types_only() {
+        let registry = Registry::default()
+            .consumer(consumer("search", &["document.published", "user.deleted"]))
+            .unwrap()
+            .consumer(consumer("mailer", &["forms.submission.created"]))
+            .unwrap();
+        assert!(start(&["forms.submission.created"], &registry).is_ok());
+        assert_eq!(
+            start(&[], &registry).unwrap_err().to_string(),
+            "event consumer `mailer` subscribes to `forms.submission.created`, which is neither \
+             a built-in nor a declared event type"
+        );
     }
 }

@@ -10,10 +10,10 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
-use super::{
-    DEFAULT_MAX_ATTEMPTS, DELIVER, EventView, HandlerContext, JobView, is_schedule_job, new_job,
-};
+use super::{HandlerContext, JobView};
 use crate::documents::{ScheduleStatus, schedule_follows_job};
+use crate::events::EventView;
+use crate::queue::{DEFAULT_MAX_ATTEMPTS, DELIVER, is_schedule_job, new_job};
 use crate::{Cms, Error, Result};
 
 /// What one tick did: the body of POST /api/internal/workers/run.

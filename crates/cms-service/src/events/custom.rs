@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use cms_core::schema::{Field, SchemaError, Schemas, parse_fields};
 use serde_json::Value;
 
-use crate::jobs::{DOCUMENT_PUBLISHED, EventView, Registry, USER_DELETED};
+use super::{DOCUMENT_PUBLISHED, EventView, USER_DELETED, event_record};
 use crate::{Actor, Error, Inner, Result};
 
 /// The event types the service itself appends. They cannot be declared again, nor emitted
@@ -52,7 +52,7 @@ impl EventDeclaration {
     }
 }
 
-/// One custom event to append with a change ([`crate::DocumentService::create_emitting`]).
+/// One custom event to append with a change (`DocumentService::create_emitting`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewEvent {
     pub event_type: String,
@@ -68,19 +68,18 @@ impl NewEvent {
     }
 }
 
-/// The declared custom event types, checked together with the schemas and the consumers.
+/// The declared custom event types, checked together with the schemas (and, by the registry of
+/// consumers, every consumer's subscriptions against them).
 #[derive(Debug, Default)]
 pub(crate) struct EventTypes {
     declared: HashMap<String, Vec<Field>>,
 }
 
 impl EventTypes {
-    /// Checks the declarations and every consumer's subscriptions; the error says which event
-    /// (or consumer) is wrong and why.
+    /// Checks the declarations; the error says which event is wrong and why.
     pub(crate) fn new(
         declarations: Vec<EventDeclaration>,
         schemas: &Schemas,
-        registry: &Registry,
     ) -> Result<EventTypes> {
         let mut declared = HashMap::new();
         for declaration in declarations {
@@ -112,20 +111,11 @@ impl EventTypes {
                 })?;
             declared.insert(name, declaration.payload);
         }
-        let types = EventTypes { declared };
-        for consumer in registry.consumers() {
-            if let Some(unknown) = consumer.events.iter().find(|e| !types.is_known(e)) {
-                return Err(Error::bad_request(format!(
-                    "event consumer `{}` subscribes to `{unknown}`, which is neither a built-in \
-                     nor a declared event type",
-                    consumer.id
-                )));
-            }
-        }
-        Ok(types)
+        Ok(EventTypes { declared })
     }
 
-    fn is_known(&self, event_type: &str) -> bool {
+    /// Whether `event_type` is built in or declared: the only types a consumer may subscribe to.
+    pub(crate) fn is_known(&self, event_type: &str) -> bool {
         BUILT_IN_EVENT_TYPES.contains(&event_type) || self.declared.contains_key(event_type)
     }
 
@@ -147,7 +137,7 @@ impl EventTypes {
         let mut issues = schemas.validate_fields(fields, &event.payload);
         if issues.is_empty() {
             // PostgreSQL cannot store U+0000 in JSONB: refused alike on both engines.
-            issues.extend(crate::documents::find_nul("", &event.payload));
+            issues.extend(crate::documents::find_nul("", &event.payload)); // moves to crate::input (H1)
         }
         if issues.is_empty() {
             Ok(())
@@ -188,7 +178,7 @@ impl<'a> EventService<'a> {
         let org = actor.organization_id.as_deref().ok_or(Error::Forbidden)?;
         let event = NewEvent::new(event_type, payload);
         self.inner.event_types.check(&self.inner.schemas, &event)?;
-        let record = crate::jobs::event_record(
+        let record = event_record(
             Some(org),
             &event.event_type,
             event.payload,
@@ -203,21 +193,9 @@ impl<'a> EventService<'a> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use async_trait::async_trait;
     use serde_json::json;
 
     use super::*;
-    use crate::jobs::{Consumer, EventHandler, HandlerContext, HandlerError};
-
-    struct Nothing;
-    #[async_trait]
-    impl EventHandler for Nothing {
-        async fn handle(&self, _: &HandlerContext, _: &EventView) -> Result<(), HandlerError> {
-            Ok(())
-        }
-    }
 
     fn schemas() -> Schemas {
         Schemas::new(
@@ -242,23 +220,12 @@ mod tests {
         .unwrap()
     }
 
-    fn start(declarations: Vec<EventDeclaration>, registry: Registry) -> Result<EventTypes> {
-        EventTypes::new(declarations, &schemas(), &registry)
+    fn start(declarations: Vec<EventDeclaration>) -> Result<EventTypes> {
+        EventTypes::new(declarations, &schemas())
     }
 
     fn message(result: Result<EventTypes>) -> String {
         result.unwrap_err().to_string()
-    }
-
-    fn consumer(id: &str, events: &[&str]) -> Consumer {
-        Consumer {
-            id: id.into(),
-            events: events.iter().map(|e| e.to_string()).collect(),
-            max_attempts: None,
-            handler: Arc::new(Nothing),
-            settings: Value::Null,
-            plugin: None,
-        }
     }
 
     #[test]
@@ -273,30 +240,18 @@ mod tests {
 
     #[test]
     fn declarations_are_checked_at_start() {
-        assert!(
-            start(
-                vec![declared("forms.submission.created")],
-                Registry::default()
-            )
-            .is_ok()
-        );
+        assert!(start(vec![declared("forms.submission.created")]).is_ok());
         assert_eq!(
-            message(start(vec![declared("submitted")], Registry::default())),
+            message(start(vec![declared("submitted")])),
             "event type `submitted`: the name must be namespaced, like `vendor.thing.happened` \
              (dot-separated segments of letters, digits, _ and -)"
         );
         assert_eq!(
-            message(start(
-                vec![declared("document.published")],
-                Registry::default()
-            )),
+            message(start(vec![declared("document.published")])),
             "event type `document.published` is built in and cannot be declared"
         );
         assert_eq!(
-            message(start(
-                vec![declared("acme.a.b"), declared("acme.a.b")],
-                Registry::default()
-            )),
+            message(start(vec![declared("acme.a.b"), declared("acme.a.b")])),
             "event type `acme.a.b` is declared twice"
         );
         let bad_payload = EventDeclaration::from_json(
@@ -305,7 +260,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            message(start(vec![bad_payload], Registry::default())),
+            message(start(vec![bad_payload])),
             "event type `acme.a.b`, field `form`: to: unknown document type \"nope\""
         );
         let parse_error = EventDeclaration::from_json("acme.a.b", &json!([{ "name": "x" }]))
@@ -318,29 +273,9 @@ mod tests {
     }
 
     #[test]
-    fn consumers_subscribe_to_known_types_only() {
-        let registry = Registry::default()
-            .consumer(consumer("search", &["document.published", "user.deleted"]))
-            .unwrap()
-            .consumer(consumer("mailer", &["forms.submission.created"]))
-            .unwrap();
-        assert!(start(vec![declared("forms.submission.created")], registry.clone()).is_ok());
-        assert_eq!(
-            message(start(Vec::new(), registry)),
-            "event consumer `mailer` subscribes to `forms.submission.created`, which is neither \
-             a built-in nor a declared event type"
-        );
-    }
-
-    #[test]
     fn payloads_are_parsed_before_anything_is_written() {
         let schemas = schemas();
-        let types = EventTypes::new(
-            vec![declared("forms.submission.created")],
-            &schemas,
-            &Registry::default(),
-        )
-        .unwrap();
+        let types = EventTypes::new(vec![declared("forms.submission.created")], &schemas).unwrap();
         let event = |t: &str, payload: Value| NewEvent::new(t, payload);
         let ok = json!({ "submissionId": "s1", "formId": "f1" });
         assert!(
