@@ -219,7 +219,7 @@ impl<'a> AssetService<'a> {
     }
 
     /// Assets by id, in request order; unknown ids and other organizations' assets are left
-    /// out. At most [`MAX_BY_IDS`](crate::documents::MAX_BY_IDS) per call, like documents.
+    /// out. At most [`MAX_BY_IDS`](crate::paging::MAX_BY_IDS) per call, like documents.
     pub async fn by_ids(
         &self,
         actor: &Actor,
@@ -227,10 +227,10 @@ impl<'a> AssetService<'a> {
         include_children: bool,
     ) -> Result<Vec<AssetView>> {
         let orgs = self.readable_organizations(actor, include_children).await?;
-        if ids.len() > crate::documents::MAX_BY_IDS {
+        if ids.len() > crate::paging::MAX_BY_IDS {
             return Err(Error::bad_request(format!(
                 "at most {} ids per request",
-                crate::documents::MAX_BY_IDS
+                crate::paging::MAX_BY_IDS
             )));
         }
         let mut tx = self.inner.store.read_for(&orgs[0]).await?;

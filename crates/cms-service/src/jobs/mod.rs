@@ -17,6 +17,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::documents::ScheduleStatus;
+use crate::paging::page_window;
 use crate::{Actor, Error, Inner, Result};
 
 pub use registry::{
@@ -161,8 +162,6 @@ pub struct EventListRequest {
     pub page_size: i64,
     pub scope: Scope,
 }
-
-const MAX_PAGE_SIZE: i64 = 100;
 
 /// Reads and management of the queue and the log, for people and keys.
 pub struct JobService<'a> {
@@ -324,19 +323,6 @@ async fn managed_job(tx: &mut dyn Tx, actor: &Actor, id: &str) -> Result<JobReco
     }
     actor.require(CoreCapability::DocumentPublish)?;
     Ok(job)
-}
-
-/// `(limit, offset)` of a `page`/`pageSize` request, 400 when out of range.
-pub(crate) fn page_window(page: i64, page_size: i64) -> Result<(i64, i64)> {
-    if page < 1 || !(1..=MAX_PAGE_SIZE).contains(&page_size) {
-        return Err(Error::bad_request(format!(
-            "page is 1 or more and pageSize is 1 to {MAX_PAGE_SIZE}"
-        )));
-    }
-    page.checked_sub(1)
-        .and_then(|p| p.checked_mul(page_size))
-        .map(|offset| (page_size, offset))
-        .ok_or_else(|| Error::bad_request("page is out of range"))
 }
 
 /// A new domain event, for the caller to append inside the unit of work of the change that
