@@ -5,6 +5,10 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 
+/// The page a list shows when a request names none.
+pub const DEFAULT_PAGE: i64 = 1;
+/// The page size of a list when a request gives none.
+pub const DEFAULT_PAGE_SIZE: i64 = 20;
 /// The largest page.
 pub const MAX_PAGE_SIZE: i64 = 100;
 /// The most ids one by-ids request may name.
@@ -38,6 +42,20 @@ impl Pagination {
             has_prev_page: page > 1,
         }
     }
+}
+
+/// `page` and `pageSize` as a request gave them, the defaults in place of what it left out.
+pub(crate) fn page_or_default(page: Option<i64>, page_size: Option<i64>) -> (i64, i64) {
+    (
+        page.unwrap_or(DEFAULT_PAGE),
+        page_size.unwrap_or(DEFAULT_PAGE_SIZE),
+    )
+}
+
+/// `limit` and `offset` as a request gave them, the defaults in place of what it left out: a
+/// page of [`DEFAULT_PAGE_SIZE`] from the first item.
+pub(crate) fn window_or_default(limit: Option<i64>, offset: Option<i64>) -> (i64, i64) {
+    (limit.unwrap_or(DEFAULT_PAGE_SIZE), offset.unwrap_or(0))
 }
 
 /// `(limit, offset)` of a `page`/`pageSize` request, 400 when out of range.

@@ -17,6 +17,7 @@ use cms_service::documents::{
     DocumentView, DraftUpdate, ListRequest, MAX_BY_IDS, MAX_EXPANDED_NODES, NewDocument,
     Perspective, ReadOptions, Validation,
 };
+use cms_service::paging::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 use cms_service::{Actor, Cms, Error};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
@@ -117,7 +118,7 @@ impl Reading {
     fn options(self) -> ReadOptions {
         ReadOptions {
             perspective: self.perspective,
-            depth: 0,
+            depth: None,
             include_children: self.children,
         }
     }
@@ -290,8 +291,8 @@ pub fn all_field(doc_type: &str, type_name: &str) -> Field {
                     where_: json_arg(&ctx, "where")?,
                     sort,
                     published: None,
-                    page: int_arg(&ctx, "page")?.unwrap_or(1),
-                    page_size: int_arg(&ctx, "limit")?.unwrap_or(20),
+                    page: int_arg(&ctx, "page")?,
+                    page_size: int_arg(&ctx, "limit")?,
                     read: reading.options(),
                 };
                 call("list", 0);
@@ -307,7 +308,10 @@ pub fn all_field(doc_type: &str, type_name: &str) -> Field {
             })
         },
     )
-    .description("A page of documents (`limit` 1 to 100, default 20; `page` from 1).")
+    .description(format!(
+        "A page of documents (`limit` 1 to {MAX_PAGE_SIZE}, default {DEFAULT_PAGE_SIZE}; \
+         `page` from 1)."
+    ))
     .argument(InputValue::new(
         "perspective",
         TypeRef::named("Perspective"),

@@ -47,6 +47,8 @@ use crate::actor::Actor;
 
 /// The deepest reference resolution.
 pub const MAX_DEPTH: u8 = 5;
+/// The reference resolution depth when a read asks for none: references stay references.
+pub const DEFAULT_DEPTH: u8 = 0;
 
 /// A new document as received.
 #[derive(Debug)]
@@ -60,10 +62,17 @@ pub struct NewDocument {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReadOptions {
     pub perspective: Perspective,
-    /// Reference resolution depth, 0 to [`MAX_DEPTH`].
-    pub depth: u8,
+    /// Reference resolution depth, 0 to [`MAX_DEPTH`]; [`DEFAULT_DEPTH`] when `None`.
+    pub depth: Option<u8>,
     /// Also read the children of the actor's organization.
     pub include_children: bool,
+}
+
+impl ReadOptions {
+    /// The depth references are resolved to: the one asked for, or [`DEFAULT_DEPTH`].
+    pub(crate) fn resolution_depth(&self) -> u8 {
+        self.depth.unwrap_or(DEFAULT_DEPTH)
+    }
 }
 
 pub struct DocumentService<'a> {

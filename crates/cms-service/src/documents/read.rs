@@ -14,7 +14,7 @@ use super::records::new_record;
 use super::{DocumentService, DocumentView, MAX_DEPTH, Perspective, ReadOptions};
 use crate::actor::Actor;
 use crate::error::{Error, Result};
-use crate::paging::{MAX_BY_IDS, MAX_PAGE_SIZE, Pagination};
+use crate::paging::{MAX_BY_IDS, MAX_PAGE_SIZE, Pagination, page_or_default};
 
 /// Where a document lives, as [`DocumentService::locate`] reveals it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,8 +32,11 @@ pub struct ListRequest {
     pub sort: Vec<String>,
     /// `Some(false)`: draft-only documents; `Some(true)`: documents with published data.
     pub published: Option<bool>,
-    pub page: i64,
-    pub page_size: i64,
+    /// From 1; [`DEFAULT_PAGE`](crate::paging::DEFAULT_PAGE) when `None`.
+    pub page: Option<i64>,
+    /// 1 to [`MAX_PAGE_SIZE`]; [`DEFAULT_PAGE_SIZE`](crate::paging::DEFAULT_PAGE_SIZE) when
+    /// `None`.
+    pub page_size: Option<i64>,
     pub read: ReadOptions,
 }
 
@@ -87,7 +90,8 @@ impl DocumentService<'_> {
             .await?;
         let singleton = self.document_type(&request.doc_type)?;
         check_read_options(&request.read)?;
-        if request.page < 1 || !(1..=MAX_PAGE_SIZE).contains(&request.page_size) {
+        let (page, page_size) = page_or_default(request.page, request.page_size);
+        if page < 1 || !(1..=MAX_PAGE_SIZE).contains(&page_size) {
             return Err(Error::bad_request(format!(
                 "page is 1 or more and pageSize is 1 to {MAX_PAGE_SIZE}"
             )));
@@ -105,13 +109,13 @@ impl DocumentService<'_> {
             self.resolve(&mut *tx, &orgs, &mut views, request.read, &gate)
                 .await?;
             return Ok(Page {
-                pagination: Pagination::new(1, 1, request.page_size),
+                pagination: Pagination::new(1, 1, page_size),
                 data: views,
             });
         }
         // A page far past any data is a client error, not an arithmetic overflow.
-        let offset = (request.page - 1)
-            .checked_mul(request.page_size)
+        let offset = (page - 1)
+            .checked_mul(page_size)
             .ok_or_else(|| Error::bad_request("page is too large"))?;
         let fields = self
             .schemas()
@@ -124,7 +128,7 @@ impl DocumentService<'_> {
             (Perspective::Published, Some(false)) => {
                 return Ok(Page {
                     data: Vec::new(),
-                    pagination: Pagination::new(0, request.page, request.page_size),
+                    pagination: Pagination::new(0, page, page_size),
                 });
             }
             (Perspective::Published, _) => (DataColumn::Published, Some(true)),
@@ -137,7 +141,7 @@ impl DocumentService<'_> {
             published,
             filter: &filter,
             sort: &sort,
-            limit: request.page_size,
+            limit: page_size,
             offset,
         };
         let mut tx = self.inner.store.read_for(&orgs[0]).await?;
@@ -153,7 +157,7 @@ impl DocumentService<'_> {
             .await?;
         Ok(Page {
             data: views,
-            pagination: Pagination::new(total, request.page, request.page_size),
+            pagination: Pagination::new(total, page, page_size),
         })
     }
 
@@ -280,7 +284,7 @@ impl DocumentService<'_> {
 }
 
 fn check_read_options(read: &ReadOptions) -> Result<()> {
-    if read.depth > MAX_DEPTH {
+    if read.resolution_depth() > MAX_DEPTH {
         return Err(Error::bad_request(format!("depth is 0 to {MAX_DEPTH}")));
     }
     Ok(())

@@ -7,20 +7,22 @@ use super::write::check_revision;
 use super::{DocumentService, DocumentView, VersionView};
 use crate::actor::Actor;
 use crate::error::{Error, Result};
-use crate::paging::MAX_PAGE_SIZE;
+use crate::paging::{MAX_PAGE_SIZE, window_or_default};
 
 impl DocumentService<'_> {
     /// Versions of a document, newest first, with the total; a parent reads its children's with
-    /// `include_children`, like every other read.
+    /// `include_children`, like every other read. `limit` and `offset` left out are a page of
+    /// [`DEFAULT_PAGE_SIZE`](crate::paging::DEFAULT_PAGE_SIZE) from the newest.
     pub async fn versions(
         &self,
         actor: &Actor,
         id: &str,
-        limit: i64,
-        offset: i64,
+        limit: Option<i64>,
+        offset: Option<i64>,
         include_children: bool,
     ) -> Result<(Vec<VersionView>, i64)> {
         let orgs = self.readable_organizations(actor, include_children).await?;
+        let (limit, offset) = window_or_default(limit, offset);
         if !(1..=MAX_PAGE_SIZE).contains(&limit) || offset < 0 {
             return Err(Error::bad_request(format!(
                 "limit is 1 to {MAX_PAGE_SIZE} and offset is 0 or more"
@@ -98,7 +100,7 @@ impl DocumentService<'_> {
     /// The number of the newest version of document `id`, as the actor reads it; `None` when
     /// none is kept.
     pub async fn latest_version(&self, actor: &Actor, id: &str) -> Result<Option<i64>> {
-        let (newest, _) = self.versions(actor, id, 1, 0, false).await?;
+        let (newest, _) = self.versions(actor, id, Some(1), Some(0), false).await?;
         Ok(newest.first().map(|v| v.version_number))
     }
 }
