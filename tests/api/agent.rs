@@ -358,8 +358,8 @@ impl cms::plugin::ToolHandler for Report {
                     where_: Value::Null,
                     sort: vec![],
                     published: None,
-                    page: 1,
-                    page_size: 1,
+                    page: Some(1),
+                    page_size: Some(1),
                     read: Default::default(),
                 },
             )

@@ -292,8 +292,8 @@ async fn query(cms: &Cms, actor: &Actor, args: Value) -> ToolResult {
             Some(Sort::Many(list)) => list,
         },
         published: None,
-        page: q.page.unwrap_or(1),
-        page_size: q.limit.unwrap_or(20),
+        page: q.page,
+        page_size: q.limit,
         read: ReadOptions {
             perspective: perspective(q.perspective.as_deref())?,
             ..ReadOptions::default()
@@ -390,8 +390,8 @@ async fn list_assets(cms: &Cms, actor: &Actor, args: Value) -> ToolResult {
                 asset_type: a.asset_type,
                 mime_type: None,
                 search: a.search,
-                limit: a.limit.unwrap_or(20),
-                offset: a.offset.unwrap_or(0),
+                limit: a.limit,
+                offset: a.offset,
                 include_children: false,
             },
         )

@@ -328,7 +328,7 @@ impl Turn {
         let versions = self
             .cms
             .documents()
-            .versions(&self.actor, &open.id, 2, 0, false)
+            .versions(&self.actor, &open.id, Some(2), Some(0), false)
             .await;
         let (after, before) = match versions {
             Ok((list, _)) => (

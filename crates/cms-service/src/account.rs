@@ -199,7 +199,7 @@ impl<'a> AccountService<'a> {
                 "preferences are a JSON object",
             )]));
         };
-        if let Some(issue) = crate::documents::find_nul("", &Value::Object(patch.clone())) {
+        if let Some(issue) = crate::input::find_nul("", &Value::Object(patch.clone())) {
             return Err(Error::invalid(vec![issue]));
         }
         let now = self.inner.clock.now();

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::Cms;
 use crate::actor::Actor;
-use crate::documents::Pagination;
 use crate::error::{Error, Result};
+use crate::paging::Pagination;
 
 /// One tool call that changed (or tried to change) something.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -150,7 +150,7 @@ impl<'a> ChangeSetService<'a> {
     /// The organization's change sets, newest first.
     pub async fn list(&self, actor: &Actor, page: i64, page_size: i64) -> Result<ChangeSetPage> {
         let org = actor.require(CoreCapability::DocumentRead)?;
-        let (limit, offset) = crate::jobs::page_window(page, page_size)?;
+        let (limit, offset) = crate::paging::page_window(page, page_size)?;
         let mut tx = self.cms.0.store.read_for(org).await?;
         let (records, total) = tx.change_sets(org, limit, offset).await?;
         Ok(ChangeSetPage {

@@ -19,12 +19,14 @@ pub mod documents;
 mod error;
 pub mod events;
 mod health;
+pub mod input;
 mod instance_settings;
 pub mod jobs;
 pub mod mail;
 #[cfg(test)]
 mod module_tree;
 mod organizations;
+pub mod paging;
 pub mod plugin_settings;
 mod queue;
 mod rate_limit;

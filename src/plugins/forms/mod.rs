@@ -261,8 +261,8 @@ async fn list(
                 where_: json!({ "form": { "equals": form_id } }),
                 sort: vec!["-createdAt".into()],
                 published: None,
-                page: query.page.unwrap_or(1),
-                page_size: query.page_size.unwrap_or(20),
+                page: query.page,
+                page_size: query.page_size,
                 read: ReadOptions::default(),
             },
         )

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use async_graphql::Value as GqlValue;
 use async_graphql::dynamic::{Field, FieldFuture, FieldValue, InputValue, Object, TypeRef};
 use cms_core::Issue;
+use cms_service::paging::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 use cms_service::assets::AssetView;
 use cms_service::documents::{DocumentView, Validation};
 use serde_json::Value;
@@ -32,7 +33,10 @@ pub fn all_field(doc_type: &str, type_name: &str) -> Field {
         TypeRef::named_nn_list_nn(type_name),
         move |ctx| resolve::all(ctx, doc_type.clone()),
     )
-    .description("A page of documents (`limit` 1 to 100, default 20; `page` from 1).")
+    .description(format!(
+        "A page of documents (`limit` 1 to {MAX_PAGE_SIZE}, default {DEFAULT_PAGE_SIZE}; \
+         `page` from 1)."
+    ))
     .argument(InputValue::new(
         "perspective",
         TypeRef::named("Perspective"),

@@ -91,7 +91,7 @@ impl Reading {
     pub(super) fn options(self) -> ReadOptions {
         ReadOptions {
             perspective: self.perspective,
-            depth: 0,
+            depth: None,
             include_children: self.children,
         }
     }

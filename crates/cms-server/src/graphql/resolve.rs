@@ -120,8 +120,8 @@ pub(super) fn all(ctx: ResolverContext<'_>, doc_type: String) -> FieldFuture<'_>
             where_: json_arg(&ctx, "where")?,
             sort,
             published: None,
-            page: int_arg(&ctx, "page")?.unwrap_or(1),
-            page_size: int_arg(&ctx, "limit")?.unwrap_or(20),
+            page: int_arg(&ctx, "page")?,
+            page_size: int_arg(&ctx, "limit")?,
             read: reading.options(),
         };
         call("list", 0);

@@ -97,8 +97,8 @@ async fn list(
         asset_type: q.asset_type,
         mime_type: q.mime_type,
         search: q.search,
-        limit: q.limit.unwrap_or(20),
-        offset: q.offset.unwrap_or(0),
+        limit: q.limit,
+        offset: q.offset,
         include_children: q.include_child_organizations.unwrap_or(false),
     };
     let page = state.cms.assets().list(&actor, query).await?;

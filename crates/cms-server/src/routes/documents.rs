@@ -8,8 +8,8 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use cms_core::Timestamp;
 use cms_service::documents::{
-    DocumentView, DraftUpdate, ListRequest, NewDocument, Perspective, ReadOptions, ScheduleAction,
-    ScheduleView, Validation, VersionView,
+    DocumentView, DraftUpdate, ListRequest, MAX_DEPTH, NewDocument, Perspective, ReadOptions,
+    ScheduleAction, ScheduleView, Validation, VersionView,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -39,11 +39,15 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(pending_schedule, schedule, cancel_schedule))
 }
 
-fn depth(raw: Option<i64>) -> ApiResult<u8> {
-    u8::try_from(raw.unwrap_or(0))
-        .ok()
-        .filter(|d| *d <= 5)
-        .ok_or_else(|| bad("`depth` is 0 to 5".into()))
+/// `depth` as the client sent it (the service applies the default), refused when out of range.
+fn depth(raw: Option<i64>) -> ApiResult<Option<u8>> {
+    raw.map(|raw| {
+        u8::try_from(raw)
+            .ok()
+            .filter(|d| *d <= MAX_DEPTH)
+            .ok_or_else(|| bad(format!("`depth` is 0 to {MAX_DEPTH}")))
+    })
+    .transpose()
 }
 
 fn read_options(
@@ -144,8 +148,8 @@ async fn list(
         where_: Value::Null,
         sort: q.sort.into_iter().collect(),
         published: q.status.map(|s| matches!(s, Status::Published)),
-        page: q.page.unwrap_or(1),
-        page_size: q.page_size.or(q.limit).unwrap_or(20),
+        page: q.page,
+        page_size: q.page_size.or(q.limit),
         read: read_options(q.perspective, q.depth, q.include_child_organizations)?,
     };
     let page = state.cms.documents().list(&actor, request).await?;
@@ -210,8 +214,8 @@ async fn query(
             Some(SortSpec::Many(v)) => v,
         },
         published: None,
-        page: body.page.unwrap_or(1),
-        page_size: body.limit.unwrap_or(20),
+        page: body.page,
+        page_size: body.limit,
         read: read_options(
             body.perspective,
             body.depth,
@@ -468,8 +472,8 @@ async fn versions(
         .versions(
             &actor,
             &id,
-            q.limit.unwrap_or(20),
-            q.offset.unwrap_or(0),
+            q.limit,
+            q.offset,
             q.include_child_organizations.unwrap_or(false),
         )
         .await?;

@@ -22,7 +22,7 @@ pub mod schemas;
 
 use axum::Json;
 use axum::http::StatusCode;
-use cms_service::documents::Pagination;
+use cms_service::paging::Pagination;
 use serde::Serialize;
 use utoipa::ToSchema;
 

@@ -2,11 +2,9 @@
 //! empty means absent, and the 400 a handler answers for input it refuses.
 
 use cms_service::Error;
+use cms_service::paging::{DEFAULT_PAGE, DEFAULT_PAGE_SIZE};
 
 use crate::error::{ApiError, ApiResult};
-
-/// The page size of a list when `pageSize` is absent.
-pub(crate) const DEFAULT_PAGE_SIZE: i64 = 20;
 
 pub(crate) fn bad(message: String) -> ApiError {
     ApiError::Service(Error::bad_request(message))
@@ -30,10 +28,11 @@ pub(crate) fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Stri
     Ok(raw.filter(|s| !s.is_empty()))
 }
 
-/// `page` and `pageSize`, defaulted when absent or empty.
+/// `page` and `pageSize`, the service's defaults when absent or empty (for the lists whose
+/// requests take both as numbers).
 pub(crate) fn page(page: Option<&str>, page_size: Option<&str>) -> ApiResult<(i64, i64)> {
     Ok((
-        integer("page", page, 1)?,
+        integer("page", page, DEFAULT_PAGE)?,
         integer("pageSize", page_size, DEFAULT_PAGE_SIZE)?,
     ))
 }

@@ -35,8 +35,8 @@ use crate::actor::Actor;
 use crate::error::{Error, Result};
 use staged::{digest_stored, stage, storage_error, too_large};
 
-/// The largest page of a list.
-pub const MAX_LIMIT: i64 = 100;
+/// The largest page of a list, as of every list.
+pub const MAX_LIMIT: i64 = crate::paging::MAX_PAGE_SIZE;
 /// The most ids a bulk delete or a reference count may name.
 pub const MAX_IDS: usize = 1000;
 /// The longest signed link, in seconds (seven days, as S3's presigned URLs).
@@ -99,8 +99,10 @@ pub struct AssetQuery {
     pub mime_type: Option<String>,
     /// Case-insensitive substring of title or description.
     pub search: Option<String>,
-    pub limit: i64,
-    pub offset: i64,
+    /// 1 to [`MAX_LIMIT`]; [`DEFAULT_PAGE_SIZE`](crate::paging::DEFAULT_PAGE_SIZE) when `None`.
+    pub limit: Option<i64>,
+    /// 0 or more; 0 when `None`.
+    pub offset: Option<i64>,
     pub include_children: bool,
 }
 
@@ -179,10 +181,11 @@ impl<'a> AssetService<'a> {
         let orgs = self
             .readable_organizations(actor, query.include_children)
             .await?;
-        if !(1..=MAX_LIMIT).contains(&query.limit) {
+        let (limit, offset) = crate::paging::window_or_default(query.limit, query.offset);
+        if !(1..=MAX_LIMIT).contains(&limit) {
             return Err(Error::bad_request(format!("`limit` is 1 to {MAX_LIMIT}")));
         }
-        if query.offset < 0 {
+        if offset < 0 {
             return Err(Error::bad_request("`offset` is 0 or more"));
         }
         let asset_type = match query.asset_type.as_deref() {
@@ -201,12 +204,12 @@ impl<'a> AssetService<'a> {
                     .as_deref()
                     .filter(|m| !m.is_empty() && *m != "*/*"),
                 search: query.search.as_deref().filter(|s| !s.is_empty()),
-                limit: query.limit,
-                offset: query.offset,
+                limit,
+                offset,
             })
             .await?;
         let views = self.views(&mut *tx, actor, records).await?;
-        Ok(AssetPage::new(views, total, query.limit, query.offset))
+        Ok(AssetPage::new(views, total, limit, offset))
     }
 
     /// One asset of the actor's organization (or of a child, when asked).
@@ -219,7 +222,7 @@ impl<'a> AssetService<'a> {
     }
 
     /// Assets by id, in request order; unknown ids and other organizations' assets are left
-    /// out. At most [`MAX_BY_IDS`](crate::documents::MAX_BY_IDS) per call, like documents.
+    /// out. At most [`MAX_BY_IDS`](crate::paging::MAX_BY_IDS) per call, like documents.
     pub async fn by_ids(
         &self,
         actor: &Actor,
@@ -227,10 +230,10 @@ impl<'a> AssetService<'a> {
         include_children: bool,
     ) -> Result<Vec<AssetView>> {
         let orgs = self.readable_organizations(actor, include_children).await?;
-        if ids.len() > crate::documents::MAX_BY_IDS {
+        if ids.len() > crate::paging::MAX_BY_IDS {
             return Err(Error::bad_request(format!(
                 "at most {} ids per request",
-                crate::documents::MAX_BY_IDS
+                crate::paging::MAX_BY_IDS
             )));
         }
         let mut tx = self.inner.store.read_for(&orgs[0]).await?;

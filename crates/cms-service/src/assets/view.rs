@@ -4,7 +4,7 @@ use cms_core::Timestamp;
 use cms_store::assets::AssetRecord;
 use serde::Serialize;
 
-use crate::documents::Pagination;
+use crate::paging::Pagination;
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]

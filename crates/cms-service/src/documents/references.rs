@@ -10,8 +10,8 @@ use cms_store::Tx;
 use cms_store::references::{ReferenceRecord, TargetKind};
 use serde_json::Value;
 
+use super::DocumentView;
 use super::access::Gate;
-use super::{DocumentView, dedup};
 use crate::error::{Error, Result};
 
 /// The most referrer ids a refused delete lists (the count is always exact).
@@ -100,6 +100,13 @@ pub(super) fn split_by_kind(references: &[FoundReference]) -> (Vec<String>, Vec<
         }
     }
     (dedup(documents), dedup(assets))
+}
+
+/// `ids` sorted, each once.
+fn dedup(mut ids: Vec<String>) -> Vec<String> {
+    ids.sort_unstable();
+    ids.dedup();
+    ids
 }
 
 /// Which of `ids` name a target of `kind` in `orgs` (one query, chunked by the store).

@@ -94,7 +94,7 @@ impl super::DocumentService<'_> {
             schemas: self.schemas(),
             visibility: gate,
             perspective: read.perspective,
-            depth: read.depth,
+            depth: read.resolution_depth(),
             limit: MAX_EXPANDED_NODES,
         };
         resolver.resolve(&mut FromTx(tx), orgs, views).await

@@ -137,7 +137,7 @@ impl EventTypes {
         let mut issues = schemas.validate_fields(fields, &event.payload);
         if issues.is_empty() {
             // PostgreSQL cannot store U+0000 in JSONB: refused alike on both engines.
-            issues.extend(crate::documents::find_nul("", &event.payload)); // moves to crate::input (H1)
+            issues.extend(crate::input::find_nul("", &event.payload));
         }
         if issues.is_empty() {
             Ok(())

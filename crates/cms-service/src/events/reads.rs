@@ -7,7 +7,7 @@ use super::{DOCUMENT_PUBLISHED, EventView};
 use crate::Inner;
 use crate::actor::Actor;
 use crate::error::Result;
-use crate::jobs::page_window; // moves to crate::paging (H1)
+use crate::paging::page_window;
 use crate::scope::{Scope, reading_scope};
 
 #[derive(Debug, Clone, Default)]

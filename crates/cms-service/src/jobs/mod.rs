@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::documents::ScheduleStatus;
+use crate::paging::page_window;
 use crate::scope::reading_scope;
 use crate::{Actor, Error, Inner, Result};
 
@@ -92,7 +93,6 @@ pub struct JobListRequest {
     pub scope: Scope,
 }
 
-const MAX_PAGE_SIZE: i64 = 100;
 
 /// Reads and management of the queue and the log, for people and keys.
 pub struct JobService<'a> {
@@ -214,17 +214,4 @@ async fn managed_job(tx: &mut dyn Tx, actor: &Actor, id: &str) -> Result<JobReco
     }
     actor.require(CoreCapability::DocumentPublish)?;
     Ok(job)
-}
-
-/// `(limit, offset)` of a `page`/`pageSize` request, 400 when out of range.
-pub(crate) fn page_window(page: i64, page_size: i64) -> Result<(i64, i64)> {
-    if page < 1 || !(1..=MAX_PAGE_SIZE).contains(&page_size) {
-        return Err(Error::bad_request(format!(
-            "page is 1 or more and pageSize is 1 to {MAX_PAGE_SIZE}"
-        )));
-    }
-    page.checked_sub(1)
-        .and_then(|p| p.checked_mul(page_size))
-        .map(|offset| (page_size, offset))
-        .ok_or_else(|| Error::bad_request("page is out of range"))
 }

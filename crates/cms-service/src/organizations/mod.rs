@@ -470,7 +470,7 @@ fn check_metadata(issues: &mut Issues, value: Value) -> Option<Value> {
         issues.add("metadata", "type", "metadata is a JSON object");
         return None;
     }
-    if let Some(issue) = crate::documents::find_nul("metadata", &value) {
+    if let Some(issue) = crate::input::find_nul("metadata", &value) {
         issues.push(issue);
         return None;
     }

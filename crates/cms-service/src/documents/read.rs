@@ -1,0 +1,291 @@
+//! Reads: one document, a page of a type (list and query), documents by id, back references,
+//! the canonical row of a singleton; references resolved to the requested `depth`.
+
+use std::collections::HashMap;
+
+use cms_core::CoreCapability;
+use cms_core::schema::Operation;
+use cms_store::documents::{DocumentRecord, ListSpec};
+use cms_store::filter_sql::DataColumn;
+use serde_json::{Map, Value};
+
+use super::access::{self, ListRead};
+use super::records::new_record;
+use super::{DocumentService, DocumentView, MAX_DEPTH, Perspective, ReadOptions};
+use crate::actor::Actor;
+use crate::error::{Error, Result};
+use crate::paging::{MAX_BY_IDS, MAX_PAGE_SIZE, Pagination, page_or_default};
+
+/// Where a document lives, as [`DocumentService::locate`] reveals it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentLocation {
+    pub organization_id: String,
+    pub doc_type: String,
+}
+
+/// A list or query request.
+#[derive(Debug, Clone)]
+pub struct ListRequest {
+    pub doc_type: String,
+    /// `Value::Null` for no filter.
+    pub where_: Value,
+    pub sort: Vec<String>,
+    /// `Some(false)`: draft-only documents; `Some(true)`: documents with published data.
+    pub published: Option<bool>,
+    /// From 1; [`DEFAULT_PAGE`](crate::paging::DEFAULT_PAGE) when `None`.
+    pub page: Option<i64>,
+    /// 1 to [`MAX_PAGE_SIZE`]; [`DEFAULT_PAGE_SIZE`](crate::paging::DEFAULT_PAGE_SIZE) when
+    /// `None`.
+    pub page_size: Option<i64>,
+    pub read: ReadOptions,
+}
+
+/// A page of documents.
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub data: Vec<DocumentView>,
+    pub pagination: Pagination,
+}
+
+impl DocumentService<'_> {
+    /// Which organization owns the document `id`, and its type; `None` when no document has
+    /// that id. The one lookup across organizations, and the one without an actor: for public
+    /// plugin routes that receive a bare id (a form's). It reveals only the organization and
+    /// the type; the caller then reads the document as an actor of that organization (a
+    /// plugin actor, or a person's), through every access rule as usual.
+    pub async fn locate(&self, id: &str) -> Result<Option<DocumentLocation>> {
+        let found = self.inner.store.read().await?.locate_document(id).await?;
+        Ok(found.map(|l| DocumentLocation {
+            organization_id: l.organization_id,
+            doc_type: l.doc_type,
+        }))
+    }
+
+    /// One document, in the actor's organization (and its children when asked).
+    pub async fn get(&self, actor: &Actor, id: &str, read: ReadOptions) -> Result<DocumentView> {
+        let orgs = self
+            .readable_organizations(actor, read.include_children)
+            .await?;
+        check_read_options(&read)?;
+        let mut tx = self.inner.store.read_for(&orgs[0]).await?;
+        let record = tx
+            .document(&orgs, id)
+            .await?
+            .ok_or_else(|| Error::not_found("document"))?;
+        if record.published_data.is_none() && read.perspective == Perspective::Published {
+            return Err(Error::not_found("document"));
+        }
+        let gate = self.gate(actor);
+        gate.check(Operation::Read, &record)?;
+        let mut views = vec![gate.stripped(record)];
+        self.resolve(&mut *tx, &orgs, &mut views, read, &gate)
+            .await?;
+        Ok(views.remove(0))
+    }
+
+    /// A page of documents of one type: GET /api/documents and POST /api/documents/query.
+    pub async fn list(&self, actor: &Actor, request: ListRequest) -> Result<Page> {
+        let orgs = self
+            .readable_organizations(actor, request.read.include_children)
+            .await?;
+        let singleton = self.document_type(&request.doc_type)?;
+        check_read_options(&request.read)?;
+        let (page, page_size) = page_or_default(request.page, request.page_size);
+        if page < 1 || !(1..=MAX_PAGE_SIZE).contains(&page_size) {
+            return Err(Error::bad_request(format!(
+                "page is 1 or more and pageSize is 1 to {MAX_PAGE_SIZE}"
+            )));
+        }
+        let gate = self.gate(actor);
+        let list_read = gate.list_read(&request.doc_type);
+        if list_read == ListRead::Refused {
+            return Err(Error::Forbidden);
+        }
+        if singleton {
+            let row = self.singleton_row(actor, &request.doc_type).await?;
+            gate.check(Operation::Read, &row)?;
+            let mut views = vec![gate.stripped(row)];
+            let mut tx = self.inner.store.read_for(&orgs[0]).await?;
+            self.resolve(&mut *tx, &orgs, &mut views, request.read, &gate)
+                .await?;
+            return Ok(Page {
+                pagination: Pagination::new(1, 1, page_size),
+                data: views,
+            });
+        }
+        // A page far past any data is a client error, not an arithmetic overflow.
+        let offset = (page - 1)
+            .checked_mul(page_size)
+            .ok_or_else(|| Error::bad_request("page is too large"))?;
+        let fields = self
+            .schemas()
+            .fields(&request.doc_type)
+            .expect("a declared document type");
+        let readable = gate.where_fields(&request.doc_type, fields);
+        let (filter, sort) = access::parse_filter(&readable, &request.where_, &request.sort);
+        let (column, published) = match (request.read.perspective, request.published) {
+            // Draft-only documents have no published copy to show.
+            (Perspective::Published, Some(false)) => {
+                return Ok(Page {
+                    data: Vec::new(),
+                    pagination: Pagination::new(0, page, page_size),
+                });
+            }
+            (Perspective::Published, _) => (DataColumn::Published, Some(true)),
+            (Perspective::Draft, status) => (DataColumn::Draft, status),
+        };
+        let spec = ListSpec {
+            organizations: &orgs,
+            doc_type: &request.doc_type,
+            column,
+            published,
+            filter: &filter,
+            sort: &sort,
+            limit: page_size,
+            offset,
+        };
+        let mut tx = self.inner.store.read_for(&orgs[0]).await?;
+        let (mut views, total) = match list_read {
+            ListRead::PerDocument => self.list_policy_ruled(&mut *tx, &spec, &gate).await?,
+            _ => {
+                let (records, total) = tx.list_documents(&spec).await?;
+                (records.into_iter().map(DocumentView::from).collect(), total)
+            }
+        };
+        views.iter_mut().for_each(|v| gate.strip(v));
+        self.resolve(&mut *tx, &orgs, &mut views, request.read, &gate)
+            .await?;
+        Ok(Page {
+            data: views,
+            pagination: Pagination::new(total, page, page_size),
+        })
+    }
+
+    /// Documents by id, in request order; missing or invisible ids are left out.
+    pub async fn by_ids(
+        &self,
+        actor: &Actor,
+        ids: &[String],
+        read: ReadOptions,
+    ) -> Result<Vec<DocumentView>> {
+        let orgs = self
+            .readable_organizations(actor, read.include_children)
+            .await?;
+        check_read_options(&read)?;
+        if ids.len() > MAX_BY_IDS {
+            return Err(Error::bad_request(format!(
+                "at most {MAX_BY_IDS} ids per request"
+            )));
+        }
+        let mut tx = self.inner.store.read_for(&orgs[0]).await?;
+        let found: HashMap<String, DocumentRecord> = tx
+            .documents_by_ids(&orgs, ids)
+            .await?
+            .into_iter()
+            .map(|d| (d.id.clone(), d))
+            .collect();
+        let gate = self.gate(actor);
+        let mut views: Vec<DocumentView> = ids
+            .iter()
+            .filter_map(|id| found.get(id).cloned())
+            .map(DocumentView::from)
+            .filter(|v| v.data(read.perspective).is_some() && gate.may_read(v))
+            .collect();
+        views.iter_mut().for_each(|v| gate.strip(v));
+        self.resolve(&mut *tx, &orgs, &mut views, read, &gate)
+            .await?;
+        Ok(views)
+    }
+
+    /// Documents whose draft or published copy references `id`.
+    pub async fn back_references(
+        &self,
+        actor: &Actor,
+        id: &str,
+        include_children: bool,
+    ) -> Result<Vec<DocumentView>> {
+        let orgs = self.readable_organizations(actor, include_children).await?;
+        let mut tx = self.inner.store.read_for(&orgs[0]).await?;
+        let target = tx
+            .document(&orgs, id)
+            .await?
+            .ok_or_else(|| Error::not_found("document"))?;
+        let gate = self.gate(actor);
+        gate.check(Operation::Read, &target)?;
+        let records = tx.referencing_documents(&orgs, id).await?;
+        Ok(records
+            .into_iter()
+            .map(DocumentView::from)
+            .filter(|v| gate.may_read(v))
+            .map(|mut v| {
+                gate.strip(&mut v);
+                v
+            })
+            .collect())
+    }
+
+    /// The canonical row of a singleton type as the actor reads it (created on first read).
+    pub async fn singleton(&self, actor: &Actor, doc_type: &str) -> Result<DocumentView> {
+        actor.require(CoreCapability::DocumentRead)?;
+        if !self.document_type(doc_type)? {
+            return Err(Error::bad_request(format!(
+                "`{doc_type}` is not a singleton type"
+            )));
+        }
+        let row = self.singleton_row(actor, doc_type).await?;
+        let gate = self.gate(actor);
+        gate.check(Operation::Read, &row)?;
+        Ok(gate.stripped(row))
+    }
+
+    /// The canonical row of a singleton type, created on first read so reads never 404.
+    async fn singleton_row(&self, actor: &Actor, doc_type: &str) -> Result<DocumentRecord> {
+        let org = actor.organization_id.clone().ok_or(Error::Forbidden)?;
+        if let Some(row) = self
+            .inner
+            .store
+            .read_for(&org)
+            .await?
+            .singleton(&org, doc_type)
+            .await?
+        {
+            return Ok(row);
+        }
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.write_for(&org).await?;
+        // Another request may have created it since the read.
+        if let Some(row) = tx.singleton(&org, doc_type).await? {
+            return Ok(row);
+        }
+        let record = new_record(
+            &org,
+            doc_type,
+            true,
+            Value::Object(Map::new()),
+            Some(&actor.user.id),
+            now,
+        );
+        self.insert_new(&mut *tx, &record, Some(&actor.user.id), now)
+            .await?;
+        tx.commit().await?;
+        Ok(record)
+    }
+
+    /// The organizations the actor reads: their own, plus its children when asked.
+    pub(super) async fn readable_organizations(
+        &self,
+        actor: &Actor,
+        include_children: bool,
+    ) -> Result<Vec<String>> {
+        self.inner
+            .readable_organizations(actor, CoreCapability::DocumentRead, include_children)
+            .await
+    }
+}
+
+fn check_read_options(read: &ReadOptions) -> Result<()> {
+    if read.resolution_depth() > MAX_DEPTH {
+        return Err(Error::bad_request(format!("depth is 0 to {MAX_DEPTH}")));
+    }
+    Ok(())
+}

@@ -1,0 +1,166 @@
+//! The rows a document is written as: a new document's record (checked and shaped as
+//! [`DocumentService::create`] and [`DocumentService::import`] build it), its first versions,
+//! a version, the `document.published` event, and the copy names of the references table.
+
+use cms_core::schema::Operation;
+use cms_core::{Issue, Timestamp, canonical, new_id};
+use cms_store::Json;
+use cms_store::documents::{DocumentRecord, NewDocumentRows};
+use cms_store::events::EventRecord;
+use cms_store::versions::VersionRecord;
+use serde_json::{Value, json};
+
+use super::access::Gate;
+use super::{DocumentService, NewDocument};
+use crate::error::Result;
+
+/// The copy names of the references side table.
+pub(super) const DRAFT: &str = "draft";
+pub(super) const PUBLISHED: &str = "published";
+
+impl DocumentService<'_> {
+    /// A new document's record as [`Self::create`] and [`Self::import`] build it before their
+    /// unit of work: the type and structure checked, unwritable fields dropped, the access rules
+    /// for creating (and publishing) applied, the published copy set in the same row when
+    /// `publish` (a new document needs no separate publish step); with the schema's publish
+    /// issues, which need no store.
+    pub(super) fn prepare_new(
+        &self,
+        gate: &Gate<'_>,
+        org: &str,
+        input: NewDocument,
+        by: Option<&str>,
+        now: Timestamp,
+    ) -> Result<(DocumentRecord, Vec<Issue>)> {
+        let singleton = self.document_type(&input.doc_type)?;
+        self.check_structure(&input.doc_type, &input.data)?;
+        let mut data = input.data;
+        // Unwritable fields go first, so a policy judges the data that would be stored.
+        gate.keep_unwritable(&input.doc_type, &mut data, None);
+        gate.check_new(Operation::Create, &input.doc_type, &data)?;
+        if input.publish {
+            gate.check_new(Operation::Publish, &input.doc_type, &data)?;
+        }
+        let mut record = new_record(org, &input.doc_type, singleton, data, by, now);
+        if input.publish {
+            record.published_hash = Some(canonical::published_hash(&record.draft_data.0));
+            record.published_data = Some(record.draft_data.clone());
+            record.published_at = Some(now.millis());
+        }
+        let issues = self
+            .schemas()
+            .validate_for_publish(&record.doc_type, &record.draft_data.0);
+        Ok((record, issues))
+    }
+
+    /// Every row of a new document, as [`Self::insert_new`] writes them, for a bulk insert.
+    pub(super) fn new_rows(
+        &self,
+        doc: DocumentRecord,
+        by: Option<&str>,
+        now: Timestamp,
+    ) -> NewDocumentRows {
+        let (versions, event) = first_versions(&doc, by, now);
+        let draft = self.reference_records(&doc.doc_type, &doc.draft_data.0);
+        let published = match doc.published_hash {
+            Some(_) => draft.clone(),
+            None => Vec::new(),
+        };
+        let references = draft
+            .into_iter()
+            .map(|r| (DRAFT.to_string(), r))
+            .chain(published.into_iter().map(|r| (PUBLISHED.to_string(), r)))
+            .collect();
+        NewDocumentRows {
+            document: doc,
+            versions,
+            event,
+            references,
+        }
+    }
+}
+
+pub(super) fn new_record(
+    org: &str,
+    doc_type: &str,
+    singleton: bool,
+    data: Value,
+    by: Option<&str>,
+    now: Timestamp,
+) -> DocumentRecord {
+    DocumentRecord {
+        id: new_id(),
+        organization_id: org.to_string(),
+        doc_type: doc_type.to_string(),
+        singleton,
+        draft_data: Json(data),
+        published_data: None,
+        published_hash: None,
+        revision: 1,
+        created_by: by.map(str::to_string),
+        updated_by: by.map(str::to_string),
+        created_at: now.millis(),
+        updated_at: now.millis(),
+        published_at: None,
+    }
+}
+
+/// The first versions of a new document (its draft, and its publish when it is born
+/// published) and its `document.published` event then.
+pub(super) fn first_versions(
+    doc: &DocumentRecord,
+    by: Option<&str>,
+    now: Timestamp,
+) -> (Vec<VersionRecord>, Option<EventRecord>) {
+    let mut versions = vec![version_record(doc, 1, "draft", &doc.draft_data.0, by, now)];
+    let event = doc.published_hash.as_deref().map(|hash| {
+        versions.push(version_record(
+            doc,
+            2,
+            "publish",
+            &doc.draft_data.0,
+            by,
+            now,
+        ));
+        published_event(doc, hash, now)
+    });
+    (versions, event)
+}
+
+/// A version of `doc` numbered `number` (0 when the store numbers it).
+pub(super) fn version_record(
+    doc: &DocumentRecord,
+    number: i64,
+    event_type: &str,
+    data: &Value,
+    by: Option<&str>,
+    now: Timestamp,
+) -> VersionRecord {
+    VersionRecord {
+        id: new_id(),
+        document_id: doc.id.clone(),
+        organization_id: doc.organization_id.clone(),
+        version_number: number,
+        event_type: event_type.to_string(),
+        data: Json(data.clone()),
+        created_by: by.map(str::to_string),
+        created_by_name: None,
+        created_at: now.millis(),
+    }
+}
+
+/// `document.published`, written in the publishing transaction (SPEC.md Delivery rule 1):
+/// identifiers only, never the content.
+pub(super) fn published_event(doc: &DocumentRecord, hash: &str, now: Timestamp) -> EventRecord {
+    let payload = json!({
+        "documentId": doc.id,
+        "documentType": doc.doc_type,
+        "publishedHash": hash,
+    });
+    crate::events::event_record(
+        Some(&doc.organization_id),
+        crate::events::DOCUMENT_PUBLISHED,
+        payload,
+        now,
+    )
+}
