@@ -8,9 +8,9 @@ use std::sync::Arc;
 use async_graphql::Value as GqlValue;
 use async_graphql::dynamic::{Field, FieldFuture, FieldValue, InputValue, Object, TypeRef};
 use cms_core::Issue;
-use cms_service::paging::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 use cms_service::assets::AssetView;
 use cms_service::documents::{DocumentView, Validation};
+use cms_service::paging::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 use serde_json::Value;
 
 use super::names::{VALIDATION, VALIDATION_ISSUE};

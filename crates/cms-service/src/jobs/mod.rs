@@ -93,7 +93,6 @@ pub struct JobListRequest {
     pub scope: Scope,
 }
 
-
 /// Reads and management of the queue and the log, for people and keys.
 pub struct JobService<'a> {
     inner: &'a Inner,
