@@ -194,6 +194,8 @@ pub struct AgentService<'a> {
 }
 
 impl<'a> AgentService<'a> {
+    /// `agent` (built once at start) serving turns on `cms`, whose access rules every tool
+    /// call obeys.
     pub fn new(cms: &'a Cms, agent: &'a Agent) -> Self {
         AgentService { cms, agent }
     }

@@ -5,10 +5,9 @@
 use std::sync::Arc;
 
 use cms_core::{CoreCapability, RequiredCapabilities};
-use serde_json::{Value, json};
-
 use cms_service::jobs::HandlerError;
 use cms_service::{Actor, Cms};
+use serde_json::{Value, json};
 
 /// How an assistant tool runs (`cms/agent/tool` `execution`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
