@@ -7,6 +7,12 @@
 import { get, post, data, seg } from "./api.js";
 import { h, render, uid, notify } from "./dom.js";
 import { createBlockEditor, moveItem } from "./blocks.js";
+import { assetEditor } from "./asset-field.js";
+import { changed, common, constraintHint, documentTitle, group, humanize, labelOf, showMessage, titleField, wrap } from "./field-markup.js";
+import { referenceEditor } from "./reference-field.js";
+
+// The naming and message helpers are the form's public face too.
+export { documentTitle, labelOf, showMessage, titleField };
 
 // A value the form cannot turn into JSON (an invalid json field): the page shows `issues`.
 export class FormError extends Error {
@@ -22,26 +28,6 @@ export function fieldAccess(f, ctx) {
   if (ctx.isInstanceAdmin) return { hidden: false, readOnly: false };
   const allows = (list) => !Array.isArray(list) || list.includes(ctx.role);
   return { hidden: !allows(f.access?.read), readOnly: !allows(f.access?.update) };
-}
-
-export const labelOf = (f) => f.title || humanize(f.name);
-
-function humanize(name) {
-  const words = String(name || "").replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/[_-]+/g, " ");
-  return words.charAt(0).toUpperCase() + words.slice(1);
-}
-
-// The field a document is known by in lists and pickers: `title` or `name`, else the first
-// string field.
-export function titleField(schema) {
-  const strings = (schema?.fields || []).filter((f) => f.type === "string");
-  return (strings.find((f) => f.name === "title" || f.name === "name") || strings[0])?.name || null;
-}
-
-export function documentTitle(doc, schema) {
-  const name = titleField(schema);
-  const value = name ? (doc?.draftData?.[name] ?? doc?.publishedData?.[name]) : null;
-  return typeof value === "string" && value.trim() ? value : `Untitled ${schema?.title || doc?.type || ""}`.trim();
 }
 
 export function newKey() {
@@ -71,68 +57,6 @@ export function parsePath(path) {
     for (const index of match[2].matchAll(/\[(\d+)\]/g)) out.push(Number(index[1]));
   }
   return out;
-}
-
-// Shows a message at a field wrapper: `error` (publish refused) or `warning` (draft saved but
-// would not publish). No message clears it.
-export function showMessage(wrapper, message, kind = "error") {
-  const line = wrapper.querySelector(":scope > .field-error");
-  if (line) {
-    line.textContent = message || "";
-    line.hidden = !message;
-    line.classList.toggle("warning", kind === "warning");
-  }
-  wrapper.classList.toggle("invalid", Boolean(message) && kind === "error");
-  wrapper.classList.toggle("warned", Boolean(message) && kind === "warning");
-  const control = wrapper.querySelector(":scope > input, :scope > select, :scope > textarea");
-  if (control) control.toggleAttribute("aria-invalid", Boolean(message) && kind === "error");
-}
-
-function changed(el) {
-  el.dispatchEvent(new Event("change", { bubbles: true }));
-}
-
-// A labelled control in the admin's field markup, with the error line `showMessage` uses.
-function wrap(label, control, { hint, required, className } = {}) {
-  if (!control.id) control.id = uid("fld");
-  const error = h("p", { class: "field-error", id: `${control.id}-error`, hidden: true, role: "alert" });
-  const hintEl = hint ? h("p", { class: "hint", id: `${control.id}-hint`, text: hint }) : null;
-  control.setAttribute("aria-describedby", [hintEl?.id, error.id].filter(Boolean).join(" "));
-  return h(
-    "div",
-    { class: `field ${className || ""}`.trim() },
-    h("label", { for: control.id }, label, required ? h("span", { class: "required", "aria-hidden": "true", text: " *" }) : null),
-    control,
-    hintEl,
-    error,
-  );
-}
-
-// A group of controls (objects, arrays, assets, blocks) with a legend and an error line.
-function group(label, { hint, required, className } = {}, ...children) {
-  return h(
-    "fieldset",
-    { class: `group ${className || ""}`.trim() },
-    h("legend", {}, label, required ? h("span", { class: "required", "aria-hidden": "true", text: " *" }) : null),
-    hint ? h("p", { class: "hint", text: hint }) : null,
-    h("p", { class: "field-error", hidden: true, role: "alert" }),
-    ...children,
-  );
-}
-
-function constraintHint(f) {
-  const parts = [];
-  if (f.minLength != null && f.maxLength != null) parts.push(`${f.minLength} to ${f.maxLength} characters`);
-  else if (f.minLength != null) parts.push(`At least ${f.minLength} characters`);
-  else if (f.maxLength != null) parts.push(`At most ${f.maxLength} characters`);
-  if (f.min != null && f.max != null) parts.push(`From ${f.min} to ${f.max}`);
-  else if (f.min != null) parts.push(`At least ${f.min}`);
-  else if (f.max != null) parts.push(`At most ${f.max}`);
-  if (f.integer) parts.push("A whole number");
-  if (f.pattern) parts.push(`Pattern: ${f.pattern}`);
-  if (f.minItems != null) parts.push(`At least ${f.minItems} items`);
-  if (f.maxItems != null) parts.push(`At most ${f.maxItems} items`);
-  return parts.join(" · ") || undefined;
 }
 
 // The whole form for a list of fields (a document type, an object, a named object type).
@@ -285,10 +209,6 @@ export function editorFor(f, options) {
   }
 }
 
-function common(f, options) {
-  return { hint: constraintHint(f), required: f.required };
-}
-
 function inputEditor(f, type, options) {
   // No `maxlength`: the browser would cut pasted text silently; the hint and the publish
   // check say what is too long instead.
@@ -420,222 +340,6 @@ function slugEditor(f, options) {
       input.value = typeof current === "string" ? current : "";
     },
     locate: () => el,
-  };
-}
-
-// Titles of referenced documents, fetched in one by-ids request per burst of lookups.
-const titleQueue = new Map();
-let titleTimer = null;
-function lookupDocument(id) {
-  return new Promise((resolve) => {
-    if (!titleQueue.has(id)) titleQueue.set(id, []);
-    titleQueue.get(id).push(resolve);
-    if (!titleTimer) titleTimer = setTimeout(flushTitles, 0);
-  });
-}
-
-async function flushTitles() {
-  titleTimer = null;
-  const batch = new Map(titleQueue);
-  titleQueue.clear();
-  const ids = [...batch.keys()];
-  for (let i = 0; i < ids.length; i += 100) {
-    const chunk = ids.slice(i, i + 100);
-    let docs = [];
-    try {
-      docs = await data(get(`/api/documents/by-ids?ids=${chunk.map(seg).join(",")}`));
-    } catch (error) {
-      notify(`Referenced documents could not be loaded: ${error.message}`, "error");
-    }
-    const byId = new Map((docs || []).map((d) => [d.id, d]));
-    chunk.forEach((id) => batch.get(id).forEach((resolve) => resolve(byId.get(id) || null)));
-  }
-}
-
-function referenceEditor(f, options) {
-  const { ctx } = options;
-  const targets = (f.to || []).filter((t) => ctx.schema(t));
-  const search = h("input", { type: "search", name: f.name, autocomplete: "off", placeholder: `Search ${targets.map((t) => ctx.schema(t).title || t).join(", ")}…`, hidden: options.readOnly });
-  const results = h("ul", { class: "ref-results", "aria-label": `Matches for ${options.label}` });
-  const chosenEl = h("div", { class: "ref-chosen" });
-  const el = wrap(options.label, search, { required: f.required, className: "reference" });
-  el.querySelector(":scope > label").after(chosenEl);
-  search.after(results);
-  let value;
-
-  const drawChosen = (doc) => {
-    chosenEl.replaceChildren();
-    if (!value) {
-      chosenEl.append(h("span", { class: "muted", text: "None chosen" }));
-      return;
-    }
-    const type = doc?.type;
-    const title = doc ? documentTitle(doc, ctx.schema(type)) : value._ref;
-    // render() skips the null parts (the native append would write "null").
-    render(
-      chosenEl,
-      doc ? h("a", { href: `/admin/documents/${seg(type)}/${seg(value._ref)}`, text: title }) : h("span", { text: title }),
-      doc ? null : h("span", { class: "muted", text: " (not found or not visible)" }),
-      options.readOnly ? null : h("button", { type: "button", class: "link", text: "Clear", "aria-label": `Clear ${options.label}`, on: { click: () => choose(undefined) } }),
-    );
-  };
-  const choose = (doc) => {
-    value = doc ? { _ref: doc.id } : undefined;
-    drawChosen(doc);
-    results.replaceChildren();
-    search.value = "";
-    changed(el);
-  };
-  const find = async () => {
-    const text = search.value.trim();
-    if (!text) return results.replaceChildren();
-    try {
-      const found = await Promise.all(
-        targets.map((type) => {
-          const schema = ctx.schema(type);
-          const name = titleField(schema);
-          const where = name ? { [name]: { like: text } } : {};
-          return data(post("/api/documents/query", { type, where, limit: 8, sort: "-updatedAt" })).then((docs) => docs.map((d) => [d, schema]));
-        }),
-      );
-      const rows = found.flat();
-      results.replaceChildren(
-        ...(rows.length
-          ? rows.map(([doc, schema]) => h("li", {}, h("button", { type: "button", class: "link", text: documentTitle(doc, schema), on: { click: () => choose(doc) } })))
-          : [h("li", { class: "muted", text: "No matches" })]),
-      );
-    } catch (error) {
-      results.replaceChildren(h("li", { class: "field-error", text: error.message }));
-    }
-  };
-  const debounced = debounceLocal(find, 200);
-  search.addEventListener("input", (event) => {
-    // Typing a search is not a change of the document.
-    event.stopPropagation();
-    debounced();
-  });
-  search.addEventListener("change", (event) => event.stopPropagation());
-  let extra = {};
-  return {
-    el,
-    get: () => (value ? { ...extra, ...value } : undefined),
-    set(v) {
-      const { _ref, ...rest } = v && typeof v === "object" ? v : {};
-      extra = rest;
-      value = typeof _ref === "string" ? { _ref } : undefined;
-      drawChosen(null);
-      if (value) {
-        chosenEl.replaceChildren(h("span", { class: "muted", text: "Loading…" }));
-        const ref = value._ref;
-        lookupDocument(ref).then((doc) => value?._ref === ref && drawChosen(doc));
-      }
-    },
-    locate: () => el,
-  };
-}
-
-function debounceLocal(fn, ms) {
-  let timer;
-  return () => {
-    clearTimeout(timer);
-    timer = setTimeout(fn, ms);
-  };
-}
-
-async function assetById(id) {
-  return data(get(`/api/assets/${seg(id)}`));
-}
-
-function assetEditor(f, options) {
-  const image = f.type === "image";
-  const accept = (f.accept || []).join(",") || (image ? "image/*" : "");
-  const file = h("input", { type: "file", name: f.name, accept: accept || null });
-  const preview = h("div", { class: "doc-asset-preview" });
-  const alt = h("input", { type: "text", name: `${f.name}.alt` });
-  const status = h("p", { class: "muted", role: "status" });
-  const uploadField = wrap(`Upload ${options.label}`, file);
-  const altField = image ? wrap(`Alt text for ${options.label}`, alt, { hint: "Describes the image for people who cannot see it." }) : null;
-  const library = h("button", { type: "button", text: "Choose from library", on: { click: () => fromLibrary() } });
-  const remove = h("button", { type: "button", text: "Remove", "aria-label": `Remove ${options.label}`, on: { click: () => setAsset(null) } });
-  const el = group(
-    options.label,
-    { required: f.required, className: "doc-asset-field" },
-    preview,
-    options.readOnly ? null : uploadField,
-    options.readOnly ? null : h("div", { class: "actions" }, library, remove),
-    status,
-    altField,
-  );
-  if (options.readOnly) alt.readOnly = true;
-  let ref = null;
-  let extra = {};
-
-  const drawPreview = (asset) => {
-    preview.replaceChildren();
-    remove.hidden = !ref;
-    if (!ref) return preview.append(h("span", { class: "muted", text: "No file" }));
-    if (!asset) return preview.append(h("span", { class: "muted", text: "Loading…" }));
-    if (image && asset.url) preview.append(h("img", { src: asset.url, alt: alt.value || asset.alt || "", class: "doc-asset-thumb" }));
-    preview.append(h("a", { href: asset.url, target: "_blank", rel: "noopener", text: asset.filename || asset.id }));
-  };
-  const setAsset = (asset) => {
-    ref = asset ? asset.id : null;
-    if (asset && image && !alt.value && asset.alt) alt.value = asset.alt;
-    drawPreview(asset);
-    changed(el);
-  };
-  file.addEventListener("change", async (event) => {
-    event.stopPropagation();
-    const chosen = file.files?.[0];
-    if (!chosen) return;
-    const form = new FormData();
-    form.append("file", chosen);
-    status.textContent = `Uploading ${chosen.name}…`;
-    try {
-      const asset = await data(post("/api/assets", form));
-      status.textContent = `Uploaded ${asset.filename || chosen.name}.`;
-      setAsset(asset);
-    } catch (error) {
-      status.textContent = "";
-      showMessage(el, error.message);
-    }
-    file.value = "";
-  });
-  const fromLibrary = async () => {
-    try {
-      const picker = await import("./asset-picker.js");
-      if (typeof picker.pickAsset !== "function") throw new Error("The asset library is not available.");
-      const asset = await picker.pickAsset({ accept, title: `Choose ${options.label}` });
-      if (asset) setAsset(asset);
-    } catch (error) {
-      notify(error.message, "error");
-    }
-  };
-  return {
-    el,
-    get() {
-      if (!ref) return undefined;
-      const out = { ...extra, asset: { _ref: ref } };
-      if (image) {
-        if (alt.value) out.alt = alt.value;
-        else delete out.alt;
-      }
-      return out;
-    },
-    set(v) {
-      const { asset, alt: altText, ...rest } = v && typeof v === "object" ? v : {};
-      extra = rest;
-      ref = typeof asset?._ref === "string" ? asset._ref : null;
-      alt.value = typeof altText === "string" ? altText : "";
-      drawPreview(null);
-      if (ref) {
-        const id = ref;
-        assetById(id)
-          .then((a) => ref === id && drawPreview(a))
-          .catch(() => ref === id && preview.replaceChildren(h("span", { class: "muted", text: `File ${id} is not available.` })));
-      }
-    },
-    locate: (path) => (path[0] === "alt" && altField ? altField : el),
   };
 }
 

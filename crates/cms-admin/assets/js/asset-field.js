@@ -1,0 +1,103 @@
+// The editor of an image or file field: the chosen asset with its preview, an upload, or a
+// choice from the library.
+
+import { get, post, data, seg } from "./api.js";
+import { h, render, notify } from "./dom.js";
+import { changed, common, group, showMessage, wrap } from "./field-markup.js";
+
+async function assetById(id) {
+  return data(get(`/api/assets/${seg(id)}`));
+}
+
+export function assetEditor(f, options) {
+  const image = f.type === "image";
+  const accept = (f.accept || []).join(",") || (image ? "image/*" : "");
+  const file = h("input", { type: "file", name: f.name, accept: accept || null });
+  const preview = h("div", { class: "doc-asset-preview" });
+  const alt = h("input", { type: "text", name: `${f.name}.alt` });
+  const status = h("p", { class: "muted", role: "status" });
+  const uploadField = wrap(`Upload ${options.label}`, file);
+  const altField = image ? wrap(`Alt text for ${options.label}`, alt, { hint: "Describes the image for people who cannot see it." }) : null;
+  const library = h("button", { type: "button", text: "Choose from library", on: { click: () => fromLibrary() } });
+  const remove = h("button", { type: "button", text: "Remove", "aria-label": `Remove ${options.label}`, on: { click: () => setAsset(null) } });
+  const el = group(
+    options.label,
+    { required: f.required, className: "doc-asset-field" },
+    preview,
+    options.readOnly ? null : uploadField,
+    options.readOnly ? null : h("div", { class: "actions" }, library, remove),
+    status,
+    altField,
+  );
+  if (options.readOnly) alt.readOnly = true;
+  let ref = null;
+  let extra = {};
+
+  const drawPreview = (asset) => {
+    preview.replaceChildren();
+    remove.hidden = !ref;
+    if (!ref) return preview.append(h("span", { class: "muted", text: "No file" }));
+    if (!asset) return preview.append(h("span", { class: "muted", text: "Loading…" }));
+    if (image && asset.url) preview.append(h("img", { src: asset.url, alt: alt.value || asset.alt || "", class: "doc-asset-thumb" }));
+    preview.append(h("a", { href: asset.url, target: "_blank", rel: "noopener", text: asset.filename || asset.id }));
+  };
+  const setAsset = (asset) => {
+    ref = asset ? asset.id : null;
+    if (asset && image && !alt.value && asset.alt) alt.value = asset.alt;
+    drawPreview(asset);
+    changed(el);
+  };
+  file.addEventListener("change", async (event) => {
+    event.stopPropagation();
+    const chosen = file.files?.[0];
+    if (!chosen) return;
+    const form = new FormData();
+    form.append("file", chosen);
+    status.textContent = `Uploading ${chosen.name}…`;
+    try {
+      const asset = await data(post("/api/assets", form));
+      status.textContent = `Uploaded ${asset.filename || chosen.name}.`;
+      setAsset(asset);
+    } catch (error) {
+      status.textContent = "";
+      showMessage(el, error.message);
+    }
+    file.value = "";
+  });
+  const fromLibrary = async () => {
+    try {
+      const picker = await import("./asset-picker.js");
+      if (typeof picker.pickAsset !== "function") throw new Error("The asset library is not available.");
+      const asset = await picker.pickAsset({ accept, title: `Choose ${options.label}` });
+      if (asset) setAsset(asset);
+    } catch (error) {
+      notify(error.message, "error");
+    }
+  };
+  return {
+    el,
+    get() {
+      if (!ref) return undefined;
+      const out = { ...extra, asset: { _ref: ref } };
+      if (image) {
+        if (alt.value) out.alt = alt.value;
+        else delete out.alt;
+      }
+      return out;
+    },
+    set(v) {
+      const { asset, alt: altText, ...rest } = v && typeof v === "object" ? v : {};
+      extra = rest;
+      ref = typeof asset?._ref === "string" ? asset._ref : null;
+      alt.value = typeof altText === "string" ? altText : "";
+      drawPreview(null);
+      if (ref) {
+        const id = ref;
+        assetById(id)
+          .then((a) => ref === id && drawPreview(a))
+          .catch(() => ref === id && preview.replaceChildren(h("span", { class: "muted", text: `File ${id} is not available.` })));
+      }
+    },
+    locate: (path) => (path[0] === "alt" && altField ? altField : el),
+  };
+}
