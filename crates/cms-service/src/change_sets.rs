@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::Cms;
 use crate::actor::Actor;
 use crate::error::{Error, Result};
-use crate::paging::Pagination;
+use crate::paging::{Pagination, page_or_default};
 
 /// One tool call that changed (or tried to change) something.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -148,8 +148,16 @@ impl<'a> ChangeSetService<'a> {
     }
 
     /// The organization's change sets, newest first.
-    pub async fn list(&self, actor: &Actor, page: i64, page_size: i64) -> Result<ChangeSetPage> {
+    /// `page` and `page_size` as the client gave them (the defaults in place of what it left
+    /// out).
+    pub async fn list(
+        &self,
+        actor: &Actor,
+        page: Option<i64>,
+        page_size: Option<i64>,
+    ) -> Result<ChangeSetPage> {
         let org = actor.require(CoreCapability::DocumentRead)?;
+        let (page, page_size) = page_or_default(page, page_size);
         let (limit, offset) = crate::paging::page_window(page, page_size)?;
         let mut tx = self.cms.0.store.read_for(org).await?;
         let (records, total) = tx.change_sets(org, limit, offset).await?;

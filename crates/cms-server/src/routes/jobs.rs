@@ -8,7 +8,6 @@ use cms_core::JobStatus;
 use cms_service::Error;
 use cms_service::TickReport;
 use cms_service::jobs::{EventListRequest, EventView, JobListRequest, JobView, QueueHealth, Scope};
-use cms_service::paging::Pagination;
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ComponentsBuilder, OpenApiBuilder};
@@ -146,8 +145,8 @@ async fn list(
         page,
         page_size,
     };
-    let (jobs, total) = state.cms.jobs().list(&actor, request).await?;
-    Ok(paged(jobs, Pagination::new(total, page, page_size)))
+    let (jobs, pagination) = state.cms.jobs().list(&actor, request).await?;
+    Ok(paged(jobs, pagination))
 }
 
 /// Job counts per status, the oldest due pending job's wait and the outbox backlog; needs
@@ -211,8 +210,8 @@ async fn events(
         page,
         page_size,
     };
-    let (events, total) = state.cms.jobs().events(&actor, request).await?;
-    Ok(paged(events, Pagination::new(total, page, page_size)))
+    let (events, pagination) = state.cms.jobs().events(&actor, request).await?;
+    Ok(paged(events, pagination))
 }
 
 /// What one worker tick did.

@@ -2,7 +2,6 @@
 //! empty means absent, and the 400 a handler answers for input it refuses.
 
 use cms_service::Error;
-use cms_service::paging::{DEFAULT_PAGE, DEFAULT_PAGE_SIZE};
 
 use crate::error::{ApiError, ApiResult};
 
@@ -28,19 +27,19 @@ pub(crate) fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Stri
     Ok(raw.filter(|s| !s.is_empty()))
 }
 
-/// `page` and `pageSize`, the service's defaults when absent or empty (for the lists whose
-/// requests take both as numbers).
-pub(crate) fn page(page: Option<&str>, page_size: Option<&str>) -> ApiResult<(i64, i64)> {
-    Ok((
-        integer("page", page, DEFAULT_PAGE)?,
-        integer("pageSize", page_size, DEFAULT_PAGE_SIZE)?,
-    ))
+/// `page` and `pageSize` as the client sent them, `None` when absent or empty (the service
+/// applies its defaults).
+pub(crate) fn page(
+    page: Option<&str>,
+    page_size: Option<&str>,
+) -> ApiResult<(Option<i64>, Option<i64>)> {
+    Ok((integer("page", page)?, integer("pageSize", page_size)?))
 }
 
-fn integer(name: &str, raw: Option<&str>, default: i64) -> ApiResult<i64> {
+fn integer(name: &str, raw: Option<&str>) -> ApiResult<Option<i64>> {
     match raw {
-        None | Some("") => Ok(default),
-        Some(v) => v.parse().map_err(|_| {
+        None | Some("") => Ok(None),
+        Some(v) => v.parse().map(Some).map_err(|_| {
             ApiError::Service(Error::bad_request(format!("`{name}` must be an integer")))
         }),
     }

@@ -7,15 +7,17 @@ use super::{DOCUMENT_PUBLISHED, EventView};
 use crate::Inner;
 use crate::actor::Actor;
 use crate::error::Result;
-use crate::paging::page_window;
+use crate::paging::{Pagination, page_or_default, page_window};
 use crate::scope::{Scope, reading_scope};
 
 #[derive(Debug, Clone, Default)]
 pub struct EventListRequest {
     pub event_type: Option<String>,
     pub after: Option<String>,
-    pub page: i64,
-    pub page_size: i64,
+    /// From 1; the first page when absent.
+    pub page: Option<i64>,
+    /// 1 to `MAX_PAGE_SIZE`; `DEFAULT_PAGE_SIZE` when absent.
+    pub page_size: Option<i64>,
     pub scope: Scope,
 }
 
@@ -26,9 +28,10 @@ pub(crate) async fn list_events(
     actor: &Actor,
     request: EventListRequest,
     sees_whole_type: impl Fn(&str) -> bool,
-) -> Result<(Vec<EventView>, i64)> {
+) -> Result<(Vec<EventView>, Pagination)> {
     let organization = reading_scope(actor, request.scope)?;
-    let (limit, offset) = page_window(request.page, request.page_size)?;
+    let (page, page_size) = page_or_default(request.page, request.page_size);
+    let (limit, offset) = page_window(page, page_size)?;
     let mut tx = inner.store.read_instance_wide().await?;
     let (events, total) = tx
         .events(&EventQuery {
@@ -43,7 +46,7 @@ pub(crate) async fn list_events(
         .into_iter()
         .map(|e| without_hidden_digest(&sees_whole_type, e.into()))
         .collect();
-    Ok((views, total))
+    Ok((views, Pagination::new(total, page, page_size)))
 }
 
 /// A `document.published` event's `publishedHash` digests the whole published copy: a

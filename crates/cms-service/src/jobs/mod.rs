@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::documents::ScheduleStatus;
-use crate::paging::page_window;
+use crate::paging::{Pagination, page_or_default, page_window};
 use crate::scope::reading_scope;
 use crate::{Actor, Error, Inner, Result};
 
@@ -88,8 +88,10 @@ pub struct QueueHealth {
 pub struct JobListRequest {
     pub status: Option<JobStatus>,
     pub job_type: Option<String>,
-    pub page: i64,
-    pub page_size: i64,
+    /// From 1; the first page when absent.
+    pub page: Option<i64>,
+    /// 1 to `MAX_PAGE_SIZE`; `DEFAULT_PAGE_SIZE` when absent.
+    pub page_size: Option<i64>,
     pub scope: Scope,
 }
 
@@ -107,9 +109,10 @@ impl<'a> JobService<'a> {
         &self,
         actor: &Actor,
         request: JobListRequest,
-    ) -> Result<(Vec<JobView>, i64)> {
+    ) -> Result<(Vec<JobView>, Pagination)> {
         let organization = reading_scope(actor, request.scope)?;
-        let (limit, offset) = page_window(request.page, request.page_size)?;
+        let (page, page_size) = page_or_default(request.page, request.page_size);
+        let (limit, offset) = page_window(page, page_size)?;
         let mut tx = self.inner.store.read_instance_wide().await?;
         let (jobs, total) = tx
             .jobs(&JobQuery {
@@ -120,7 +123,10 @@ impl<'a> JobService<'a> {
                 offset,
             })
             .await?;
-        Ok((jobs.into_iter().map(Into::into).collect(), total))
+        Ok((
+            jobs.into_iter().map(Into::into).collect(),
+            Pagination::new(total, page, page_size),
+        ))
     }
 
     pub async fn health(&self, actor: &Actor, scope: Scope) -> Result<QueueHealth> {
@@ -190,7 +196,7 @@ impl<'a> JobService<'a> {
         &self,
         actor: &Actor,
         request: EventListRequest,
-    ) -> Result<(Vec<EventView>, i64)> {
+    ) -> Result<(Vec<EventView>, Pagination)> {
         let inner = self.inner;
         crate::events::list_events(inner, actor, request, |doc_type| {
             crate::documents::sees_whole_type(inner, actor, doc_type)
