@@ -4,7 +4,7 @@
 //! inline object (or the object member of an array) is named after its owner and field
 //! (`Post` + `seo` = `PostSeo`); a reference to several document types is a union named the
 //! same way. A name already taken (by another type or one of ours: `Query`, `Mutation`,
-//! `JSON`, `Perspective`, `ImageValue`, `FileValue`, `Validation`, `ValidationIssue`, the
+//! `JSON`, `Perspective`, `Asset`, `ImageValue`, `FileValue`, `Validation`, `ValidationIssue`, the
 //! built-in scalars) gets `_2`, `_3`, ...
 //! Schema names are already GraphQL names (`[A-Za-z_][A-Za-z0-9_]*`) except those starting
 //! with `__`, reserved by GraphQL: those get a `X` in front. A data field whose name is one of
@@ -32,9 +32,10 @@ pub(super) const DOCUMENT_FIELDS: [&str; 11] = [
 pub const VALIDATION: &str = "Validation";
 pub const VALIDATION_ISSUE: &str = "ValidationIssue";
 
-pub(super) const RESERVED: [&str; 13] = [
+pub(super) const RESERVED: [&str; 14] = [
     VALIDATION,
     VALIDATION_ISSUE,
+    "Asset",
     "Query",
     "Mutation",
     "JSON",
