@@ -280,7 +280,7 @@ mod tests {
     #[test]
     fn a_tree_passes() {
         let graph = example(
-            "use crate::{Inner, beta::{Thing}};\nfn f() -> crate::Thing { todo!() }\n",
+            "use crate::{Inner, beta::{Thing}};\nfn f(_thing: crate::Thing) {}\n",
             "// Made by crate::alpha::make (a plain comment).\n\
              pub fn g() {} // crate::alpha\n\
              pub struct Thing(crate::Inner);\n",
