@@ -184,6 +184,7 @@ async fn latency(url: &str, publishes: usize) -> (Duration, Duration) {
             doc_type: "post".into(),
             data: json!({"title": format!("latency {n}")}),
             publish: true,
+            locale: None,
         };
         let (doc, _) = app.cms.documents().create(&actor, input).await.unwrap();
         sent.push((doc.id.clone(), Instant::now()));

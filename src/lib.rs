@@ -269,8 +269,9 @@ impl Builder {
                 .plugin_job_handler(plugin, job_type, handler.clone())
                 .map_err(|e| ConfigError(format!("plugins: {e}")))?;
         }
-        let schemas =
-            cms_core::schema::Schemas::new(schemas).map_err(|e| ConfigError(e.to_string()))?;
+        let schemas = cms_core::schema::Schemas::new(schemas)
+            .map_err(|e| ConfigError(e.to_string()))?
+            .with_locales(config.locales()?);
         self.policies
             .validate(&schemas)
             .map_err(|e| ConfigError(e.to_string()))?;

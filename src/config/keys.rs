@@ -11,6 +11,9 @@ pub(super) enum Kind {
     Bool,
     /// Comma-separated, or a TOML array (`["a", "b"]`).
     List,
+    /// A table whose keys are the user's (`locales.fallbacks`): comma-separated `key=value`
+    /// pairs, or a TOML inline table (`{ "de-AT" = "de" }`).
+    Map,
 }
 
 /// Every configuration key, with its kind.
@@ -50,6 +53,9 @@ pub(super) const KEYS: &[(&str, Kind)] = &[
     ("health.storageHealthCheck", Kind::Bool),
     ("log.format", Kind::Str),
     ("schemas.paths", Kind::List),
+    ("locales.available", Kind::List),
+    ("locales.default", Kind::Str),
+    ("locales.fallbacks", Kind::Map),
     ("versioning.maxVersions", Kind::Int),
     ("jobs.batchSize", Kind::Int),
     ("jobs.relayBatchSize", Kind::Int),
@@ -125,6 +131,22 @@ pub(super) fn parse_env(raw: &str, kind: Kind) -> Result<Value, String> {
                 .map_err(|e| e.to_string())?;
             Ok(doc["v"].clone())
         }
+        Kind::Map if raw.trim_start().starts_with('{') => {
+            let doc = format!("v = {raw}")
+                .parse::<Table>()
+                .map_err(|e| e.to_string())?;
+            Ok(doc["v"].clone())
+        }
+        Kind::Map => raw
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|pair| match pair.split_once('=') {
+                Some((k, v)) => Ok((k.trim().to_string(), Value::String(v.trim().into()))),
+                None => Err(format!("`{pair}` is not key=value")),
+            })
+            .collect::<Result<Table, String>>()
+            .map(Value::Table),
         Kind::List => Ok(Value::Array(
             raw.split(',')
                 .map(str::trim)

@@ -71,8 +71,12 @@ fn leaf_keys(table: &Table, prefix: &str) -> Vec<String> {
             } else {
                 format!("{prefix}.{k}")
             };
+            // A table of the user's own keys is one setting, not a section.
+            let map = KEYS
+                .iter()
+                .any(|(known, kind)| *known == key && matches!(kind, Kind::Map));
             match v {
-                Value::Table(t) => leaf_keys(t, &key),
+                Value::Table(t) if !map => leaf_keys(t, &key),
                 _ => vec![key],
             }
         })

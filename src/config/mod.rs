@@ -17,6 +17,7 @@ mod email;
 mod jobs;
 mod keys;
 mod load;
+mod locales;
 mod operations;
 mod plugins;
 mod server;
@@ -35,6 +36,7 @@ pub use database::DatabaseConfig;
 pub use documents::{SchemasConfig, VersioningConfig};
 pub use email::{EmailConfig, SmtpConfig};
 pub use jobs::JobsConfig;
+pub use locales::LocalesConfig;
 pub use operations::{HealthConfig, LogConfig};
 pub use plugins::PluginsConfig;
 pub use server::{GraphqlConfig, OpenapiConfig, ServerConfig};
@@ -55,6 +57,7 @@ pub struct Config {
     pub health: HealthConfig,
     pub log: LogConfig,
     pub schemas: SchemasConfig,
+    pub locales: LocalesConfig,
     pub versioning: VersioningConfig,
     pub jobs: JobsConfig,
     pub email: EmailConfig,
@@ -76,6 +79,7 @@ impl Default for Config {
             health: HealthConfig::default(),
             log: LogConfig::default(),
             schemas: SchemasConfig::default(),
+            locales: LocalesConfig::default(),
             versioning: VersioningConfig::default(),
             jobs: JobsConfig::default(),
             email: EmailConfig::default(),
@@ -100,6 +104,7 @@ impl Config {
     /// Refuses settings whose feature this build does not have, rather than ignoring them.
     fn check(&self, warnings: &mut Vec<String>) -> Result<(), ConfigError> {
         self.sign_up_policy()?;
+        self.locales()?;
         self.rate_limit()?;
         self.trusted_proxies()?;
         if let Some(url) = &self.server.public_url

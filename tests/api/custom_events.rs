@@ -336,6 +336,7 @@ async fn a_document_and_its_events_commit_together_or_not_at_all(url: String) {
         doc_type: "formSubmission".into(),
         data: json!({ "form": form, "values": { "email": "x@example.com" } }),
         publish: false,
+        locale: None,
     };
     let (doc, validation) = cms
         .documents()
@@ -452,7 +453,7 @@ async fn locate_crosses_organizations_and_reveals_only_where(url: String) {
         .unwrap();
     let read = cms::service::documents::ReadOptions::default();
     let doc = documents
-        .get(&theirs, "form-elsewhere", read)
+        .get(&theirs, "form-elsewhere", read.clone())
         .await
         .unwrap();
     assert_eq!(doc.draft_data, json!({ "title": "Theirs" }));

@@ -113,12 +113,14 @@ async fn an_imported_document_is_indistinguishable_from_a_created_one(url: Strin
                     doc_type: "post".into(),
                     data: data.clone(),
                     publish: true,
+                    locale: None,
                 },
                 // A draft that references a document imported before it in the same call.
                 NewDocument {
                     doc_type: "author".into(),
                     data: json!({"bio": "no name yet"}),
                     publish: false,
+                    locale: None,
                 },
             ],
         )
@@ -213,6 +215,7 @@ async fn an_import_that_create_would_refuse_in_part_writes_nothing(url: String) 
         doc_type: "post".into(),
         data,
         publish,
+        locale: None,
     };
     let count = |body: Value| body["pagination"]["total"].as_i64().unwrap();
 
@@ -263,6 +266,7 @@ async fn an_import_that_create_would_refuse_in_part_writes_nothing(url: String) 
                 doc_type: "siteSettings".into(),
                 data: json!({"siteName": "x"}),
                 publish: false,
+                locale: None,
             }],
         )
         .await

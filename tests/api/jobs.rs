@@ -902,6 +902,7 @@ async fn deleting_an_account_emits_user_deleted_once_per_organization(url: Strin
         slug: "second".into(),
         metadata: cms_store::Json(json!({})),
         parent_id: None,
+        locales: None,
         created_at: now,
         updated_at: now,
     })

@@ -33,6 +33,7 @@ mod invitations;
 mod job_leases;
 mod jobs;
 mod lifecycle;
+mod localization;
 mod members;
 mod openapi;
 mod organizations;

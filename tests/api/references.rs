@@ -56,6 +56,7 @@ async fn items(app: &TestApp, s: &Session, n: usize) -> Vec<String> {
             doc_type: "item".into(),
             data: json!({"title": format!("T{i}")}),
             publish: false,
+            locale: None,
         })
         .collect();
     app.app

@@ -119,6 +119,7 @@ pub async fn insert_organization(
         slug: org_id.into(),
         metadata: cms_store::Json(serde_json::json!({})),
         parent_id: parent.map(String::from),
+        locales: None,
         created_at: 0,
         updated_at: 0,
     };

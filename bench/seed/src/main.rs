@@ -249,6 +249,7 @@ async fn seed_org(
             doc_type: "author".into(),
             data: json!({"name": format!("Author {a} of {o}"), "bio": "Writes for the bench."}),
             publish: true,
+            locale: None,
         })
         .collect();
     let authors: Vec<String> = cms
@@ -300,6 +301,7 @@ fn post(o: usize, i: usize, authors: &[String], covers: &[String]) -> NewDocumen
         data,
         // Every tenth post stays a draft.
         publish: !i.is_multiple_of(10),
+        locale: None,
     }
 }
 

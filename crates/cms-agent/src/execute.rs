@@ -442,6 +442,7 @@ async fn create(cms: &Cms, actor: &Actor, args: Value) -> Outcome {
                 doc_type: a.collection.clone(),
                 data: Value::Object(a.data),
                 publish: a.publish,
+                locale: None,
             },
         )
         .await;
@@ -494,6 +495,7 @@ async fn save_merged(
                 // Without an expected revision, the merge is guarded by the one just read: an
                 // edit landing in between is reported, never overwritten.
                 expected_revision: Some(expected_revision.unwrap_or(current.meta.revision)),
+                locale: None,
             },
         )
         .await;

@@ -28,4 +28,12 @@ pub enum FieldKind {
 /// section 5 treats both alike).
 pub trait FieldLookup {
     fn field_kind(&self, path: &[&str]) -> Option<FieldKind>;
+
+    /// When the declared `path` passes a localized field: that field's position in `path`
+    /// and the locale a query reads there, which the stored path holds right after it
+    /// (`title` is stored at `title.de`). CONTRACT.md section 17: `where` and `sort` read the
+    /// requested locale's value, without fallback.
+    fn localized_at(&self, _path: &[&str]) -> Option<(usize, crate::LocaleTag)> {
+        None
+    }
 }

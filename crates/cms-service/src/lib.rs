@@ -22,6 +22,7 @@ mod health;
 pub mod input;
 mod instance_settings;
 pub mod jobs;
+mod locales;
 pub mod mail;
 #[cfg(test)]
 mod module_tree;
@@ -61,6 +62,7 @@ pub use events::{BUILT_IN_EVENT_TYPES, EventDeclaration, EventService, NewEvent}
 pub use health::{CheckReport, HealthReport, HealthService, Status};
 pub use instance_settings::{InstanceSettingsService, SignUpPolicy, SignUpPolicyView};
 pub use jobs::{JobService, Registry, TickReport, Worker};
+pub use locales::{LocaleService, LocalesView};
 pub use mail::{LogMailer, MailError, MailKind, MailMessage, Mailer};
 pub use organizations::{
     Invitation, InvitationPreview, InvitationSent, InvitationService, Member, MemberService,
@@ -342,6 +344,11 @@ impl Cms {
 
     pub fn documents(&self) -> DocumentService<'_> {
         DocumentService::new(&self.0)
+    }
+
+    /// The locales of the active organization (GET /api/locales).
+    pub fn locales(&self) -> LocaleService<'_> {
+        LocaleService::new(&self.0)
     }
 
     /// Uploaded files: upload, list, metadata, delete, references, delivery.

@@ -13,6 +13,8 @@ pub struct OrganizationRecord {
     pub slug: String,
     pub metadata: Json<serde_json::Value>,
     pub parent_id: Option<String>,
+    /// The locale tags the organization narrows the instance's to; `None` keeps them all.
+    pub locales: Option<Json<Vec<String>>>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -99,14 +101,15 @@ macro_rules! impl_organizations {
                 o: &$crate::organizations::OrganizationRecord,
             ) -> $crate::Result<()> {
                 sqlx::query(
-                    "INSERT INTO organizations (id, name, slug, metadata, parent_id, created_at, updated_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                    "INSERT INTO organizations (id, name, slug, metadata, parent_id, locales, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                 )
                 .bind(&o.id)
                 .bind(&o.name)
                 .bind(&o.slug)
                 .bind(&o.metadata)
                 .bind(&o.parent_id)
+                .bind(&o.locales)
                 .bind(o.created_at)
                 .bind(o.updated_at)
                 .execute(self.conn().await?)
@@ -211,12 +214,14 @@ macro_rules! impl_organizations {
                 o: &$crate::organizations::OrganizationRecord,
             ) -> $crate::Result<bool> {
                 let done = sqlx::query(
-                    "UPDATE organizations SET name = $2, slug = $3, metadata = $4, updated_at = $5 WHERE id = $1",
+                    "UPDATE organizations SET name = $2, slug = $3, metadata = $4, locales = $5, updated_at = $6 \
+                     WHERE id = $1",
                 )
                 .bind(&o.id)
                 .bind(&o.name)
                 .bind(&o.slug)
                 .bind(&o.metadata)
+                .bind(&o.locales)
                 .bind(o.updated_at)
                 .execute(self.conn().await?)
                 .await?;

@@ -207,6 +207,7 @@ async fn submit(
         doc_type: SUBMISSION.into(),
         data: json!({ "form": { "_ref": form_id }, "data": values }),
         publish: false,
+        locale: None,
     };
     let (stored, _) = cms
         .documents()

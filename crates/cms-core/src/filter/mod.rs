@@ -88,10 +88,12 @@ pub struct Condition {
     pub op: Op,
 }
 
-/// A dotted path the document type declares, split into its segments. Built only by this
-/// module (private field, no `Deserialize`, no `From`), after each segment matched
-/// `^[A-Za-z_][A-Za-z0-9_]*$` and the [`crate::FieldLookup`] knew the path, so the store may
-/// write its segments into SQL text (which lets expression indexes match).
+/// A dotted path the document type declares, split into the segments of where its value is
+/// stored. Built only by this module (private field, no `Deserialize`, no `From`), after each
+/// segment the client wrote matched `^[A-Za-z_][A-Za-z0-9_]*$` and the [`crate::FieldLookup`]
+/// knew the path; the one segment it may add is a [`crate::LocaleTag`] (letters, digits and
+/// `-`) after a localized field. So the store may write its segments into SQL text (which lets
+/// expression indexes match).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FieldPath(Vec<String>);
 
@@ -100,7 +102,7 @@ impl FieldPath {
         &self.0
     }
 
-    /// The path as the client wrote it: `seo.description`.
+    /// The stored path, dotted: `seo.description`, `title.de` for a localized `title`.
     pub fn dotted(&self) -> String {
         self.0.join(".")
     }
@@ -112,10 +114,11 @@ impl FieldPath {
             return None;
         }
         let kind = lookup.field_kind(&segments)?;
-        Some((
-            FieldPath(segments.into_iter().map(String::from).collect()),
-            kind,
-        ))
+        let mut stored: Vec<String> = segments.iter().map(|s| String::from(*s)).collect();
+        if let Some((at, tag)) = lookup.localized_at(&segments) {
+            stored.insert(at + 1, tag.as_str().to_owned());
+        }
+        Some((FieldPath(stored), kind))
     }
 }
 

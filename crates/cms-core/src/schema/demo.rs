@@ -5,7 +5,8 @@ use serde_json::json;
 use super::model::Schema;
 use super::parse::parse_schemas;
 
-/// `post`, `author`, `page` and the singleton `siteSettings`. Declared as JSON and parsed by
+/// `post`, `author`, `page` (whose `title` and `body` are localized) and the singleton
+/// `siteSettings`. Declared as JSON and parsed by
 /// our own parser, so they are exactly what a schema file with this content would give.
 pub fn demo_schemas() -> Vec<Schema> {
     let declared = json!([
@@ -34,9 +35,9 @@ pub fn demo_schemas() -> Vec<Schema> {
         {
             "type": "document", "name": "page", "title": "Page",
             "fields": [
-                { "name": "title", "type": "string", "title": "Title" },
+                { "name": "title", "type": "string", "title": "Title", "localized": true },
                 { "name": "slug", "type": "slug", "title": "Slug" },
-                { "name": "body", "type": "block", "title": "Body" }
+                { "name": "body", "type": "block", "title": "Body", "localized": true }
             ]
         },
         {

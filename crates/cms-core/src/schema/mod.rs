@@ -26,6 +26,7 @@
 mod access;
 mod demo;
 mod emit;
+mod localize;
 mod model;
 mod parse;
 mod references;
@@ -36,6 +37,7 @@ pub use access::{
     FieldAccess, FieldOperation, FieldRules, Operation, RoleList, RoleMatch, SchemaAccess,
 };
 pub use demo::demo_schemas;
+pub use localize::FallbackLocales;
 pub use model::{Field, FieldType, Pattern, Schema, SchemaKind, is_valid_name};
 pub use parse::{parse_fields, parse_schemas};
 pub use references::{FoundReference, RefTarget};

@@ -92,6 +92,9 @@ pub struct Field {
     pub required: bool,
     /// Asks the store to index this scalar field for `where` and `sort`.
     pub indexed: bool,
+    /// One value per locale (CONTRACT.md section 17): stored as an object keyed by locale tag.
+    /// Never inside another localized field, never on an array member.
+    pub localized: bool,
     /// Who may read and update this field; never on an array member (a member is not a key
     /// of the data), but on the fields of objects inside arrays.
     pub access: FieldAccess,
@@ -275,6 +278,7 @@ mod tests {
             title: None,
             required: false,
             indexed: false,
+            localized: false,
             access: FieldAccess::default(),
             ty,
         };

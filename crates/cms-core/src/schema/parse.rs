@@ -8,7 +8,15 @@ use super::model::{Field, FieldType, Pattern, Schema, SchemaKind, is_valid_name}
 use super::{Level, SchemaError};
 
 const SCHEMA_KEYS: &[&str] = &["type", "name", "title", "singleton", "access", "fields"];
-const FIELD_KEYS: &[&str] = &["name", "type", "title", "required", "indexed", "access"];
+const FIELD_KEYS: &[&str] = &[
+    "name",
+    "type",
+    "title",
+    "required",
+    "indexed",
+    "localized",
+    "access",
+];
 const MEMBER_KEYS: &[&str] = &["name", "type", "title"];
 
 /// Parses one schema object or an array of them (the content of one schema file).
@@ -178,6 +186,7 @@ fn field(item: &Value, schema: &str, level: Level, i: usize) -> Result<Field, Sc
         title: opt_string(obj, "title", &ctx)?,
         required: opt_bool(obj, "required", &ctx)?,
         indexed: opt_bool(obj, "indexed", &ctx)?,
+        localized: opt_bool(obj, "localized", &ctx)?,
         access: field_access(obj, &ctx)?,
         name,
     })

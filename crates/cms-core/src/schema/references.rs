@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use super::localize::Stored;
 use super::model::{Field, FieldType};
 use super::registry::Schemas;
 use super::validate::candidates;
@@ -47,8 +48,22 @@ impl Schemas {
         out: &mut Vec<FoundReference>,
     ) {
         for field in fields {
-            if let Some(value) = map.get(&field.name) {
-                self.refs_in_value(&field.ty, value, &join(path, &field.name), out);
+            let Some(value) = map.get(&field.name) else {
+                continue;
+            };
+            let path = join(path, &field.name);
+            if !field.localized {
+                self.refs_in_value(&field.ty, value, &path, out);
+                continue;
+            }
+            // Every locale's references count: a target used in any locale is in use.
+            match self.stored(&field.ty, value) {
+                Stored::Keyed(locales) => {
+                    for (tag, value) in locales {
+                        self.refs_in_value(&field.ty, value, &join(&path, tag), out);
+                    }
+                }
+                Stored::Unkeyed(value) => self.refs_in_value(&field.ty, value, &path, out),
             }
         }
     }

@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 use super::model::{Field, FieldType, Schema, SchemaKind, is_builtin_type, is_valid_name};
 use super::{Level, SchemaError};
 use crate::field_kind::{FieldKind, FieldLookup};
+use crate::locale::{LocaleTag, Locales};
 
 /// Every registered schema. Holding one means the schemas were checked together: names are
 /// valid and unique, named types and reference targets exist, and object types do not nest
@@ -13,6 +14,11 @@ use crate::field_kind::{FieldKind, FieldLookup};
 pub struct Schemas {
     list: Vec<Schema>,
     by_name: HashMap<String, usize>,
+    /// The instance's locales, which keys of localized values must name.
+    pub(super) locales: Locales,
+    /// The document types with a localized field anywhere: only their data is reshaped per
+    /// locale, so every other type's read path stays as it was.
+    pub(super) localized_types: HashSet<String>,
 }
 
 impl Schemas {
@@ -29,7 +35,12 @@ impl Schemas {
                 ));
             }
         }
-        let schemas = Schemas { list, by_name };
+        let mut schemas = Schemas {
+            list,
+            by_name,
+            locales: Locales::default(),
+            localized_types: HashSet::new(),
+        };
         for schema in &schemas.list {
             let checker = Checker {
                 schemas: &schemas,
@@ -38,7 +49,19 @@ impl Schemas {
             checker.level(&schema.fields, Level::Fields(""), false)?;
         }
         schemas.check_cycles()?;
+        schemas.check_localized()?;
+        schemas.localized_types = schemas.find_localized_types();
         Ok(schemas)
+    }
+
+    /// These schemas with the instance's locales (the default is `["en"]`).
+    pub fn with_locales(mut self, locales: Locales) -> Schemas {
+        self.locales = locales;
+        self
+    }
+
+    pub fn locales(&self) -> &Locales {
+        &self.locales
     }
 
     pub fn get(&self, name: &str) -> Option<&Schema> {
@@ -55,11 +78,13 @@ impl Schemas {
         &self.list
     }
 
-    /// The field view of a type, for the query language and the store's indexes.
+    /// The field view of a type, for the query language and the store's indexes; queries read
+    /// localized fields in the default locale (see [`TypeFields::in_locale`]).
     pub fn fields(&self, type_name: &str) -> Option<TypeFields<'_>> {
         self.get(type_name).map(|s| TypeFields {
             schemas: self,
             fields: &s.fields,
+            locale: self.locales.default_locale(),
         })
     }
 
@@ -127,7 +152,8 @@ impl Schemas {
     }
 }
 
-/// Refuses `indexed` and `access` anywhere in fields that are not stored as a document.
+/// Refuses `indexed`, `localized` and `access` anywhere in fields that are not stored as a
+/// document.
 fn unstored_options(owner: &str, fields: &[Field], level: Level) -> Result<(), SchemaError> {
     for field in fields {
         let path = level.path_of(&field.name);
@@ -137,6 +163,9 @@ fn unstored_options(owner: &str, fields: &[Field], level: Level) -> Result<(), S
         };
         if field.indexed {
             return refuse("indexed");
+        }
+        if field.localized {
+            return refuse("localized");
         }
         if !field.access.is_empty() {
             return refuse("access");
@@ -309,45 +338,73 @@ impl Checker<'_> {
 pub struct TypeFields<'a> {
     schemas: &'a Schemas,
     fields: &'a [Field],
+    /// The locale `where` and `sort` read localized fields in.
+    locale: &'a LocaleTag,
 }
 
 impl<'a> TypeFields<'a> {
+    /// The same fields, with queries reading localized fields in `locale`.
+    pub fn in_locale(self, locale: &'a LocaleTag) -> TypeFields<'a> {
+        TypeFields { locale, ..self }
+    }
+
     /// The field at a dotted path; the path descends through `object` fields and named object
     /// types, never into arrays or other values.
     pub fn field(&self, path: &[&str]) -> Option<&'a Field> {
-        let (first, rest) = path.split_first()?;
-        let field = self.fields.iter().find(|f| f.name == *first)?;
-        if rest.is_empty() {
-            return Some(field);
-        }
-        let fields = self.schemas.children(&field.ty)?;
-        TypeFields {
-            schemas: self.schemas,
-            fields,
-        }
-        .field(rest)
+        self.walk(path).map(|(field, _)| field)
     }
 
-    /// Every `indexed: true` field with its path, at the top and inside (named) objects, so
-    /// the store can create one index per path.
+    /// The field at `path`, and the position of the localized field it passes, if any.
+    fn walk(&self, path: &[&str]) -> Option<(&'a Field, Option<usize>)> {
+        let mut fields = self.fields;
+        let mut localized = None;
+        for (i, name) in path.iter().enumerate() {
+            let field = fields.iter().find(|f| f.name == *name)?;
+            if field.localized {
+                localized = Some(i);
+            }
+            if i + 1 == path.len() {
+                return Some((field, localized));
+            }
+            fields = self.schemas.children(&field.ty)?;
+        }
+        None
+    }
+
+    /// Every `indexed: true` field with its stored path, at the top and inside (named)
+    /// objects, so the store can create one index per path: a localized one (or one inside a
+    /// localized object) once per available locale.
     pub fn indexed_paths(&self) -> Vec<(Vec<String>, FieldKind)> {
         let mut out = Vec::new();
-        self.collect_indexed(&mut Vec::new(), &mut out);
+        self.collect_indexed(&mut Vec::new(), None, &mut out);
         out
     }
 
-    fn collect_indexed(&self, prefix: &mut Vec<String>, out: &mut Vec<(Vec<String>, FieldKind)>) {
+    fn collect_indexed(
+        &self,
+        prefix: &mut Vec<String>,
+        localized: Option<usize>,
+        out: &mut Vec<(Vec<String>, FieldKind)>,
+    ) {
         for field in self.fields {
             prefix.push(field.name.clone());
+            let localized = localized.or(field.localized.then(|| prefix.len() - 1));
             if field.indexed {
-                out.push((prefix.clone(), field.ty.kind()));
+                let kind = field.ty.kind();
+                match localized {
+                    None => out.push((prefix.clone(), kind)),
+                    Some(at) => {
+                        for tag in self.schemas.locales.available() {
+                            let mut path = prefix.clone();
+                            path.insert(at + 1, tag.to_string());
+                            out.push((path, kind));
+                        }
+                    }
+                }
             }
             if let Some(fields) = self.schemas.children(&field.ty) {
-                let inner = TypeFields {
-                    schemas: self.schemas,
-                    fields,
-                };
-                inner.collect_indexed(prefix, out);
+                let inner = TypeFields { fields, ..*self };
+                inner.collect_indexed(prefix, localized, out);
             }
             prefix.pop();
         }
@@ -357,6 +414,11 @@ impl<'a> TypeFields<'a> {
 impl FieldLookup for TypeFields<'_> {
     fn field_kind(&self, path: &[&str]) -> Option<FieldKind> {
         self.field(path).map(|f| f.ty.kind())
+    }
+
+    fn localized_at(&self, path: &[&str]) -> Option<(usize, LocaleTag)> {
+        let (_, at) = self.walk(path)?;
+        Some((at?, self.locale.clone()))
     }
 }
 

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use super::localize::Stored;
 use super::model::{Field, FieldType};
 use super::registry::Schemas;
 use super::{index, join};
@@ -111,12 +112,53 @@ impl Walker<'_> {
         for field in fields {
             let value = map.get(&field.name);
             let path = join(path, &field.name);
+            if field.localized {
+                self.localized(field, value, &path);
+                continue;
+            }
             if self.publish() && field.required && is_empty(&field.ty, value) {
                 self.issue(&path, "required", format!("{path} is required"));
             }
             if let Some(value) = value.filter(|v| !v.is_null()) {
                 self.value(&field.ty, value, &path);
             }
+        }
+    }
+
+    /// A localized field (CONTRACT.md section 17): each locale's value is checked like a plain
+    /// value of the field, at `path.<tag>`; `required` binds the default locale only. A value
+    /// saved before the field was localized counts as the default locale's.
+    fn localized(&mut self, field: &Field, value: Option<&Value>, path: &str) {
+        let locales = self.schemas.locales();
+        let default = locales.default_locale().as_str();
+        let stored = value
+            .filter(|v| !v.is_null())
+            .map(|v| self.schemas.stored(&field.ty, v));
+        let default_value = match stored {
+            None => None,
+            Some(Stored::Unkeyed(value)) => {
+                self.value(&field.ty, value, path);
+                Some(value)
+            }
+            Some(Stored::Keyed(map)) => {
+                for (tag, value) in map {
+                    let at = join(path, tag);
+                    if locales.find(tag).is_none() {
+                        self.issue(&at, "locale", format!("{tag} is not an available locale"));
+                    } else if !value.is_null() {
+                        self.value(&field.ty, value, &at);
+                    }
+                }
+                map.get(default)
+            }
+        };
+        if self.publish() && field.required && is_empty(&field.ty, default_value) {
+            let at = join(path, default);
+            self.issue(
+                &at,
+                "required",
+                format!("{path} is required in the default locale ({default})"),
+            );
         }
     }
 

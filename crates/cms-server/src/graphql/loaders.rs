@@ -93,6 +93,7 @@ impl Reading {
             perspective: self.perspective,
             depth: None,
             include_children: self.children,
+            locale: None,
         }
     }
 }

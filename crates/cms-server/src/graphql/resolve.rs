@@ -165,6 +165,7 @@ pub(super) fn create(ctx: ResolverContext<'_>, doc_type: String) -> FieldFuture<
             doc_type,
             data: json_arg(&ctx, "data")?,
             publish: bool_arg(&ctx, "publish")?,
+            locale: None,
         };
         call("create", 0);
         let (view, validation) = rc
@@ -185,6 +186,7 @@ pub(super) fn update(ctx: ResolverContext<'_>) -> FieldFuture<'_> {
             data: json_arg(&ctx, "data")?,
             publish: bool_arg(&ctx, "publish")?,
             expected_revision: int_arg(&ctx, "expectedRevision")?,
+            locale: None,
         };
         call("update", 1);
         let (view, validation) = rc

@@ -54,12 +54,24 @@ fn read_options(
     perspective: Option<Perspective>,
     raw_depth: Option<i64>,
     include_children: Option<bool>,
+    locale: Option<String>,
 ) -> ApiResult<ReadOptions> {
     Ok(ReadOptions {
         perspective: perspective.unwrap_or_default(),
         depth: depth(raw_depth)?,
         include_children: include_children.unwrap_or(false),
+        locale,
     })
+}
+
+/// The `locale` query parameter of writes, which the body's `locale` overrides.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct LocaleQuery {
+    /// The locale of `data`'s localized values: a tag of GET /api/locales, `*` for values
+    /// keyed by locale; the default locale when absent (CONTRACT.md section 17).
+    #[serde(default, deserialize_with = "text")]
+    locale: Option<String>,
 }
 
 /// Which copy a list keeps: documents with a published copy, or draft-only ones.
@@ -88,6 +100,10 @@ struct ReadQuery {
     /// Include the documents of child organizations.
     #[serde(default, deserialize_with = "flag")]
     include_child_organizations: Option<bool>,
+    /// The locale localized fields are read in (with fallbacks), `*` for every locale keyed
+    /// by tag; the default locale when absent. `where` and `sort` compare that locale's values.
+    #[serde(default, deserialize_with = "text")]
+    locale: Option<String>,
 }
 
 impl ReadQuery {
@@ -96,6 +112,7 @@ impl ReadQuery {
             self.perspective,
             self.depth,
             self.include_child_organizations,
+            self.locale.clone(),
         )
     }
 }
@@ -132,6 +149,10 @@ struct ListQuery {
     /// Include the documents of child organizations.
     #[serde(default, deserialize_with = "flag")]
     include_child_organizations: Option<bool>,
+    /// The locale localized fields are read in (with fallbacks), `*` for every locale keyed
+    /// by tag; the default locale when absent. `where` and `sort` compare that locale's values.
+    #[serde(default, deserialize_with = "text")]
+    locale: Option<String>,
 }
 
 /// Lists the documents of one type, a page at a time.
@@ -150,7 +171,12 @@ async fn list(
         published: q.status.map(|s| matches!(s, Status::Published)),
         page: q.page,
         page_size: q.page_size.or(q.limit),
-        read: read_options(q.perspective, q.depth, q.include_child_organizations)?,
+        read: read_options(
+            q.perspective,
+            q.depth,
+            q.include_child_organizations,
+            q.locale,
+        )?,
     };
     let page = state.cms.documents().list(&actor, request).await?;
     Ok(paged(page.data, page.pagination))
@@ -183,6 +209,8 @@ struct QueryBody {
     perspective: Option<Perspective>,
     #[serde(default)]
     include_child_organizations: Option<bool>,
+    /// The locale localized fields are read and compared in; `*` for every locale.
+    locale: Option<String>,
 }
 
 /// One sort key or several; `-` first for descending.
@@ -220,6 +248,7 @@ async fn query(
             body.perspective,
             body.depth,
             body.include_child_organizations,
+            body.locale,
         )?,
     };
     let page = state.cms.documents().list(&actor, request).await?;
@@ -239,6 +268,9 @@ struct CreateBody {
     /// Publish at once; the draft must then be valid.
     #[serde(default)]
     publish: bool,
+    /// The locale of `data`'s localized values (a tag, or `*` for values keyed by locale);
+    /// overrides the `locale` query parameter.
+    locale: Option<String>,
 }
 
 /// A created document and what would block publishing it.
@@ -251,11 +283,12 @@ struct Created {
 }
 
 /// Creates a document (and publishes it when `publish` is true).
-#[utoipa::path(post, path = "/api/documents", tag = TAG, request_body = CreateBody,
+#[utoipa::path(post, path = "/api/documents", tag = TAG, request_body = CreateBody, params(LocaleQuery),
     responses((status = 201, description = "The new document", body = Created)))]
 async fn create(
     State(state): State<AppState>,
     Authed(actor): Authed,
+    ApiQuery(q): ApiQuery<LocaleQuery>,
     ApiJson(body): ApiJson<CreateBody>,
 ) -> ApiResult<(StatusCode, Json<Created>)> {
     let doc_type = body
@@ -266,6 +299,7 @@ async fn create(
         doc_type,
         data: body.data.unwrap_or(Value::Null),
         publish: body.publish,
+        locale: body.locale.or(q.locale),
     };
     let (document, validation) = state.cms.documents().create(&actor, input).await?;
     Ok((
@@ -307,6 +341,9 @@ struct UpdateBody {
     publish: bool,
     /// The revision the client last read: 409 when the document has moved on.
     expected_revision: Option<i64>,
+    /// The locale of `data`'s localized values: a tag (the other locales' values are kept),
+    /// or `*` (values keyed by locale, taken whole); overrides the `locale` query parameter.
+    locale: Option<String>,
 }
 
 /// A saved draft and what would block publishing it.
@@ -320,7 +357,7 @@ struct Saved {
 
 /// Saves the draft (and publishes it when `publish` is true).
 #[utoipa::path(put, path = "/api/documents/{id}", tag = TAG, request_body = UpdateBody,
-    params(("id" = String, Path, description = "The document id")),
+    params(("id" = String, Path, description = "The document id"), LocaleQuery),
     responses(
         (status = 200, description = "The saved document", body = Saved),
         (status = 409, description = "`expectedRevision` is not the current revision", body = crate::error::ErrorBody),
@@ -329,12 +366,14 @@ async fn update(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<LocaleQuery>,
     ApiJson(body): ApiJson<UpdateBody>,
 ) -> ApiResult<Json<Saved>> {
     let input = DraftUpdate {
         data: body.data.unwrap_or(Value::Null),
         publish: body.publish,
         expected_revision: body.expected_revision,
+        locale: body.locale.or(q.locale),
     };
     let (document, validation) = state.cms.documents().update(&actor, &id, input).await?;
     Ok(Json(Saved {
@@ -561,6 +600,10 @@ struct ByIdsQuery {
     /// Include the documents of child organizations.
     #[serde(default, deserialize_with = "flag")]
     include_child_organizations: Option<bool>,
+    /// The locale localized fields are read in (with fallbacks), `*` for every locale keyed
+    /// by tag; the default locale when absent. `where` and `sort` compare that locale's values.
+    #[serde(default, deserialize_with = "text")]
+    locale: Option<String>,
 }
 
 /// Documents by id, in request order; missing or unreadable ids are left out.
@@ -579,7 +622,12 @@ async fn by_ids(
         .filter(|id| !id.is_empty())
         .map(String::from)
         .collect();
-    let read = read_options(q.perspective, q.depth, q.include_child_organizations)?;
+    let read = read_options(
+        q.perspective,
+        q.depth,
+        q.include_child_organizations,
+        q.locale,
+    )?;
     Ok(ok(state.cms.documents().by_ids(&actor, &ids, read).await?))
 }
 

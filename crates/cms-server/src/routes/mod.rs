@@ -12,6 +12,7 @@ pub mod documents;
 pub mod health;
 pub mod instance_settings;
 pub mod jobs;
+pub mod locales;
 pub mod media;
 pub mod organizations;
 mod params;

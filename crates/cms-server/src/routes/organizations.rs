@@ -128,9 +128,23 @@ struct OrganizationPatch {
     /// A JSON object; replaces the stored metadata as a whole.
     #[schema(value_type = Option<Object>)]
     metadata: Option<Value>,
+    /// Narrows the instance's locales to these tags (the default locale must stay among
+    /// them); `null` goes back to every locale (CONTRACT.md section 17).
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<Vec<String>>, nullable)]
+    locales: Option<Option<Vec<String>>>,
 }
 
-/// Updates name, slug and/or metadata (`org.settings` in that organization).
+/// A field that may be sent as `null` (which then means something) or left out.
+fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+/// Updates name, slug, metadata and/or locales (`org.settings` in that organization).
 #[utoipa::path(patch, path = "/api/organizations/{id}", tag = TAG, request_body = OrganizationPatch,
     params(("id" = String, Path, description = "The organization id")),
     responses(
@@ -147,6 +161,7 @@ async fn update(
         name: body.name,
         slug: body.slug,
         metadata: body.metadata,
+        locales: body.locales,
     };
     Ok(ok(state
         .cms

@@ -377,6 +377,10 @@ impl FieldLookup for Readable<'_, '_> {
         }
         self.fields.field_kind(path)
     }
+
+    fn localized_at(&self, path: &[&str]) -> Option<(usize, cms_core::LocaleTag)> {
+        self.fields.localized_at(path)
+    }
 }
 
 /// Parses `where` and `sort` against what the caller may read.

@@ -8,7 +8,7 @@ use cms_core::schema::RefTarget;
 use cms_store::references::TargetKind;
 
 use super::slugs::slug_taken;
-use super::{DocumentService, DocumentView, NewDocument, Validation, references};
+use super::{DocumentService, DocumentView, NewDocument, Perspective, Validation, references};
 use crate::actor::Actor;
 use crate::error::{Error, Result};
 
@@ -40,11 +40,20 @@ impl DocumentService<'_> {
         let now = self.inner.clock.now();
         let by = Some(actor.user.id.as_str());
         let mut prepared = Vec::with_capacity(inputs.len());
+        let mut shown = Vec::with_capacity(inputs.len());
+        // One read of the organization's locales serves every document (when they matter).
+        let mut locales_read = self.inner.store.read_for(&org).await?;
         for (i, input) in inputs.into_iter().enumerate() {
             let publish = input.publish;
-            let (record, issues) = self
-                .prepare_new(&gate, &org, input, by, now)
+            let localized = self.schemas().is_localized_type(&input.doc_type);
+            let localization = self
+                .localization_in(&mut *locales_read, &org, localized, input.locale.as_deref())
+                .await
                 .map_err(|e| at_index(i, e))?;
+            let (record, issues) = self
+                .prepare_new(&gate, &org, input, &localization, by, now)
+                .map_err(|e| at_index(i, e))?;
+            shown.push(localization);
             if record.singleton {
                 return Err(Error::bad_request(format!(
                     "[{i}]: `{}` is a singleton type: create its one document, it cannot be imported",
@@ -53,6 +62,7 @@ impl DocumentService<'_> {
             }
             prepared.push((record, publish, issues));
         }
+        drop(locales_read);
         let orgs = vec![org.clone()];
         let mut tx = self.inner.store.write_for(&org).await?;
         // Every reference target named anywhere in the import, one query per kind. Documents
@@ -118,7 +128,12 @@ impl DocumentService<'_> {
         Ok(rows
             .into_iter()
             .zip(validations)
-            .map(|(row, validation)| (gate.stripped(row.document), validation))
+            .zip(shown)
+            .map(|((row, validation), localization)| {
+                let mut view = gate.stripped(row.document);
+                localization.show(self.schemas(), &mut view, Perspective::Draft);
+                (view, validation)
+            })
             .collect())
     }
 }

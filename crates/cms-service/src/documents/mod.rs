@@ -15,6 +15,7 @@
 
 mod access;
 mod import;
+mod localization;
 mod read;
 mod records;
 mod references;
@@ -56,16 +57,22 @@ pub struct NewDocument {
     pub doc_type: String,
     pub data: Value,
     pub publish: bool,
+    /// The locale `data`'s localized values are in (CONTRACT.md section 17): a tag, `*` for
+    /// values keyed by locale, `None` for the default locale.
+    pub locale: Option<String>,
 }
 
 /// How a read looks at documents.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ReadOptions {
     pub perspective: Perspective,
     /// Reference resolution depth, 0 to [`MAX_DEPTH`]; [`DEFAULT_DEPTH`] when `None`.
     pub depth: Option<u8>,
     /// Also read the children of the actor's organization.
     pub include_children: bool,
+    /// The locale localized fields are read (and `where` and `sort` compare) in: a tag, `*`
+    /// for every locale, `None` for the default locale (CONTRACT.md section 17).
+    pub locale: Option<String>,
 }
 
 impl ReadOptions {

@@ -10,6 +10,7 @@ use cms_store::filter_sql::DataColumn;
 use serde_json::{Map, Value};
 
 use super::access::{self, ListRead};
+use super::localization::Localization;
 use super::records::new_record;
 use super::{DocumentService, DocumentView, MAX_DEPTH, Perspective, ReadOptions};
 use crate::actor::Actor;
@@ -77,8 +78,13 @@ impl DocumentService<'_> {
         }
         let gate = self.gate(actor);
         gate.check(Operation::Read, &record)?;
+        let localized = self.schemas().is_localized_type(&record.doc_type);
+        let localization = self
+            .localization_in(&mut *tx, &orgs[0], localized, read.locale.as_deref())
+            .await?;
         let mut views = vec![gate.stripped(record)];
-        self.resolve(&mut *tx, &orgs, &mut views, read, &gate)
+        self.show(&localization, &mut views, read.perspective);
+        self.resolve(&mut *tx, &orgs, &mut views, &read, &gate, &localization)
             .await?;
         Ok(views.remove(0))
     }
@@ -101,13 +107,30 @@ impl DocumentService<'_> {
         if list_read == ListRead::Refused {
             return Err(Error::Forbidden);
         }
+        let localized = self.schemas().is_localized_type(&request.doc_type);
         if singleton {
             let row = self.singleton_row(actor, &request.doc_type).await?;
             gate.check(Operation::Read, &row)?;
             let mut views = vec![gate.stripped(row)];
             let mut tx = self.inner.store.read_for(&orgs[0]).await?;
-            self.resolve(&mut *tx, &orgs, &mut views, request.read, &gate)
+            let localization = self
+                .localization_in(
+                    &mut *tx,
+                    &orgs[0],
+                    localized,
+                    request.read.locale.as_deref(),
+                )
                 .await?;
+            self.show(&localization, &mut views, request.read.perspective);
+            self.resolve(
+                &mut *tx,
+                &orgs,
+                &mut views,
+                &request.read,
+                &gate,
+                &localization,
+            )
+            .await?;
             return Ok(Page {
                 pagination: Pagination::new(1, 1, page_size),
                 data: views,
@@ -117,10 +140,20 @@ impl DocumentService<'_> {
         let offset = (page - 1)
             .checked_mul(page_size)
             .ok_or_else(|| Error::bad_request("page is too large"))?;
+        let mut tx = self.inner.store.read_for(&orgs[0]).await?;
+        let localization = self
+            .localization_in(
+                &mut *tx,
+                &orgs[0],
+                localized,
+                request.read.locale.as_deref(),
+            )
+            .await?;
         let fields = self
             .schemas()
             .fields(&request.doc_type)
-            .expect("a declared document type");
+            .expect("a declared document type")
+            .in_locale(localization.query_locale());
         let readable = gate.where_fields(&request.doc_type, fields);
         let (filter, sort) = access::parse_filter(&readable, &request.where_, &request.sort);
         let (column, published) = match (request.read.perspective, request.published) {
@@ -144,7 +177,6 @@ impl DocumentService<'_> {
             limit: page_size,
             offset,
         };
-        let mut tx = self.inner.store.read_for(&orgs[0]).await?;
         let (mut views, total) = match list_read {
             ListRead::PerDocument => self.list_policy_ruled(&mut *tx, &spec, &gate).await?,
             _ => {
@@ -153,8 +185,16 @@ impl DocumentService<'_> {
             }
         };
         views.iter_mut().for_each(|v| gate.strip(v));
-        self.resolve(&mut *tx, &orgs, &mut views, request.read, &gate)
-            .await?;
+        self.show(&localization, &mut views, request.read.perspective);
+        self.resolve(
+            &mut *tx,
+            &orgs,
+            &mut views,
+            &request.read,
+            &gate,
+            &localization,
+        )
+        .await?;
         Ok(Page {
             data: views,
             pagination: Pagination::new(total, page, page_size),
@@ -192,7 +232,14 @@ impl DocumentService<'_> {
             .filter(|v| v.data(read.perspective).is_some() && gate.may_read(v))
             .collect();
         views.iter_mut().for_each(|v| gate.strip(v));
-        self.resolve(&mut *tx, &orgs, &mut views, read, &gate)
+        let localized = views
+            .iter()
+            .any(|v| self.schemas().is_localized_type(&v.doc_type));
+        let localization = self
+            .localization_in(&mut *tx, &orgs[0], localized, read.locale.as_deref())
+            .await?;
+        self.show(&localization, &mut views, read.perspective);
+        self.resolve(&mut *tx, &orgs, &mut views, &read, &gate, &localization)
             .await?;
         Ok(views)
     }
@@ -213,7 +260,7 @@ impl DocumentService<'_> {
         let gate = self.gate(actor);
         gate.check(Operation::Read, &target)?;
         let records = tx.referencing_documents(&orgs, id).await?;
-        Ok(records
+        let mut views: Vec<DocumentView> = records
             .into_iter()
             .map(DocumentView::from)
             .filter(|v| gate.may_read(v))
@@ -221,7 +268,15 @@ impl DocumentService<'_> {
                 gate.strip(&mut v);
                 v
             })
-            .collect())
+            .collect();
+        let localized = views
+            .iter()
+            .any(|v| self.schemas().is_localized_type(&v.doc_type));
+        let localization = self
+            .localization_in(&mut *tx, &orgs[0], localized, None)
+            .await?;
+        self.show(&localization, &mut views, Perspective::Draft);
+        Ok(views)
     }
 
     /// The canonical row of a singleton type as the actor reads it (created on first read).
@@ -235,7 +290,12 @@ impl DocumentService<'_> {
         let row = self.singleton_row(actor, doc_type).await?;
         let gate = self.gate(actor);
         gate.check(Operation::Read, &row)?;
-        Ok(gate.stripped(row))
+        let localization = self
+            .localization(&row.organization_id, doc_type, None)
+            .await?;
+        let mut views = vec![gate.stripped(row)];
+        self.show(&localization, &mut views, Perspective::Draft);
+        Ok(views.remove(0))
     }
 
     /// The canonical row of a singleton type, created on first read so reads never 404.
@@ -269,6 +329,18 @@ impl DocumentService<'_> {
             .await?;
         tx.commit().await?;
         Ok(record)
+    }
+
+    /// `views` in the request's locale (see [`Localization::show`]).
+    pub(super) fn show(
+        &self,
+        localization: &Localization,
+        views: &mut [DocumentView],
+        perspective: Perspective,
+    ) {
+        for view in views {
+            localization.show(self.schemas(), view, perspective);
+        }
     }
 
     /// The organizations the actor reads: their own, plus its children when asked.

@@ -11,6 +11,7 @@ use cms_store::versions::VersionRecord;
 use serde_json::{Value, json};
 
 use super::access::Gate;
+use super::localization::Localization;
 use super::{DocumentService, NewDocument};
 use crate::error::Result;
 
@@ -20,7 +21,8 @@ pub(super) const PUBLISHED: &str = "published";
 
 impl DocumentService<'_> {
     /// A new document's record as [`Self::create`] and [`Self::import`] build it before their
-    /// unit of work: the type and structure checked, unwritable fields dropped, the access rules
+    /// unit of work: its localized values keyed by the request's locale, the type and
+    /// structure checked, unwritable fields dropped, the access rules
     /// for creating (and publishing) applied, the published copy set in the same row when
     /// `publish` (a new document needs no separate publish step); with the schema's publish
     /// issues, which need no store.
@@ -29,12 +31,14 @@ impl DocumentService<'_> {
         gate: &Gate<'_>,
         org: &str,
         input: NewDocument,
+        localization: &Localization,
         by: Option<&str>,
         now: Timestamp,
     ) -> Result<(DocumentRecord, Vec<Issue>)> {
         let singleton = self.document_type(&input.doc_type)?;
-        self.check_structure(&input.doc_type, &input.data)?;
-        let mut data = input.data;
+        let data = localization.stored(self.schemas(), &input.doc_type, None, input.data);
+        self.check_structure(&input.doc_type, &data)?;
+        let mut data = data;
         // Unwritable fields go first, so a policy judges the data that would be stored.
         gate.keep_unwritable(&input.doc_type, &mut data, None);
         gate.check_new(Operation::Create, &input.doc_type, &data)?;

@@ -21,6 +21,7 @@ use cms_store::documents::DocumentRecord;
 use serde_json::Value;
 
 use super::access::Gate;
+use super::localization::Localization;
 use super::{DocumentView, Perspective, ReadOptions};
 use crate::error::{Error, Result};
 
@@ -87,8 +88,9 @@ impl super::DocumentService<'_> {
         tx: &mut dyn Tx,
         orgs: &[String],
         views: &mut [DocumentView],
-        read: ReadOptions,
+        read: &ReadOptions,
         gate: &Gate<'_>,
+        localization: &Localization,
     ) -> Result<()> {
         let resolver = Resolver {
             schemas: self.schemas(),
@@ -96,6 +98,7 @@ impl super::DocumentService<'_> {
             perspective: read.perspective,
             depth: read.resolution_depth(),
             limit: MAX_EXPANDED_NODES,
+            localization: Some(localization),
         };
         resolver.resolve(&mut FromTx(tx), orgs, views).await
     }
@@ -108,6 +111,8 @@ struct Resolver<'a, V: Visibility> {
     perspective: Perspective,
     depth: u8,
     limit: usize,
+    /// The locale targets are shown in, like the documents that reference them.
+    localization: Option<&'a Localization>,
 }
 
 /// Every target a response reached: `None` for an id missing or unreadable.
@@ -159,9 +164,12 @@ impl<V: Visibility> Resolver<'_, V> {
             }
             let mut next = Vec::new();
             for record in source.load(orgs, &wanted).await? {
-                let Some(target) = self.visibility.show(record, self.perspective) else {
+                let Some(mut target) = self.visibility.show(record, self.perspective) else {
                     continue;
                 };
+                if let Some(localization) = self.localization {
+                    localization.show_data(self.schemas, &target.doc_type, &mut target.data);
+                }
                 if level < self.depth {
                     next.extend(document_refs(self.schemas, &target.doc_type, &target.data));
                 }
@@ -353,6 +361,7 @@ mod tests {
             perspective: Perspective::Draft,
             depth,
             limit,
+            localization: None,
         }
     }
 

@@ -93,8 +93,9 @@ impl DocumentService<'_> {
         self.write_draft(&mut *tx, &current, data, Some(&actor.user.id), now)
             .await?;
         let stored = self.owned(&mut *tx, &org, id).await?;
+        let localization = self.default_localization(&mut *tx, &org, &stored).await?;
         tx.commit().await?;
-        Ok(gate.stripped(stored))
+        Ok(self.shown(&gate, &localization, stored))
     }
 
     /// The number of the newest version of document `id`, as the actor reads it; `None` when

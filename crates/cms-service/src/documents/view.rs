@@ -28,8 +28,18 @@ impl Perspective {
 }
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Meta {
     pub revision: i64,
+    /// The locale the document is shown in (`*`: every locale); present when its type has
+    /// localized fields or the request named a locale.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
+    /// Field path → the locale actually served, for the values of the copy read (draft, or
+    /// published with `perspective=published`) taken from a fallback locale.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<std::collections::BTreeMap<String, String>>)]
+    pub fallback_locales: Option<cms_core::schema::FallbackLocales>,
 }
 
 /// A document. `publishedData` and `publishedHash` are absent (not null) while draft-only.
@@ -71,6 +81,8 @@ impl From<DocumentRecord> for DocumentView {
             published_at: r.published_at.map(Into::into),
             meta: Meta {
                 revision: r.revision,
+                locale: None,
+                fallback_locales: None,
             },
             created_by: r.created_by,
             updated_by: r.updated_by,

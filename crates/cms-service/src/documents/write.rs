@@ -9,8 +9,9 @@ use cms_store::{Json, Tx};
 use serde_json::Value;
 
 use super::access::Gate;
+use super::localization::Localization;
 use super::records::{DRAFT, PUBLISHED, first_versions, published_event, version_record};
-use super::{DocumentService, DocumentView, NewDocument, Validation};
+use super::{DocumentService, DocumentView, NewDocument, Perspective, Validation};
 use crate::actor::Actor;
 use crate::error::{Error, Result};
 use crate::events::NewEvent;
@@ -21,6 +22,9 @@ pub struct DraftUpdate {
     pub data: Value,
     pub publish: bool,
     pub expected_revision: Option<i64>,
+    /// The locale `data`'s localized values are in: a tag (the other locales' values are
+    /// kept), `*` (values keyed by locale, taken whole), `None` for the default locale.
+    pub locale: Option<String>,
 }
 
 impl DocumentService<'_> {
@@ -53,8 +57,12 @@ impl DocumentService<'_> {
         let now = self.inner.clock.now();
         let by = Some(actor.user.id.as_str());
         let publish = input.publish;
+        let localization = self
+            .localization(&org, &input.doc_type, input.locale.as_deref())
+            .await?;
         // Built before taking the (on SQLite, single) writer, which then only waits on I/O.
-        let (record, schema_issues) = self.prepare_new(&gate, &org, input, by, now)?;
+        let (record, schema_issues) =
+            self.prepare_new(&gate, &org, input, &localization, by, now)?;
         let events = events(&record.id);
         for event in &events {
             self.inner.event_types.check(self.schemas(), event)?;
@@ -97,7 +105,7 @@ impl DocumentService<'_> {
             tx.append_event(&event).await?;
         }
         tx.commit().await?;
-        Ok((gate.stripped(record), validation))
+        Ok((self.shown(&gate, &localization, record), validation))
     }
 
     /// Replaces the draft (the revision grows by one), optionally publishing it; with what
@@ -115,14 +123,18 @@ impl DocumentService<'_> {
             actor.require(CoreCapability::DocumentPublish)?;
         }
         let gate = self.gate(actor);
-        let (read, validation) = {
+        let (read, validation, localization) = {
             let mut tx = self.inner.store.read_for(&org).await?;
             let current = self.owned(&mut *tx, &org, id).await?;
-            let data = self.checked_draft(&gate, &current, &input)?;
+            let localized = self.schemas().is_localized_type(&current.doc_type);
+            let localization = self
+                .localization_in(&mut *tx, &org, localized, input.locale.as_deref())
+                .await?;
+            let data = self.checked_draft(&gate, &current, &input, &localization)?;
             let validation = self
                 .validation(&mut *tx, &org, &current.doc_type, &data, Some(id))
                 .await?;
-            ((current, data), validation)
+            ((current, data), validation, localization)
         };
         if input.publish && !validation.is_valid {
             return Err(Error::invalid(validation.errors));
@@ -138,7 +150,7 @@ impl DocumentService<'_> {
             (read.1, validation)
         } else {
             // Another write landed since the read: judge what is stored now.
-            let data = self.checked_draft(&gate, &current, &input)?;
+            let data = self.checked_draft(&gate, &current, &input, &localization)?;
             let validation = self
                 .validation(&mut *tx, &org, &current.doc_type, &data, Some(id))
                 .await?;
@@ -154,24 +166,31 @@ impl DocumentService<'_> {
         }
         let stored = self.owned(&mut *tx, &org, id).await?;
         tx.commit().await?;
-        Ok((gate.stripped(stored), validation))
+        Ok((self.shown(&gate, &localization, stored), validation))
     }
 
-    /// The draft `input` would save over `current`: the access rules for updating (and
+    /// The draft `input` would save over `current`: its localized values merged into the
+    /// other locales' (see [`Localization::stored`]), the access rules for updating (and
     /// publishing), the structure and the expected revision checked, unwritable fields kept.
     fn checked_draft(
         &self,
         gate: &Gate<'_>,
         current: &DocumentRecord,
         input: &DraftUpdate,
+        localization: &Localization,
     ) -> Result<Value> {
         gate.check(Operation::Update, current)?;
         if input.publish {
             gate.check(Operation::Publish, current)?;
         }
-        self.check_structure(&current.doc_type, &input.data)?;
+        let mut data = localization.stored(
+            self.schemas(),
+            &current.doc_type,
+            Some(&current.draft_data.0),
+            input.data.clone(),
+        );
+        self.check_structure(&current.doc_type, &data)?;
         check_revision(input.expected_revision, current.revision)?;
-        let mut data = input.data.clone();
         gate.keep_unwritable(&current.doc_type, &mut data, Some(&current.draft_data.0));
         Ok(data)
     }
@@ -216,8 +235,9 @@ impl DocumentService<'_> {
         let Some(stored) = published else {
             return Err(Error::invalid(validation.errors));
         };
+        let localization = self.default_localization(&mut *tx, &org, &stored).await?;
         tx.commit().await?;
-        Ok(gate.stripped(stored))
+        Ok(self.shown(&gate, &localization, stored))
     }
 
     /// Drops the published copy. Unpublishing a draft-only document changes nothing.
@@ -239,8 +259,33 @@ impl DocumentService<'_> {
         self.clear_published(&mut *tx, &current, Some(&actor.user.id), now)
             .await?;
         let stored = self.owned(&mut *tx, &org, id).await?;
+        let localization = self.default_localization(&mut *tx, &org, &stored).await?;
         tx.commit().await?;
-        Ok(gate.stripped(stored))
+        Ok(self.shown(&gate, &localization, stored))
+    }
+
+    /// A written document as its writer sees it: stripped of what they may not read, in the
+    /// request's locale.
+    pub(super) fn shown(
+        &self,
+        gate: &Gate<'_>,
+        localization: &Localization,
+        record: DocumentRecord,
+    ) -> DocumentView {
+        let mut view = gate.stripped(record);
+        localization.show(self.schemas(), &mut view, Perspective::Draft);
+        view
+    }
+
+    /// The localization of a request that names no locale, about `record`.
+    pub(super) async fn default_localization(
+        &self,
+        tx: &mut dyn Tx,
+        org: &str,
+        record: &DocumentRecord,
+    ) -> Result<Localization> {
+        let localized = self.schemas().is_localized_type(&record.doc_type);
+        self.localization_in(tx, org, localized, None).await
     }
 
     /// A document the actor's organization owns (writes never reach children); 404 otherwise.

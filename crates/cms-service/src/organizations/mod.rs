@@ -44,6 +44,9 @@ pub struct Organization {
     pub metadata: Value,
     /// The parent organization; `null` for a top-level one.
     pub parent_id: Option<String>,
+    /// The locales the organization narrows the instance's to (CONTRACT.md section 17);
+    /// `null` for all of them.
+    pub locales: Option<Vec<String>>,
     /// The caller's role there; `null` for an instance administrator who is not a member.
     pub role: Option<String>,
     pub created_at: Timestamp,
@@ -57,6 +60,7 @@ impl Organization {
             slug: r.slug,
             metadata: r.metadata.0,
             parent_id: r.parent_id,
+            locales: r.locales.map(|l| l.0),
             role,
             created_at: r.created_at.into(),
         }
@@ -80,6 +84,9 @@ pub struct OrganizationUpdate {
     pub slug: Option<String>,
     /// Replaces the stored metadata as a whole.
     pub metadata: Option<Value>,
+    /// `Some(Some(tags))` narrows the instance's locales to `tags` (the default among them);
+    /// `Some(None)` goes back to every locale.
+    pub locales: Option<Option<Vec<String>>>,
 }
 
 pub struct OrganizationService<'a> {
@@ -140,6 +147,7 @@ impl<'a> OrganizationService<'a> {
             slug,
             metadata: Json(metadata),
             parent_id,
+            locales: None,
             created_at: now.millis(),
             updated_at: now.millis(),
         };
@@ -243,19 +251,29 @@ impl<'a> OrganizationService<'a> {
         if !standing.grant.capabilities.has(CoreCapability::OrgSettings) {
             return Err(Error::Forbidden);
         }
-        if input.name.is_none() && input.slug.is_none() && input.metadata.is_none() {
+        if input.name.is_none()
+            && input.slug.is_none()
+            && input.metadata.is_none()
+            && input.locales.is_none()
+        {
             return Err(Error::bad_request(
-                "send at least one of `name`, `slug`, `metadata`",
+                "send at least one of `name`, `slug`, `metadata`, `locales`",
             ));
         }
         let mut issues = Issues::new();
         let name = check_name(&mut issues, input.name.as_deref(), false);
         let slug = check_slug(&mut issues, input.slug.as_deref(), false);
         let metadata = input.metadata.and_then(|m| check_metadata(&mut issues, m));
+        let locales = input
+            .locales
+            .map(|l| check_locales(&mut issues, self.inner.schemas.locales(), l));
         issues.finish(()).map_err(Error::invalid)?;
         org.name = name.unwrap_or(org.name);
         org.slug = slug.unwrap_or(org.slug);
         org.metadata = metadata.map(Json).unwrap_or(org.metadata);
+        if let Some(locales) = locales {
+            org.locales = locales.map(Json);
+        }
         org.updated_at = now.millis();
         tx.update_organization(&org)
             .await
@@ -465,6 +483,28 @@ fn check_slug(issues: &mut Issues, raw: Option<&str>, required: bool) -> Option<
     }
 }
 
+/// An organization's choice of locales, spelled as configured; `None` keeps them all.
+fn check_locales(
+    issues: &mut Issues,
+    instance: &cms_core::Locales,
+    chosen: Option<Vec<String>>,
+) -> Option<Vec<String>> {
+    let tags = chosen?;
+    match instance.narrowed(&tags) {
+        Ok(narrowed) => Some(
+            narrowed
+                .available()
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+        ),
+        Err(message) => {
+            issues.add("locales", "locale", message);
+            None
+        }
+    }
+}
+
 fn check_metadata(issues: &mut Issues, value: Value) -> Option<Value> {
     if !value.is_object() {
         issues.add("metadata", "type", "metadata is a JSON object");
@@ -500,6 +540,7 @@ pub(crate) async fn create_with_owner(
         slug: slug.to_string(),
         metadata: Json(json_object()),
         parent_id: None,
+        locales: None,
         created_at: now.millis(),
         updated_at: now.millis(),
     };

@@ -26,6 +26,7 @@ fn org(id: &str) -> OrganizationRecord {
         slug: id.into(),
         metadata: Json(json!({})),
         parent_id: None,
+        locales: None,
         created_at: 1,
         updated_at: 1,
     }

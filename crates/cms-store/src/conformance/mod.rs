@@ -52,6 +52,7 @@ fn org(id: &str, slug: &str) -> OrganizationRecord {
         slug: slug.into(),
         metadata: Json(json!({"plan": "pro"})),
         parent_id: None,
+        locales: None,
         created_at: 1,
         updated_at: 1,
     }
@@ -106,6 +107,7 @@ pub(crate) async fn with_two_organizations(store: &std::sync::Arc<dyn crate::Sto
     tx.insert_organization(&org("o1", "acme")).await.unwrap();
     let child = OrganizationRecord {
         parent_id: Some("o1".into()),
+        locales: None,
         ..org("o2", "other")
     };
     tx.insert_organization(&child).await.unwrap();

@@ -17,6 +17,7 @@ async fn organizations_members_and_roles(url: String) {
     tx.insert_organization(&org("o1", "acme")).await.unwrap();
     let child = OrganizationRecord {
         parent_id: Some("o1".into()),
+        locales: None,
         ..org("c1", "acme-child")
     };
     tx.insert_organization(&child).await.unwrap();

@@ -41,6 +41,7 @@ fn org(id: &str, parent: Option<&str>) -> OrganizationRecord {
         slug: id.into(),
         metadata: Json(json!({})),
         parent_id: parent.map(String::from),
+        locales: None,
         created_at: 1,
         updated_at: 1,
     }

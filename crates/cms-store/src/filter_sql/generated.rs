@@ -4,7 +4,7 @@
 use cms_core::FieldKind;
 
 use super::DataColumn;
-use super::target::{JsonType, Target, is_identifier};
+use super::target::{JsonType, Target, is_path_segment};
 use crate::Dialect;
 
 /// The generated columns that exist on PostgreSQL's `documents` (by name): filled by the store
@@ -111,7 +111,7 @@ pub fn generated_column(
         && doc_type
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !type_ok || segments.is_empty() || !segments.iter().all(|s| is_identifier(s)) {
+    if !type_ok || segments.is_empty() || !segments.iter().all(|s| is_path_segment(s)) {
         return None;
     }
     let target = Target::new(Dialect::Postgres, data.name(), segments, kind);

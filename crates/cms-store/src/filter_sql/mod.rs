@@ -41,7 +41,7 @@ use cms_core::filter::Filter;
 
 use crate::Dialect;
 use condition::Compiler;
-use target::{JsonType, Target, is_identifier};
+use target::{JsonType, Target, is_path_segment};
 
 pub use bind::Bind;
 pub use generated::{Generated, GeneratedColumn, GeneratedColumns, generated_column};
@@ -116,7 +116,7 @@ pub fn index_expressions(
     dialect: Dialect,
     column: DataColumn,
 ) -> Option<Vec<String>> {
-    if segments.is_empty() || !segments.iter().all(|s| is_identifier(s)) {
+    if segments.is_empty() || !segments.iter().all(|s| is_path_segment(s)) {
         return None;
     }
     let target = Target::new(dialect, column.name(), segments, kind);

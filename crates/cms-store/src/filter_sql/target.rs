@@ -35,7 +35,7 @@ impl Target {
             FieldKind::Reference => segments.push("_ref".into()),
             _ => {}
         }
-        debug_assert!(segments.iter().all(|s| is_identifier(s)));
+        debug_assert!(segments.iter().all(|s| is_path_segment(s)));
         Target {
             dialect,
             column,
@@ -135,7 +135,13 @@ impl Target {
     }
 }
 
-pub(super) fn is_identifier(segment: &str) -> bool {
+/// A declared name, or a locale tag after a localized field: neither holds a character with a
+/// meaning in SQL text or in either engine's JSON path (no quote, dot, comma, brace, bracket).
+pub(super) fn is_path_segment(segment: &str) -> bool {
+    is_identifier(segment) || cms_core::LocaleTag::parse(segment).is_some()
+}
+
+fn is_identifier(segment: &str) -> bool {
     let mut bytes = segment.bytes();
     matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
