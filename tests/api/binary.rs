@@ -23,12 +23,18 @@ impl Drop for Server {
 /// Starts `cms serve` in `dir` with no configuration but the port, and waits until /healthz
 /// answers 200.
 async fn start(dir: &Path) -> Server {
+    start_with(dir, &[]).await
+}
+
+/// [`start`] with environment variables of the README's own examples.
+async fn start_with(dir: &Path, env: &[(&str, &str)]) -> Server {
     let port = crate::support::free_port();
     let child = Command::new(env!("CARGO_BIN_EXE_cms"))
         .args(["serve", "--port", &port.to_string()])
         .current_dir(dir)
         .env_remove("CMS_DATABASE_URL")
         .env_remove("CMS_CONFIG")
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -68,13 +74,63 @@ fn readme_block(readme: &str, name: &str) -> String {
 }
 
 fn readme_script() -> String {
+    readme_blocks(BLOCKS)
+}
+
+fn readme_blocks(blocks: &[&str]) -> String {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    BLOCKS
+    blocks
         .iter()
         .map(|name| readme_block(&readme, name))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The README's two-language example, after the blocks it continues, on a server started
+/// as it says (`CMS_LOCALES_AVAILABLE=en,de`).
+#[tokio::test]
+async fn the_readme_two_language_example_works() {
+    let dir = std::env::temp_dir().join(format!("cms-bin-{}", uuid::Uuid::now_v7().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = start_with(&dir, &[("CMS_LOCALES_AVAILABLE", "en,de")]).await;
+    let script = readme_blocks(&["quickstart", "documents", "locales"])
+        .replace("127.0.0.1:3000", &format!("127.0.0.1:{}", server.port));
+    let out = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", &script])
+        .current_dir(&dir)
+        .output()
+        .expect("bash runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "README locales example failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every command prints JSON"))
+        .collect();
+    // ... the quickstart's and documents' five, then the German save, its published read,
+    // every locale, and the locales.
+    assert_eq!(lines.len(), 9, "{stdout}");
+    assert_eq!(
+        lines[6]["data"]["publishedData"]["title"], "Willkommen",
+        "{stdout}"
+    );
+    assert_eq!(lines[6]["data"]["_meta"]["locale"], "de", "{stdout}");
+    assert_eq!(
+        lines[7]["data"]["draftData"]["title"],
+        serde_json::json!({"en": "Welcome", "de": "Willkommen"}),
+        "{stdout}"
+    );
+    assert_eq!(
+        lines[8]["data"]["available"],
+        serde_json::json!(["en", "de"]),
+        "{stdout}"
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]

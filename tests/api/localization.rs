@@ -34,7 +34,17 @@ fn schemas() -> Vec<cms::core::schema::Schema> {
 
 /// An instance with `en` (default), `de`, `de-AT` (falling back to `de`) and `fr`.
 async fn start(url: &str) -> (TestApp, Session) {
+    start_with(config_for(url)).await
+}
+
+/// [`start`], where anyone may sign up (a second person joins).
+async fn start_open(url: &str) -> (TestApp, Session) {
     let mut config = config_for(url);
+    config.auth.invite_only = false;
+    start_with(config).await
+}
+
+async fn start_with(mut config: cms::Config) -> (TestApp, Session) {
     config.locales.available = ["en", "de", "de-AT", "fr"].map(String::from).to_vec();
     config.locales.fallbacks = BTreeMap::from([("de-AT".to_owned(), "de".to_owned())]);
     let app = TestApp::custom(config, |b| b.schemas(schemas())).await;
@@ -475,7 +485,7 @@ async fn where_and_sort_read_the_requested_locale(url: String) {
 }
 
 async fn field_access_applies_in_every_locale(url: String) {
-    let (app, ada) = start(&url).await;
+    let (app, ada) = start_open(&url).await;
     let org = app.active_organization(&ada).await;
     let bob = app.sign_up("Bob", "bob@example.com").await;
     app.join(&bob, &org, "editor").await;

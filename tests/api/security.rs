@@ -17,6 +17,10 @@ use jobs::{
     job_powers_beyond_the_organization_need_a_super_admin_session,
     super_admin_key_stays_inside_its_organization,
 };
+mod locales;
+use locales::{
+    localized_hidden_field_stays_hidden_in_every_locale, organization_locales_need_org_settings,
+};
 mod people;
 use people::*;
 
@@ -120,7 +124,9 @@ fn schemas() -> Vec<cms::core::schema::Schema> {
             { "name": "locked", "type": "string", "access": { "update": ["admin"] } },
             { "name": "rank", "type": "number", "indexed": true },
             { "name": "ref", "type": "reference", "to": ["note"] },
-            { "name": "cover", "type": "image" }
+            { "name": "cover", "type": "image" },
+            { "name": "motto", "type": "string", "localized": true,
+              "access": { "read": ["admin"], "update": ["admin"] } }
         ] }
     ]))
     .unwrap()
@@ -209,6 +215,7 @@ async fn fixture(url: &str) -> Fx {
     config.auth.invite_only = false;
     config.assets.max_upload_bytes = MAX_UPLOAD as u64;
     config.server.max_json_bytes = MAX_JSON;
+    config.locales.available = vec!["en".into(), "de".into()];
     let model = crate::agent::Model::puppet().await;
     config.agent.base_url = Some(model.base_url.clone());
     config.agent.model = Some("puppet".into());
@@ -559,6 +566,13 @@ fn rows() -> Vec<Row> {
         row!("20 hardening", form_flood_from_one_address_is_429,
             "31 POST /api/forms/{id}/submissions in a minute from one address"
             => "the 31st is 429 Too Many Requests with Retry-After; another address is not held"),
+        // 21. Localization (issue 26, CONTRACT.md section 17). Last: it adds a note.
+        row!("21 localization", localized_hidden_field_stays_hidden_in_every_locale,
+            "editor: read a note whose admin-only localized motto has en and de values with locale=en|de|*, list, by-ids, where motto in each locale; PUT motto with locale=de and *"
+            => "no motto value anywhere, total 0 (the admin's filter finds 1), stored values unchanged"),
+        row!("21 localization", organization_locales_need_org_settings,
+            "editor session, read key, outsider admin: PATCH /api/organizations/{parent} {locales}; GET /api/locales signed out"
+            => "403 {error}; 403; 404; 401"),
     ]
 }
 

@@ -250,14 +250,32 @@ impl Schemas {
                 if !locales.is_empty() {
                     out.insert(field.name.clone(), Value::Object(locales));
                 }
-            } else if let Some(value) = new {
+            } else if let Some(value) = new.filter(|v| !v.is_null()) {
                 out.insert(
                     field.name.clone(),
                     self.write_value(&field.ty, old, value, tag),
                 );
+            } else if let Some(kept) = old.and_then(|old| self.other_locales(&field.ty, old, tag)) {
+                // An object left out of a write in one locale still holds the other locales'
+                // values of its localized fields: they are not this write's to remove.
+                out.insert(field.name.clone(), kept);
+            } else if let Some(value) = new {
+                out.insert(field.name.clone(), value.clone());
             }
         }
         out
+    }
+
+    /// What remains of a stored object value (inline or named) when a write in `tag` leaves
+    /// it out: its localized fields' other locales, if any. Arrays are shared structure: an
+    /// array left out is removed in every locale, as any structural edit is.
+    fn other_locales(&self, ty: &FieldType, old: &Value, tag: &LocaleTag) -> Option<Value> {
+        let fields = self.children(ty)?;
+        if !self.type_holds_localized(ty) {
+            return None;
+        }
+        let kept = self.write_object(fields, old.as_object(), &Map::new(), tag);
+        (!kept.is_empty()).then_some(Value::Object(kept))
     }
 
     /// A stored localized value's locales, a value saved before localization counting as the

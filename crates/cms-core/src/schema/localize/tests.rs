@@ -143,10 +143,12 @@ fn a_write_in_one_locale_keeps_the_others() {
             ]
         })
     );
-    // Leaving a localized field out removes that locale's value only.
-    let removed = s.write_locale("page", Some(&written), &json!({"views": 4}), &tag("fr"));
-    assert_eq!(removed["title"], json!({"en": "Hello", "de": "Hallo"}));
-    assert_eq!(removed.get("seo"), None);
+    // Leaving a localized field out removes that locale's value only; an object left out
+    // keeps the other locales of its localized fields, and arrays are shared structure.
+    let removed = s.write_locale("page", Some(&written), &json!({"views": 4}), &tag("de"));
+    assert_eq!(removed["title"], json!({"en": "Hello", "fr": "Bonjour"}));
+    assert_eq!(removed["seo"], json!({"title": {"en": "Hi"}}));
+    assert_eq!(removed.get("blocks"), None);
 }
 
 #[test]
