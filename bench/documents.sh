@@ -5,7 +5,10 @@
 #   2. GET one document by id with an API key;
 #   3. a where + sort + page-of-20 query over the seeded posts on an indexed field, once with a
 #      bound half the posts pass on average and once with a narrow range (~1% of the posts).
-# Usage: [POSTS=100000] [KEEP=1] [CMS_BIN=path] bench/documents.sh [seconds-per-phase] [sqlite|postgres|both]
+#   4. GET one `page` by id: the demo type with localized fields (issue 26), read in the default
+#      locale; with LOCALES=en,de the instance offers both (CMS_LOCALES_AVAILABLE) and the page
+#      is read with locale=de, every value served from the English fallback.
+# Usage: [POSTS=100000] [KEEP=1] [CMS_BIN=path] [LOCALES=en,de] bench/documents.sh [seconds-per-phase] [sqlite|postgres|both]
 # CMS_BIN: measure that binary instead of building this tree's (another build, side by side).
 # POSTS: after the measured create phase, keep creating (unmeasured) until this many posts exist,
 # so the reads run over a dataset of that size. On PostgreSQL the table is then analyzed (what
@@ -75,7 +78,7 @@ run_engine() {
   esac
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   base=http://127.0.0.1:$port
-  (cd "$work" && RUST_LOG=warn CMS_DATABASE_URL=$url exec "$bin" serve --port "$port") & pid=$!
+  (cd "$work" && RUST_LOG=warn CMS_DATABASE_URL=$url CMS_LOCALES_AVAILABLE=${LOCALES:-en} exec "$bin" serve --port "$port") & pid=$!
   trap "kill $pid 2>/dev/null || true; rm -rf '$scripts'" EXIT
   until curl -sf "$base/healthz" >/dev/null 2>&1; do sleep 0.01; done
   local json='content-type: application/json'
@@ -106,6 +109,13 @@ run_engine() {
   fi
   wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" "$base/api/documents/$id" \
     | report "GET /api/documents/{id} (x-api-key)"
+  local page locale
+  page=$(curl -sf -H "$json" -H "x-api-key: $key" -d '{"type":"page","publish":true,"data":{"title":"Bench page","body":[{"_type":"block","_key":"a","children":[{"_type":"span","text":"Hello"}]}]}}' \
+    "$base/api/documents" | sed -E 's/.*"data":\{"id":"([^"]+)".*/\1/')
+  locale=""
+  [ -n "${LOCALES:-}" ] && locale="?locale=${LOCALES##*,}"
+  wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" "$base/api/documents/$page$locale" \
+    | report "GET /api/documents/{page id}$locale"
   wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" -s "$scripts/query.lua" "$base/api/documents/query" \
     | report "POST /api/documents/query (where+sort, 20)"
   wrk -t1 -c1 -d"${secs}s" --latency -H "x-api-key: $key" -s "$scripts/query.lua" "$base/api/documents/query" \

@@ -23,6 +23,7 @@ fn schemas() -> Vec<cms::core::schema::Schema> {
             { "name": "title", "type": "string", "localized": true, "required": true },
             { "name": "rank", "type": "number", "localized": true, "indexed": true },
             { "name": "views", "type": "number" },
+            { "name": "slug", "type": "slug", "localized": true },
             { "name": "seo", "type": "seo" },
             { "name": "note", "type": "string", "localized": true,
               "access": { "read": ["owner"], "update": ["owner"] } }
@@ -636,7 +637,42 @@ async fn the_default_configuration_has_one_locale(url: String) {
     app.stop().await;
 }
 
+async fn localized_slugs_are_unique_per_locale(url: String) {
+    let (app, ada) = start(&url).await;
+    let publish = |locale: &str, title: &str, slug: &str| {
+        json!({"type": "article", "locale": locale, "publish": true,
+               "data": {"title": title, "slug": {"current": slug}}})
+    };
+    send(&app, &ada, Method::POST, DOCS, publish("en", "About", "about")).await;
+    // The same slug in another locale is another page's address: allowed.
+    let res = app
+        .post(DOCS, json!({"type": "article", "data": {"title": "Other"}}))
+        .cookie(&ada)
+        .send()
+        .await;
+    let other = res.body["data"]["id"].as_str().unwrap().to_owned();
+    send(
+        &app,
+        &ada,
+        Method::PUT,
+        &format!("{DOCS}/{other}?locale=de"),
+        json!({"publish": true, "data": {"title": "Andere", "slug": {"current": "about"}}}),
+    )
+    .await;
+    // The same slug in the same locale is refused, naming the locale.
+    let res = app
+        .post(DOCS, publish("en", "Again", "about"))
+        .cookie(&ada)
+        .send()
+        .await;
+    res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
+    assert_eq!(res.body["issues"][0]["path"], "slug.en", "{}", res.body);
+    assert_eq!(res.body["issues"][0]["code"], "unique", "{}", res.body);
+    app.stop().await;
+}
+
 cms_store::both_engines!(
+    localized_slugs_are_unique_per_locale,
     reads_follow_the_fallback_chain,
     every_locale_round_trips_and_a_write_keeps_the_others,
     publishing_and_versions_keep_every_locale,

@@ -49,6 +49,8 @@ static FILES: &[Asset] = files![
     JS "js/blocks.js",
     JS "js/portable-text.js",
     JS "js/history.js",
+    JS "js/locale.js",
+    JS "js/document-locale.js",
     JS "js/pages/assets.js",
     JS "js/asset-picker.js",
     JS "js/pages/settings.js",

@@ -54,7 +54,7 @@ async fn fetch(app: &TestApp, who: &Session, id: &str) -> (StatusCode, Value) {
 }
 
 /// The id of the document the page shows, once it has been created (the URL loses `/new`).
-async fn saved_id(ui: &Ui, doc_type: &str) -> String {
+pub(super) async fn saved_id(ui: &Ui, doc_type: &str) -> String {
     let prefix = format!("/admin/documents/{doc_type}/");
     for _ in 0..400 {
         let url = ui.client().current_url().await.unwrap();
@@ -79,7 +79,7 @@ async fn value_of(ui: &Ui, label: &str) -> String {
 }
 
 /// Waits until the control labelled `label` holds `expected`.
-async fn see_value(ui: &Ui, label: &str, expected: &str) {
+pub(super) async fn see_value(ui: &Ui, label: &str, expected: &str) {
     for _ in 0..400 {
         if value_of(ui, label).await == expected {
             return;

@@ -11,6 +11,7 @@ mod assistant;
 mod auth;
 mod documents;
 mod journey;
+mod localization;
 mod pages;
 mod rich_text;
 mod settings;

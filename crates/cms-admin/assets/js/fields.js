@@ -72,7 +72,7 @@ export function createFields(fields, options) {
     const editor = editorFor(f, { ...options, readOnly: options.readOnly || access.readOnly, siblings, label: labelOf(f) });
     editor.el.dataset.field = f.name;
     editors.set(f.name, editor);
-    el.append(editor.el);
+    el.append(f.localized ? localizedPair(editor) : editor.el);
   }
   return {
     el,
@@ -105,6 +105,22 @@ export function createFields(fields, options) {
   };
 }
 
+// A localized field (one value per locale, CONTRACT.md section 17) says so beside its label,
+// and has a place beside it where the edit page shows the value of another locale (the
+// side-by-side view, js/document-locale.js). The tag sits after the label, not in it: the
+// label stays the field's name for assistive technology and for finding the control by it.
+function localizedPair(editor) {
+  const tag = h("span", { class: "badge localized-badge", title: "This field has a value per locale", text: "localized" });
+  const heading = editor.el.querySelector(":scope > label, :scope > legend");
+  if (heading?.tagName === "LEGEND") heading.append(" ", tag);
+  else if (heading) {
+    heading.classList.add("tagged");
+    heading.after(tag);
+  }
+  editor.el.classList.add("localized");
+  return h("div", { class: "localized-pair" }, editor.el, h("div", { class: "locale-reference", hidden: true, "aria-live": "polite" }));
+}
+
 // The form of a document type: the fields, the data they hold, messages at paths.
 export function createForm(schema, ctx, { readOnly } = {}) {
   const fields = createFields(schema.fields, { ctx, readOnly });
@@ -113,6 +129,8 @@ export function createForm(schema, ctx, { readOnly } = {}) {
     el: h("div", { class: "document-form" }, fields.el),
     value: () => fields.get(),
     setValue: (value) => fields.set(value),
+    // The wrapper of the field at `path` ("seo.description", "items[0].label"), or null.
+    locate: (path) => fields.locate(parsePath(path)),
     // Shows each issue at its field; returns the first wrapper that got one (to focus it).
     // Issues with no field on the form (hidden or unknown) are returned in `unplaced`.
     showIssues(issues, kind = "error") {

@@ -9,7 +9,9 @@ import { labelOf } from "./fields.js";
 const PAGE = 20;
 
 // options: { documentId, schema, current() -> document, canRestore, onRestored(doc),
-//            onConflict(error) -> handles a 409 }
+//            onConflict(error) -> handles a 409, compareDraft() -> the draft data versions
+//            are compared with, when it is not the current document's (localized types: the
+//            draft in every locale, as versions store it) }
 export function createHistory(options) {
   const list = h("ol", { class: "versions" });
   const detail = h("div", { class: "version-detail", "aria-live": "polite" });
@@ -63,7 +65,14 @@ export function createHistory(options) {
         return notify(error.message, "error");
       }
     }
-    const draft = options.current()?.draftData || {};
+    let draft = options.current()?.draftData || {};
+    if (options.compareDraft) {
+      try {
+        draft = (await options.compareDraft()) || {};
+      } catch (error) {
+        return notify(error.message, "error");
+      }
+    }
     const rows = diff(full.data || {}, draft, options.schema);
     render(
       detail,
@@ -78,7 +87,7 @@ export function createHistory(options) {
     try {
       const restored = await data(post(`/api/documents/${seg(options.documentId)}/versions/${seg(version.versionNumber)}/restore`, { expectedRevision: doc._meta?.revision }));
       notify(`Version ${version.versionNumber} restored into the draft.`, "success");
-      options.onRestored(restored);
+      await options.onRestored(restored);
       await load(true);
     } catch (error) {
       if (error.status === 409 && options.onConflict) return options.onConflict(error);

@@ -76,7 +76,7 @@ impl DocumentService<'_> {
             references::existing(&mut *tx, &orgs, TargetKind::Document, documents).await?;
         let found_assets = references::existing(&mut *tx, &orgs, TargetKind::Asset, assets).await?;
         // (type, field, slug) published earlier in this import.
-        let mut slugs: HashSet<(String, String, String)> = HashSet::new();
+        let mut slugs: HashSet<(String, super::slugs::SlugValue)> = HashSet::new();
         let mut rows = Vec::with_capacity(prepared.len());
         let mut validations = Vec::with_capacity(prepared.len());
         for (i, (record, publish, mut errors)) in prepared.into_iter().enumerate() {
@@ -95,10 +95,10 @@ impl DocumentService<'_> {
                     .await?,
             );
             let own_slugs = self.slug_values(doc_type, data);
-            for (field, slug) in &own_slugs {
-                let key = (doc_type.clone(), field.clone(), slug.clone());
-                if slugs.contains(&key) && !errors.iter().any(|e| &e.path == field) {
-                    errors.push(slug_taken(field, slug));
+            for slug in &own_slugs {
+                let key = (doc_type.clone(), slug.clone());
+                if slugs.contains(&key) && !errors.iter().any(|e| e.path == slug.path()) {
+                    errors.push(slug_taken(&slug.path(), &slug.current));
                 }
             }
             let validation = Validation {
@@ -112,7 +112,7 @@ impl DocumentService<'_> {
                 slugs.extend(
                     own_slugs
                         .into_iter()
-                        .map(|(field, slug)| (doc_type.clone(), field, slug)),
+                        .map(|slug| (doc_type.clone(), slug)),
                 );
             }
             known_documents.insert(record.id.clone());

@@ -1,7 +1,7 @@
 //! Published slugs are unique per type and organization (CONTRACT.md section 2), checked in
 //! the unit of work that publishes them, with the slug held until that unit ends.
 
-use cms_core::Issue;
+use cms_core::{Issue, LocaleTag};
 use cms_core::filter;
 use cms_core::schema::FieldType;
 use cms_store::Tx;
@@ -33,15 +33,20 @@ impl DocumentService<'_> {
         let slugs = self.slug_values(doc_type, data);
         let mut keys: Vec<String> = slugs
             .iter()
-            .map(|(field, current)| slug_key(&orgs[0], doc_type, field, current))
+            .map(|slug| slug_key(&orgs[0], doc_type, &slug.path(), &slug.current))
             .collect();
         keys.sort();
         for key in &keys {
             tx.hold_until_end(key).await?;
         }
         let mut issues = Vec::new();
-        for (field, current) in slugs {
-            let filter = filter::parse(&json!({ field.as_str(): { "equals": current } }), &fields);
+        for slug in slugs {
+            let fields = match &slug.locale {
+                Some(tag) => fields.in_locale(tag),
+                None => fields,
+            };
+            let clause = json!({ slug.field.as_str(): { "equals": slug.current } });
+            let filter = filter::parse(&clause, &fields);
             let spec = ListSpec {
                 organizations: orgs,
                 doc_type,
@@ -54,30 +59,68 @@ impl DocumentService<'_> {
             };
             let (same, _) = tx.list_documents(&spec).await?;
             if same.iter().any(|d| Some(d.id.as_str()) != except) {
-                issues.push(slug_taken(&field, &current));
+                issues.push(slug_taken(&slug.path(), &slug.current));
             }
         }
         Ok(issues)
     }
 
-    /// The non-empty top-level slugs of `data`: (field, `current`).
-    pub(super) fn slug_values(&self, doc_type: &str, data: &Value) -> Vec<(String, String)> {
+    /// The non-empty top-level slugs of `data`; a localized slug field gives one per locale
+    /// (unique per locale: `/de/ueber-uns` and `/en/about` are two pages' slugs, or one's).
+    pub(super) fn slug_values(&self, doc_type: &str, data: &Value) -> Vec<SlugValue> {
         let Some(schema) = self.schemas().get(doc_type) else {
             return Vec::new();
         };
-        schema
-            .fields
-            .iter()
-            .filter(|f| matches!(f.ty, FieldType::Slug { .. }))
-            .filter_map(|field| {
-                let current = data
-                    .get(&field.name)
-                    .and_then(|s| s.get("current"))
+        let mut out = Vec::new();
+        for field in &schema.fields {
+            if !matches!(field.ty, FieldType::Slug { .. }) {
+                continue;
+            }
+            let Some(value) = data.get(&field.name) else {
+                continue;
+            };
+            let locales = self.schemas().locales();
+            let values: Vec<(Option<LocaleTag>, &Value)> = match value.as_object() {
+                Some(keyed) if field.localized && !keyed.contains_key("current") => keyed
+                    .iter()
+                    .filter_map(|(tag, v)| Some((Some(locales.find(tag)?.clone()), v)))
+                    .collect(),
+                _ if field.localized => vec![(Some(locales.default_locale().clone()), value)],
+                _ => vec![(None, value)],
+            };
+            for (locale, value) in values {
+                if let Some(current) = value
+                    .get("current")
                     .and_then(Value::as_str)
-                    .filter(|c| !c.is_empty())?;
-                Some((field.name.clone(), current.to_string()))
-            })
-            .collect()
+                    .filter(|c| !c.is_empty())
+                {
+                    out.push(SlugValue {
+                        field: field.name.clone(),
+                        locale,
+                        current: current.to_string(),
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+/// One published slug value: its field, its locale when the field is localized, `current`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) struct SlugValue {
+    pub(super) field: String,
+    pub(super) locale: Option<LocaleTag>,
+    pub(super) current: String,
+}
+
+impl SlugValue {
+    /// Where an issue about it points: `slug`, or `slug.de` for a localized one.
+    pub(super) fn path(&self) -> String {
+        match &self.locale {
+            Some(tag) => format!("{}.{tag}", self.field),
+            None => self.field.clone(),
+        }
     }
 }
 

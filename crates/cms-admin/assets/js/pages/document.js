@@ -2,12 +2,14 @@
 // from its schema, the actions the caller may take (save, publish, unpublish, delete,
 // schedule, plugin actions), revision conflicts resolved by the person, and the history.
 
-import { get, post, put, del, data, seg, ApiError } from "../api.js";
+import { get, post, put, del, data, seg, query, ApiError } from "../api.js";
 import { h, render, banner, notify, dialog, confirm, setTitle, formatDate, failed, ready, field } from "../dom.js";
 import { createForm, documentTitle, focusField, FormError, toLocalInput } from "../fields.js";
 import { createHistory, stable } from "../history.js";
 import { openDocument } from "../workspace.js";
 import { mayDo } from "../shell.js";
+import { localesFor } from "../locale.js";
+import { DocumentLocales } from "../document-locale.js";
 
 export async function mount(main, ctx) {
   const type = ctx.params.type;
@@ -16,21 +18,24 @@ export async function mount(main, ctx) {
   const isNew = ctx.params.id === "new";
   let doc = null;
   let schedule = null;
+  let locales = null;
   try {
+    // A localized type opens in the locale the editor works in (js/locale.js).
+    locales = await localesFor(schema, ctx);
     if (!isNew) {
       [doc, schedule] = await Promise.all([
-        data(get(`/api/documents/${seg(ctx.params.id)}`)),
+        data(get(`/api/documents/${seg(ctx.params.id)}${query({ locale: locales?.current })}`)),
         mayDo(ctx, schema, "publish") ? data(get(`/api/documents/${seg(ctx.params.id)}/schedule`)).catch(() => null) : null,
       ]);
     }
   } catch (error) {
     return failed(main, error.status === 404 ? new Error("This document does not exist, or you may not see it.") : error);
   }
-  new Editor(main, ctx, schema, doc, schedule).draw();
+  new Editor(main, ctx, schema, doc, schedule, locales).draw();
 }
 
 class Editor {
-  constructor(main, ctx, schema, doc, schedule) {
+  constructor(main, ctx, schema, doc, schedule, locales) {
     this.main = main;
     this.ctx = ctx;
     this.schema = schema;
@@ -41,10 +46,39 @@ class Editor {
     this.form = createForm(schema, ctx, { readOnly: !this.editable });
     this.baseline = "";
     this.busy = false;
+    // Several locales to edit in: the switcher, fallback notes, the side-by-side view.
+    this.l10n = locales ? new DocumentLocales(locales, this) : null;
   }
 
   get id() {
     return this.doc?.id || null;
+  }
+
+  // The locale the form reads and writes; undefined (the default) for a type in one locale.
+  get locale() {
+    return this.l10n?.current;
+  }
+
+  // The API path of the document, read in the form's locale.
+  docPath(id = this.doc.id) {
+    return `/api/documents/${seg(id)}${query({ locale: this.locale })}`;
+  }
+
+  // `doc` as the form shows it: publish, unpublish and restore answer in the default locale,
+  // so a form in another locale reads the document again in its own.
+  async inLocale(doc) {
+    if (!this.l10n || !doc || doc._meta?.locale === this.locale) return doc;
+    return data(get(this.docPath(doc.id)));
+  }
+
+  // Reads the document again in the form's locale (after a locale switch).
+  async reload() {
+    try {
+      this.load(await data(get(this.docPath())));
+      this.drawActions();
+    } catch (error) {
+      banner(this.messages, error.message);
+    }
   }
 
   draw() {
@@ -57,11 +91,12 @@ class Editor {
     this.messages = h("div", { class: "document-messages" });
     const back = schema.singleton ? null : h("a", { href: `/admin/documents/${seg(schema.name)}`, class: "back", text: `← ${schema.title || schema.name}` });
     const formEl = h("form", { class: "document-editor", novalidate: true, on: { submit: (e) => (e.preventDefault(), this.saveFromButton()) } }, this.form.el);
+    this.formEl = formEl;
     formEl.addEventListener("input", () => this.markDirty());
     formEl.addEventListener("change", () => this.markDirty());
     this.history = this.doc ? this.historyPanel() : null;
     const readOnlyNote = this.editable ? null : h("p", { class: "muted read-only-note", text: "You may read this document but not change it." });
-    render(main, back, this.heading, h("div", { class: "document-status" }, this.meta, this.dirtyNote), readOnlyNote, this.actions, this.messages, this.scheduleBox, formEl, this.history?.el);
+    render(main, back, this.heading, h("div", { class: "document-status" }, this.meta, this.dirtyNote), readOnlyNote, this.actions, this.l10n?.bar(), this.messages, this.scheduleBox, formEl, this.history?.el);
     this.load(this.doc);
     this.drawActions();
     this.drawSchedule();
@@ -78,6 +113,7 @@ class Editor {
     this.baseline = this.snapshot();
     this.drawHeader();
     this.markDirty();
+    this.l10n?.loaded(doc);
   }
 
   snapshot() {
@@ -158,18 +194,22 @@ class Editor {
   }
 
   // Saves the form as a draft. Rejects with the ApiError of a refusal (conflicts included:
-  // callers decide how to resolve them).
+  // callers decide how to resolve them). In a locale, only that locale's values are written
+  // (the API keeps the others').
   async saveDraft({ expectedRevision } = {}) {
-    const body = this.formData();
+    const form = this.formData();
+    const body = this.l10n ? this.l10n.outgoing(form) : form;
+    const locale = this.locale;
     let saved;
     let validation = null;
     if (!this.doc) {
-      const res = await post("/api/documents", { type: this.schema.name, data: body });
+      const res = await post("/api/documents", { type: this.schema.name, data: body, locale });
       saved = res.data;
       validation = res.validation;
-      history.replaceState(null, "", `/admin/documents/${seg(this.schema.name)}/${seg(saved.id)}`);
+      const path = `/admin/documents/${seg(this.schema.name)}/${seg(saved.id)}`;
+      history.replaceState(null, "", this.l10n ? this.l10n.locales.href(path) : path);
     } else {
-      const res = await put(`/api/documents/${seg(this.doc.id)}`, { data: body, expectedRevision: expectedRevision ?? this.doc._meta?.revision });
+      const res = await put(`/api/documents/${seg(this.doc.id)}`, { data: body, expectedRevision: expectedRevision ?? this.doc._meta?.revision, locale });
       saved = res.data;
       validation = res.validation || null;
     }
@@ -246,7 +286,7 @@ class Editor {
     );
     if (choice === "reload") {
       try {
-        this.load(await data(get(`/api/documents/${seg(this.doc.id)}`)));
+        this.load(await data(get(this.docPath())));
         this.drawActions();
         this.history?.refresh();
         notify("Reloaded the current copy.", "success");
@@ -267,7 +307,7 @@ class Editor {
     try {
       if (!this.doc || (this.editable && (this.dirty || overwrite))) await this.saveDraft();
       const published = await data(post(`/api/documents/${seg(this.doc.id)}/publish`, { expectedRevision: this.doc._meta?.revision }));
-      this.load(published);
+      this.load(await this.inLocale(published));
       this.drawActions();
       this.history?.refresh();
       notify("Published.", "success");
@@ -278,7 +318,7 @@ class Editor {
 
   async unpublish() {
     try {
-      const doc = await data(del(`/api/documents/${seg(this.doc.id)}/publish`, { expectedRevision: this.doc._meta?.revision }));
+      const doc = await this.inLocale(await data(del(`/api/documents/${seg(this.doc.id)}/publish`, { expectedRevision: this.doc._meta?.revision })));
       // The form may hold unsaved work: keep it, only the header and actions change.
       const unsaved = this.dirty;
       const form = unsaved ? this.form.value() : null;
@@ -362,10 +402,12 @@ class Editor {
       schema: this.schema,
       current: () => this.doc,
       canRestore: this.editable,
-      onRestored: (doc) => {
-        this.load(doc);
+      onRestored: async (doc) => {
+        this.load(await this.inLocale(doc));
         this.drawActions();
       },
+      // Versions hold every locale: they are compared with the draft in every locale too.
+      compareDraft: this.l10n ? async () => (await data(get(`/api/documents/${seg(this.doc.id)}${query({ locale: "*" })}`)))?.draftData : null,
       onConflict: (error) => this.conflict(error, () => notify("Choose the version again to restore it.", "info")),
     });
   }

@@ -1,12 +1,15 @@
 // The list of one document type: a page of documents at a time, searched, filtered by status
 // and sorted, the state kept in the URL (?q=&status=&sort=&page=) so reload and back/forward
-// show the same list. A singleton type has no list: its one document opens directly.
+// show the same list. A singleton type has no list: its one document opens directly. A
+// localized type is listed in the locale the editor works in (?locale=, js/locale.js), each
+// row marked when some of its localized values are missing in that locale.
 
 import { get, post, seg, query } from "../api.js";
 import { h, render, field, setTitle, formatDate, failed, ready, debounce, banner } from "../dom.js";
 import { documentTitle, titleField, labelOf } from "../fields.js";
 import { statusBadge } from "./document.js";
 import { mayDo } from "../shell.js";
+import { localesFor, missingText } from "../locale.js";
 
 const PAGE_SIZE = 20;
 
@@ -15,7 +18,7 @@ export async function mount(main, ctx) {
   const schema = ctx.schema(type);
   if (!schema || schema.type !== "document") return failed(main, new Error(`There is no document type ${type}.`));
   if (schema.singleton) return openSingleton(main, schema);
-  new DocumentList(main, ctx, schema).draw();
+  new DocumentList(main, ctx, schema, await localesFor(schema, ctx)).draw();
 }
 
 // The list endpoint returns the singleton's one (lazily created) row.
@@ -42,10 +45,11 @@ function readState() {
 }
 
 class DocumentList {
-  constructor(main, ctx, schema) {
+  constructor(main, ctx, schema, locales) {
     this.main = main;
     this.ctx = ctx;
     this.schema = schema;
+    this.locales = locales;
     this.titleName = titleField(schema);
     this.state = readState();
     this.request = 0;
@@ -74,6 +78,11 @@ class DocumentList {
     this.search.addEventListener("input", debounce(() => this.change({ q: this.search.value.trim(), page: 1 }), 250));
     this.status.addEventListener("change", () => this.change({ status: this.status.value, page: 1 }));
     this.sort.addEventListener("change", () => this.change({ sort: this.sort.value, page: 1 }));
+    const locale = this.locales?.select({ label: "Locale", onChange: (tag) => {
+        this.locales.choose(tag);
+        this.change({ page: 1 });
+      },
+    });
     this.results = h("div", { class: "document-list", "aria-live": "polite" });
     this.summary = h("p", { class: "muted", role: "status" });
     render(
@@ -82,14 +91,19 @@ class DocumentList {
         "div",
         { class: "list-header" },
         h("h1", { text: title }),
-        mayDo(this.ctx, schema, "create") ? h("a", { class: "button primary", href: `/admin/documents/${seg(schema.name)}/new`, text: "New" }) : null,
+        mayDo(this.ctx, schema, "create") ? h("a", { class: "button primary", href: `/admin/documents/${seg(schema.name)}/new`, text: "New", on: { click: (e) => this.withLocale(e.currentTarget) } }) : null,
       ),
-      h("div", { class: "toolbar list-filters" }, field("Search", this.search), field("Status", this.status), field("Sort", this.sort)),
+      h("div", { class: "toolbar list-filters" }, field("Search", this.search), field("Status", this.status), field("Sort", this.sort), locale?.field),
       this.summary,
       this.results,
     );
+    this.localeSelect = locale?.select;
     window.addEventListener("popstate", () => {
       this.state = readState();
+      if (this.locales) {
+        this.locales.choose(new URLSearchParams(location.search).get("locale"));
+        this.localeSelect.value = this.locales.current;
+      }
       this.fill();
       this.load();
     });
@@ -107,7 +121,7 @@ class DocumentList {
   change(next) {
     this.state = { ...this.state, ...next };
     const { q, status, sort, page } = this.state;
-    const search = query({ q, status, sort: sort === "-updatedAt" ? "" : sort, page: page > 1 ? page : "" });
+    const search = query({ q, status, sort: sort === "-updatedAt" ? "" : sort, page: page > 1 ? page : "", locale: this.locales?.current });
     history.pushState(null, "", `${location.pathname}${search}`);
     this.load();
   }
@@ -122,6 +136,7 @@ class DocumentList {
         sort: state.sort,
         page: state.page,
         limit: PAGE_SIZE,
+        locale: this.locales?.current,
       };
       // The query endpoint has no status filter: the published perspective leaves out
       // draft-only documents, and "draft" narrows the page it returns.
@@ -130,7 +145,7 @@ class DocumentList {
       if (state.status === "draft") res.data = res.data.filter((d) => !d.publishedData);
       return res;
     }
-    return get(`/api/documents${query({ type: schema.name, status: state.status, sort: state.sort, page: state.page, pageSize: PAGE_SIZE })}`);
+    return get(`/api/documents${query({ type: schema.name, status: state.status, sort: state.sort, page: state.page, pageSize: PAGE_SIZE, locale: this.locales?.current })}`);
   }
 
   async load() {
@@ -171,7 +186,7 @@ class DocumentList {
           h(
             "tr",
             { dataset: { id: doc.id } },
-            h("td", {}, h("a", { href: `/admin/documents/${seg(schema.name)}/${seg(doc.id)}`, text: documentTitle(doc, schema) })),
+            h("td", {}, h("a", { href: this.link(`/admin/documents/${seg(schema.name)}/${seg(doc.id)}`), text: documentTitle(doc, schema) }), this.missing(doc)),
             h("td", {}, statusBadge(doc)),
             h("td", { text: formatDate(doc.updatedAt) }),
             h("td", { text: formatDate(doc.createdAt) }),
@@ -180,6 +195,25 @@ class DocumentList {
       ),
     );
     render(this.results, h("div", { class: "table-wrap" }, table), this.pager(pagination));
+  }
+
+  link(path) {
+    return this.locales ? this.locales.href(path) : path;
+  }
+
+  // "New" opens in the locale chosen last (it may have changed since the link was drawn).
+  withLocale(anchor) {
+    if (this.locales) anchor.href = this.link(anchor.getAttribute("href").split("?")[0]);
+  }
+
+  // A row whose localized values are not all in the list's locale: which fields are shown
+  // from another one (`_meta.fallbackLocales` of the draft read in this locale).
+  missing(doc) {
+    const served = Object.entries(doc._meta?.fallbackLocales || {});
+    if (!this.locales || !served.length) return null;
+    const tag = this.locales.current;
+    const detail = served.map(([path, from]) => `${path}: ${missingText(tag, from).toLowerCase()}`).join("; ");
+    return [" ", h("span", { class: "badge missing-locale", title: detail, text: `Missing in ${tag}` })];
   }
 
   pager(p) {
