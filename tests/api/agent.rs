@@ -279,7 +279,7 @@ fn kinds(events: &[Event]) -> Vec<&str> {
     events.iter().map(|e| e.kind.as_str()).collect()
 }
 
-fn done(events: &[Event]) -> &Value {
+pub(crate) fn done(events: &[Event]) -> &Value {
     let last = events.last().expect("events");
     assert_eq!(last.kind, "done", "the last event is done: {events:?}");
     &last.data
@@ -303,7 +303,7 @@ fn assert_offered(offered: &[String], present: &[&str], absent: &[&str]) {
     }
 }
 
-fn user(text: &str) -> Value {
+pub(crate) fn user(text: &str) -> Value {
     json!({"role": "user", "content": text})
 }
 

@@ -8,6 +8,7 @@ mod access_rules;
 mod account;
 mod admin;
 mod agent;
+mod agent_locales;
 mod api_keys;
 mod assets;
 mod assets_s3;

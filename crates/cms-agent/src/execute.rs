@@ -15,6 +15,7 @@ use cms_service::documents::{
 use cms_service::{Actor, Cms, Error};
 
 use super::tools::Core;
+use crate::{locale, translate};
 
 /// What a tool call gives back to the model: a result, or a failure to reason about.
 pub(crate) type ToolResult = Result<Value, Value>;
@@ -26,7 +27,7 @@ pub(crate) struct Outcome {
 }
 
 impl Outcome {
-    fn read(result: ToolResult) -> Outcome {
+    pub(crate) fn read(result: ToolResult) -> Outcome {
         Outcome {
             result,
             operation: None,
@@ -54,7 +55,7 @@ pub(crate) fn message(text: impl Into<String>) -> Value {
     json!({ "error": text.into() })
 }
 
-fn arguments<T: for<'de> Deserialize<'de>>(args: Value) -> Result<T, Value> {
+pub(crate) fn arguments<T: for<'de> Deserialize<'de>>(args: Value) -> Result<T, Value> {
     serde_json::from_value(args).map_err(|e| message(format!("invalid arguments: {e}")))
 }
 
@@ -67,7 +68,7 @@ fn perspective(p: Option<&str>) -> Result<Perspective, Value> {
     }
 }
 
-fn to_value(v: impl serde::Serialize) -> ToolResult {
+pub(crate) fn to_value(v: impl serde::Serialize) -> ToolResult {
     serde_json::to_value(v).map_err(|e| failure(Error::Internal(e.to_string())))
 }
 
@@ -92,6 +93,7 @@ struct Query {
     limit: Option<i64>,
     page: Option<i64>,
     perspective: Option<String>,
+    locale: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -107,6 +109,22 @@ struct GetDocument {
     collection: String,
     id: String,
     perspective: Option<String>,
+    locale: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GetSingleton {
+    collection: String,
+    locale: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UpdateSingleton {
+    collection: String,
+    data: Map<String, Value>,
+    locale: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -129,6 +147,7 @@ struct Create {
     data: Map<String, Value>,
     #[serde(default)]
     publish: bool,
+    locale: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -138,6 +157,7 @@ struct Update {
     id: String,
     data: Map<String, Value>,
     expected_revision: Option<i64>,
+    locale: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -231,6 +251,7 @@ pub(crate) async fn run(
         Core::PublishDocument => publish(cms, actor, args).await,
         Core::UpdateSingleton => update_singleton(cms, actor, args).await,
         Core::UploadAsset => upload(cms, actor, args).await,
+        Core::TranslateDocument => translate::run(cms, actor, args).await,
         Core::PatchFields | Core::SaveDraft => {
             Outcome::read(Err(message("a workspace tool runs in the editor")))
         }
@@ -253,6 +274,7 @@ async fn describe(cms: &Cms, actor: &Actor, args: Value, offered: &[String]) -> 
         "organization": organization,
         "user": { "id": actor.user.id, "name": actor.user.name },
         "collections": collections(cms),
+        "locales": locale::describe(cms, actor).await,
         "tools": offered,
     }))
 }
@@ -260,7 +282,14 @@ async fn describe(cms: &Cms, actor: &Actor, args: Value, offered: &[String]) -> 
 fn collections(cms: &Cms) -> Vec<Value> {
     cms.schemas()
         .documents()
-        .map(|s| json!({ "name": s.name, "title": s.title, "singleton": s.singleton }))
+        .map(|s| {
+            let mut entry = json!({ "name": s.name, "title": s.title, "singleton": s.singleton });
+            let localized = locale::localized_paths(cms.schemas(), &s.name);
+            if !localized.is_empty() {
+                entry["localizedFields"] = json!(localized);
+            }
+            entry
+        })
         .collect()
 }
 
@@ -269,16 +298,25 @@ fn list_collections(cms: &Cms, args: Value) -> ToolResult {
     Ok(json!({ "collections": collections(cms) }))
 }
 
-fn document_schema<'c>(cms: &'c Cms, collection: &str) -> Result<&'c Schema, Value> {
+pub(crate) fn document_schema<'c>(cms: &'c Cms, collection: &str) -> Result<&'c Schema, Value> {
     cms.schemas()
         .get(collection)
         .filter(|s| s.is_document())
         .ok_or_else(|| message(format!("`{collection}` is not a document type")))
 }
 
+/// The schema as registered; for a type with localized fields, also their paths, so the model
+/// knows which fields take a `locale`.
 fn get_schema(cms: &Cms, args: Value) -> ToolResult {
     let Collection { collection } = arguments(args)?;
-    to_value(document_schema(cms, &collection)?)
+    let mut schema = to_value(document_schema(cms, &collection)?)?;
+    let localized = locale::localized_paths(cms.schemas(), &collection);
+    if !localized.is_empty()
+        && let Some(object) = schema.as_object_mut()
+    {
+        object.insert("localizedFields".into(), json!(localized));
+    }
+    Ok(schema)
 }
 
 async fn query(cms: &Cms, actor: &Actor, args: Value) -> ToolResult {
@@ -296,6 +334,7 @@ async fn query(cms: &Cms, actor: &Actor, args: Value) -> ToolResult {
         page_size: q.limit,
         read: ReadOptions {
             perspective: perspective(q.perspective.as_deref())?,
+            locale: q.locale,
             ..ReadOptions::default()
         },
     };
@@ -312,7 +351,7 @@ async fn query(cms: &Cms, actor: &Actor, args: Value) -> ToolResult {
 
 /// The document `id` when it is of `collection`; another type's document is as absent as a
 /// missing one.
-async fn document_of(
+pub(crate) async fn document_of(
     cms: &Cms,
     actor: &Actor,
     collection: &str,
@@ -334,6 +373,7 @@ async fn get_document(cms: &Cms, actor: &Actor, args: Value) -> ToolResult {
     let a: GetDocument = arguments(args)?;
     let read = ReadOptions {
         perspective: perspective(a.perspective.as_deref())?,
+        locale: a.locale,
         ..ReadOptions::default()
     };
     to_value(document_of(cms, actor, &a.collection, &a.id, read).await?)
@@ -371,13 +411,23 @@ fn validate_schema(cms: &Cms, args: Value) -> ToolResult {
 }
 
 async fn get_singleton(cms: &Cms, actor: &Actor, args: Value) -> ToolResult {
-    let Collection { collection } = arguments(args)?;
-    to_value(
-        cms.documents()
-            .singleton(actor, &collection)
-            .await
-            .map_err(failure)?,
-    )
+    let GetSingleton { collection, locale } = arguments(args)?;
+    let document = cms
+        .documents()
+        .singleton(actor, &collection)
+        .await
+        .map_err(failure)?;
+    match locale {
+        None => to_value(document),
+        // The singleton's id found, read again in the locale asked.
+        Some(locale) => {
+            let read = ReadOptions {
+                locale: Some(locale),
+                ..ReadOptions::default()
+            };
+            to_value(document_of(cms, actor, &collection, &document.id, read).await?)
+        }
+    }
 }
 
 async fn list_assets(cms: &Cms, actor: &Actor, args: Value) -> ToolResult {
@@ -401,7 +451,7 @@ async fn list_assets(cms: &Cms, actor: &Actor, args: Value) -> ToolResult {
 }
 
 /// An operation on a document, for the change set.
-fn operation(
+pub(crate) fn operation(
     core: Core,
     collection: &str,
     id: Option<&str>,
@@ -421,7 +471,7 @@ fn operation(
 
 /// The newest version number of a document, for the change set (best effort: a document the
 /// caller cannot read any more has none to report).
-async fn latest(cms: &Cms, actor: &Actor, id: &str) -> Option<i64> {
+pub(crate) async fn latest(cms: &Cms, actor: &Actor, id: &str) -> Option<i64> {
     cms.documents()
         .latest_version(actor, id)
         .await
@@ -442,7 +492,7 @@ async fn create(cms: &Cms, actor: &Actor, args: Value) -> Outcome {
                 doc_type: a.collection.clone(),
                 data: Value::Object(a.data),
                 publish: a.publish,
-                locale: None,
+                locale: a.locale,
             },
         )
         .await;
@@ -469,20 +519,32 @@ async fn create(cms: &Cms, actor: &Actor, args: Value) -> Outcome {
     }
 }
 
-/// Merges `fields` into the draft of document `id` and saves it, guarded by the revision.
-async fn save_merged(
-    cms: &Cms,
-    actor: &Actor,
+/// One partial edit of a document's draft: the fields named, in a locale.
+struct Edit<'a> {
     core: Core,
-    collection: &str,
-    id: &str,
-    fields: &Map<String, Value>,
+    collection: &'a str,
+    id: &'a str,
+    fields: &'a Map<String, Value>,
     expected_revision: Option<i64>,
-) -> Outcome {
-    let current = match document_of(cms, actor, collection, id, ReadOptions::default()).await {
-        Ok(d) => d,
-        Err(e) => return Outcome::read(Err(e)),
-    };
+    locale: Option<&'a str>,
+}
+
+/// Merges the edit's fields into the draft of its document, in its locale (the other locales
+/// kept), and saves it, guarded by the revision.
+async fn save_merged(cms: &Cms, actor: &Actor, edit: Edit<'_>) -> Outcome {
+    let Edit {
+        core,
+        collection,
+        id,
+        fields,
+        expected_revision,
+        locale,
+    } = edit;
+    let (current, draft, written) =
+        match locale::edit_base(cms, actor, collection, id, locale).await {
+            Ok(base) => base,
+            Err(e) => return Outcome::read(Err(e)),
+        };
     let before = latest(cms, actor, id).await;
     let updated = cms
         .documents()
@@ -490,12 +552,12 @@ async fn save_merged(
             actor,
             id,
             DraftUpdate {
-                data: merge_fields(&current.draft_data, fields),
+                data: merge_fields(&draft, fields),
                 publish: false,
                 // Without an expected revision, the merge is guarded by the one just read: an
                 // edit landing in between is reported, never overwritten.
                 expected_revision: Some(expected_revision.unwrap_or(current.meta.revision)),
-                locale: None,
+                locale: written,
             },
         )
         .await;
@@ -519,23 +581,26 @@ async fn save_merged(
 async fn update(cms: &Cms, actor: &Actor, args: Value) -> Outcome {
     match arguments::<Update>(args) {
         Ok(a) => {
-            save_merged(
-                cms,
-                actor,
-                Core::UpdateDocument,
-                &a.collection,
-                &a.id,
-                &a.data,
-                a.expected_revision,
-            )
-            .await
+            let edit = Edit {
+                core: Core::UpdateDocument,
+                collection: &a.collection,
+                id: &a.id,
+                fields: &a.data,
+                expected_revision: a.expected_revision,
+                locale: a.locale.as_deref(),
+            };
+            save_merged(cms, actor, edit).await
         }
         Err(e) => Outcome::read(Err(e)),
     }
 }
 
 async fn update_singleton(cms: &Cms, actor: &Actor, args: Value) -> Outcome {
-    let Data { collection, data } = match arguments(args) {
+    let UpdateSingleton {
+        collection,
+        data,
+        locale,
+    } = match arguments(args) {
         Ok(a) => a,
         Err(e) => return Outcome::read(Err(e)),
     };
@@ -543,16 +608,15 @@ async fn update_singleton(cms: &Cms, actor: &Actor, args: Value) -> Outcome {
         Ok(row) => row,
         Err(e) => return Outcome::read(Err(failure(e))),
     };
-    save_merged(
-        cms,
-        actor,
-        Core::UpdateSingleton,
-        &collection,
-        &row.id,
-        &data,
-        None,
-    )
-    .await
+    let edit = Edit {
+        core: Core::UpdateSingleton,
+        collection: &collection,
+        id: &row.id,
+        fields: &data,
+        expected_revision: None,
+        locale: locale.as_deref(),
+    };
+    save_merged(cms, actor, edit).await
 }
 
 async fn publish(cms: &Cms, actor: &Actor, args: Value) -> Outcome {

@@ -11,8 +11,10 @@
 
 mod backend;
 mod execute;
+mod locale;
 pub mod messages;
 pub mod tools;
+mod translate;
 mod turn;
 
 use std::time::Duration;

@@ -9,6 +9,8 @@ use cms_service::jobs::HandlerError;
 use cms_service::{Actor, Cms};
 use serde_json::{Value, json};
 
+use crate::locale;
+
 /// How an assistant tool runs (`cms/agent/tool` `execution`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolExecution {
@@ -65,6 +67,7 @@ pub const CORE_AGENT_TOOLS: &[&str] = &[
     "upload_asset",
     "content_patch_fields",
     "content_save_draft",
+    "translate_document",
 ];
 
 /// A core tool.
@@ -86,10 +89,11 @@ pub enum Core {
     UploadAsset,
     PatchFields,
     SaveDraft,
+    TranslateDocument,
 }
 
 impl Core {
-    pub const ALL: [Core; 16] = [
+    pub const ALL: [Core; 17] = [
         Core::DescribeCms,
         Core::ListCollections,
         Core::GetSchema,
@@ -106,6 +110,7 @@ impl Core {
         Core::UploadAsset,
         Core::PatchFields,
         Core::SaveDraft,
+        Core::TranslateDocument,
     ];
 
     pub fn name(self) -> &'static str {
@@ -128,9 +133,11 @@ impl Core {
             | Core::ValidateDocument
             | Core::GetSingleton => Some(C::DocumentRead),
             Core::CreateDocument => Some(C::DocumentCreate),
-            Core::UpdateDocument | Core::UpdateSingleton | Core::PatchFields | Core::SaveDraft => {
-                Some(C::DocumentUpdate)
-            }
+            Core::UpdateDocument
+            | Core::UpdateSingleton
+            | Core::PatchFields
+            | Core::SaveDraft
+            | Core::TranslateDocument => Some(C::DocumentUpdate),
             Core::PublishDocument => Some(C::DocumentPublish),
             Core::ListAssets => Some(C::AssetRead),
             Core::UploadAsset => Some(C::AssetUpload),
@@ -151,6 +158,7 @@ impl Core {
                 | Core::UpdateSingleton
                 | Core::UploadAsset
                 | Core::SaveDraft
+                | Core::TranslateDocument
         )
     }
 
@@ -200,6 +208,9 @@ impl Core {
             Core::SaveDraft => {
                 "Save the editor's open document as a draft, guarded by its revision."
             }
+            Core::TranslateDocument => {
+                "Translate a document's localized fields from locale `from` to locale `to`. Read the source first with get_document (`locale`: from); `translations` holds the translated top-level fields in the shape get_document shows them (for an object or array holding localized fields, the whole value with only its localized parts translated). Only the `to` values change; every other locale and every shared value stay. The result lists the localized fields still `untranslated`."
+            }
         }
     }
 
@@ -207,11 +218,14 @@ impl Core {
         let collection = json!({ "type": "string", "description": "A document type name" });
         let perspective = json!({ "type": "string", "enum": ["draft", "published"] });
         let revision = json!({ "type": "integer", "description": "The `_meta.revision` the change is based on" });
+        let locale = locale::parameter();
         let (properties, required): (Value, &[&str]) = match self {
             Core::DescribeCms | Core::ListCollections => (json!({}), &[]),
-            Core::GetSchema | Core::GetSingleton => {
-                (json!({ "collection": collection }), &["collection"])
-            }
+            Core::GetSchema => (json!({ "collection": collection }), &["collection"]),
+            Core::GetSingleton => (
+                json!({ "collection": collection, "locale": locale }),
+                &["collection"],
+            ),
             Core::QueryDocuments => (
                 json!({
                     "collection": collection,
@@ -220,11 +234,12 @@ impl Core {
                     "limit": { "type": "integer", "minimum": 1, "maximum": 100 },
                     "page": { "type": "integer", "minimum": 1 },
                     "perspective": perspective,
+                    "locale": locale,
                 }),
                 &["collection"],
             ),
             Core::GetDocument => (
-                json!({ "collection": collection, "id": { "type": "string" }, "perspective": perspective }),
+                json!({ "collection": collection, "id": { "type": "string" }, "perspective": perspective, "locale": locale }),
                 &["collection", "id"],
             ),
             Core::ValidateDocument => (
@@ -233,7 +248,7 @@ impl Core {
             ),
             Core::ValidateSchema => (json!({ "schema": { "type": "object" } }), &["schema"]),
             Core::CreateDocument => (
-                json!({ "collection": collection, "data": { "type": "object" }, "publish": { "type": "boolean" } }),
+                json!({ "collection": collection, "data": { "type": "object" }, "publish": { "type": "boolean" }, "locale": locale }),
                 &["collection", "data"],
             ),
             Core::UpdateDocument => (
@@ -242,6 +257,7 @@ impl Core {
                     "id": { "type": "string" },
                     "data": { "type": "object" },
                     "expectedRevision": revision,
+                    "locale": locale,
                 }),
                 &["collection", "id", "data"],
             ),
@@ -250,7 +266,7 @@ impl Core {
                 &["collection", "id"],
             ),
             Core::UpdateSingleton => (
-                json!({ "collection": collection, "data": { "type": "object" } }),
+                json!({ "collection": collection, "data": { "type": "object" }, "locale": locale }),
                 &["collection", "data"],
             ),
             Core::ListAssets => (
@@ -273,6 +289,17 @@ impl Core {
             ),
             Core::PatchFields => (json!({ "fields": { "type": "object" } }), &["fields"]),
             Core::SaveDraft => (json!({ "expectedRevision": revision }), &[]),
+            Core::TranslateDocument => (
+                json!({
+                    "collection": collection,
+                    "id": { "type": "string" },
+                    "from": locale::tag_parameter("The locale translated from"),
+                    "to": locale::tag_parameter("The locale written"),
+                    "translations": { "type": "object", "description": "Translated top-level fields, as plain values in `to`" },
+                    "expectedRevision": revision,
+                }),
+                &["collection", "id", "from", "to", "translations"],
+            ),
         };
         json!({
             "type": "object",
@@ -352,7 +379,9 @@ pub fn may_use(actor: &Actor, required: &RequiredCapabilities) -> bool {
 pub fn offered(actor: &Actor, plugin_tools: &[AgentTool], workspace: bool) -> Vec<Offered> {
     let core = Core::ALL.into_iter().filter(|c| {
         let placement_ok = match c {
-            Core::UpdateDocument => !workspace,
+            // Edits of stored documents stay out of the editor's way while it has one open: its
+            // form would no longer match the draft it saves over.
+            Core::UpdateDocument | Core::TranslateDocument => !workspace,
             Core::PatchFields | Core::SaveDraft => workspace,
             _ => true,
         };

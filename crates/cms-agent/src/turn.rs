@@ -357,6 +357,16 @@ impl Turn {
              on `ok: false`, read `error` (and `issues`) and correct the call instead of \
              repeating it. Changes are drafts unless the person asks to publish.",
         );
+        if self.cms.schemas().locales().is_multilingual() {
+            // Told up front, so a model asked for German reads and writes German rather than
+            // overwriting the default locale's text.
+            text.push_str(
+                " Content may be localized: describe_cms lists the locales and each type's \
+                 localized fields. Pass `locale` to read or write one locale (other locales are \
+                 kept); to translate, read the source locale and submit the translation with \
+                 translate_document.",
+            );
+        }
         if let Some(open) = &self.open {
             text.push_str(&format!(
                 " The person has the `{}` document `{}` open in the editor: change it with \
