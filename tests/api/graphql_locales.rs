@@ -154,7 +154,10 @@ async fn mutations_write_one_locale_and_queries_read_one(url: String) {
     let data = stored(&app, &ada, &id).await;
     assert_eq!(data["title"], json!({"en": "Hello", "de": "Hallo"}));
     assert_eq!(data["rank"], json!({"en": 1, "de": 2}));
-    assert_eq!(data["views"], 6, "a value every locale shares is the last written");
+    assert_eq!(
+        data["views"], 6,
+        "a value every locale shares is the last written"
+    );
 
     // A list in German: the documents and the documents they reference read in German.
     let listed = ok(
@@ -383,7 +386,10 @@ async fn unknown_locales_and_every_locale_are_graphql_errors(url: String) {
         all["allArticle"],
         json!([{"id": id, "status": "draft", "_meta": {"revision": 1}}])
     );
-    assert_eq!(stored(&app, &ada, &id).await["title"], json!({"en": "Hello"}));
+    assert_eq!(
+        stored(&app, &ada, &id).await["title"],
+        json!({"en": "Hello"})
+    );
 
     // Every locale at once: a field has one type, so GraphQL names REST's `locale=*` instead.
     let vars = json!({"id": id, "locale": "*", "data": {"title": {"en": "Hi", "de": "Hallo"}}});
@@ -397,7 +403,10 @@ async fn unknown_locales_and_every_locale_are_graphql_errors(url: String) {
         let message = refused(&app, &ada, query, vars.clone()).await;
         assert!(message.contains("locale=*"), "{query}: {message}");
     }
-    assert_eq!(stored(&app, &ada, &id).await["title"], json!({"en": "Hello"}));
+    assert_eq!(
+        stored(&app, &ada, &id).await["title"],
+        json!({"en": "Hello"})
+    );
 
     // The arguments are introspectable, described, and typed String.
     let fields = ok(
@@ -423,10 +432,7 @@ async fn unknown_locales_and_every_locale_are_graphql_errors(url: String) {
         .clone();
     assert_eq!(locale["type"]["name"], "String");
     assert!(
-        locale["description"]
-            .as_str()
-            .unwrap()
-            .contains("fallback"),
+        locale["description"].as_str().unwrap().contains("fallback"),
         "{locale}"
     );
     app.stop().await;

@@ -124,7 +124,7 @@ async fn the_document_describes_the_instance(url: String) {
 /// Checks instances against a component of the OpenAPI document at argv[1] (JSON Schema
 /// 2020-12, as OpenAPI 3.1 says); argv[2] is `{"component": name, "valid": [..], "invalid":
 /// [..]}`. Prints the instances judged wrongly, one a line.
-const JUDGE: &str = r#"
+const JUDGE: &str = r##"
 import json, sys
 from jsonschema import Draft202012Validator
 doc = json.load(open(sys.argv[1]))
@@ -137,7 +137,7 @@ for instance in case["valid"]:
 for instance in case["invalid"]:
     if validator.is_valid(instance):
         print("accepted:", json.dumps(instance))
-"#;
+"##;
 
 /// A localized field is described both ways (CONTRACT.md section 17): its plain value (a read
 /// or write in one locale) or an object keyed by the instance's locale tags (`locale=*`), with
@@ -175,12 +175,21 @@ async fn localized_fields_are_described_both_ways(url: String) {
     assert_eq!(both[1]["propertyNames"]["enum"], json!(["en", "de", "fr"]));
     assert_eq!(both[1]["additionalProperties"], both[0]);
     let said = title["description"].as_str().unwrap();
-    assert!(said.contains("locale=*") && said.contains("fallbackLocales"), "{said}");
-    assert_eq!(components["ArticleData"]["properties"]["views"]["type"], "number");
+    assert!(
+        said.contains("locale=*") && said.contains("fallbackLocales"),
+        "{said}"
+    );
+    assert_eq!(
+        components["ArticleData"]["properties"]["views"]["type"],
+        "number"
+    );
     assert!(components["Seo"]["properties"]["description"]["anyOf"].is_array());
     // `_meta` names the locale read and the fallbacks served.
     let meta = &components["Meta"]["properties"];
-    assert!(meta["locale"].is_object() && meta["fallbackLocales"].is_object(), "{meta}");
+    assert!(
+        meta["locale"].is_object() && meta["fallbackLocales"].is_object(),
+        "{meta}"
+    );
 
     // Both shapes validate, and so do the constraints inside each.
     let file = write_document(&app.data_dir().join("openapi"), &doc);

@@ -350,13 +350,12 @@ fn shaped<'a>(
 ) -> BoxFuture<'a, async_graphql::Result<Option<FieldValue<'static>>>> {
     async move {
         let part = |data: Value| {
-            data.is_object()
-                .then(|| {
-                    FieldValue::owned_any(Part {
-                        data,
-                        reading: reading.clone(),
-                    })
+            data.is_object().then(|| {
+                FieldValue::owned_any(Part {
+                    data,
+                    reading: reading.clone(),
                 })
+            })
         };
         Ok(match shape {
             Shape::String => value.as_str().map(|s| FieldValue::value(s.to_string())),

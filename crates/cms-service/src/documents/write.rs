@@ -242,7 +242,9 @@ impl DocumentService<'_> {
         let gate = self.gate(actor);
         gate.check(Operation::Publish, &current)?;
         check_revision(expected_revision, current.revision)?;
-        let localization = self.answer_localization(&mut *tx, &org, &current, locale).await?;
+        let localization = self
+            .answer_localization(&mut *tx, &org, &current, locale)
+            .await?;
         let (validation, published) = self
             .publish_if_valid(&mut *tx, &current, Some(&actor.user.id), now)
             .await?;
@@ -280,7 +282,9 @@ impl DocumentService<'_> {
         let gate = self.gate(actor);
         gate.check(Operation::Unpublish, &current)?;
         check_revision(expected_revision, current.revision)?;
-        let localization = self.answer_localization(&mut *tx, &org, &current, locale).await?;
+        let localization = self
+            .answer_localization(&mut *tx, &org, &current, locale)
+            .await?;
         self.clear_published(&mut *tx, &current, Some(&actor.user.id), now)
             .await?;
         let stored = self.owned(&mut *tx, &org, id).await?;
