@@ -24,6 +24,7 @@ mod example_host;
 mod first_admin;
 mod forms;
 mod graphql;
+mod graphql_locales;
 mod hardening;
 mod health;
 mod http_core;

@@ -121,6 +121,118 @@ async fn the_document_describes_the_instance(url: String) {
     );
 }
 
+/// Checks instances against a component of the OpenAPI document at argv[1] (JSON Schema
+/// 2020-12, as OpenAPI 3.1 says); argv[2] is `{"component": name, "valid": [..], "invalid":
+/// [..]}`. Prints the instances judged wrongly, one a line.
+const JUDGE: &str = r##"
+import json, sys
+from jsonschema import Draft202012Validator
+doc = json.load(open(sys.argv[1]))
+case = json.loads(sys.argv[2])
+schema = {"$ref": "#/components/schemas/" + case["component"], "components": doc["components"]}
+validator = Draft202012Validator(schema)
+for instance in case["valid"]:
+    if not validator.is_valid(instance):
+        print("refused:", json.dumps(instance))
+for instance in case["invalid"]:
+    if validator.is_valid(instance):
+        print("accepted:", json.dumps(instance))
+"##;
+
+/// A localized field is described both ways (CONTRACT.md section 17): its plain value (a read
+/// or write in one locale) or an object keyed by the instance's locale tags (`locale=*`), with
+/// the field's constraints on every locale's value.
+async fn localized_fields_are_described_both_ways(url: String) {
+    let mut config = config_for(&url);
+    config.locales.available = ["en", "de", "fr"].map(String::from).to_vec();
+    let schemas = cms::core::schema::parse_schemas(&json!([
+        { "type": "object", "name": "seo", "fields": [
+            { "name": "description", "type": "text", "localized": true, "maxLength": 12 },
+            { "name": "noindex", "type": "boolean" }
+        ] },
+        { "type": "document", "name": "article", "fields": [
+            { "name": "title", "type": "string", "localized": true, "required": true,
+              "maxLength": 10, "title": "Title" },
+            { "name": "cover", "type": "image", "localized": true },
+            { "name": "seo", "type": "seo" },
+            { "name": "views", "type": "number" }
+        ] }
+    ]))
+    .unwrap();
+    let app = crate::support::TestApp::custom(config, |b| b.schemas(schemas)).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let doc = app.get("/api/openapi.json").cookie(&ada).send().await.body;
+    let components = &doc["components"]["schemas"];
+
+    // The shape: `anyOf` of the plain schema and an object keyed by the instance's tags.
+    let title = &components["ArticleData"]["properties"]["title"];
+    let both = title["anyOf"].as_array().expect("anyOf");
+    assert_eq!(both.len(), 2, "{title}");
+    assert_eq!(both[0]["type"], "string");
+    assert_eq!(both[0]["maxLength"], 10);
+    assert_eq!(both[0]["title"], "Title");
+    assert_eq!(both[1]["type"], "object");
+    assert_eq!(both[1]["propertyNames"]["enum"], json!(["en", "de", "fr"]));
+    assert_eq!(both[1]["additionalProperties"], both[0]);
+    let said = title["description"].as_str().unwrap();
+    assert!(
+        said.contains("locale=*") && said.contains("fallbackLocales"),
+        "{said}"
+    );
+    assert_eq!(
+        components["ArticleData"]["properties"]["views"]["type"],
+        "number"
+    );
+    assert!(components["Seo"]["properties"]["description"]["anyOf"].is_array());
+    // `_meta` names the locale read and the fallbacks served.
+    let meta = &components["Meta"]["properties"];
+    assert!(
+        meta["locale"].is_object() && meta["fallbackLocales"].is_object(),
+        "{meta}"
+    );
+
+    // Both shapes validate, and so do the constraints inside each.
+    let file = write_document(&app.data_dir().join("openapi"), &doc);
+    let case = json!({
+        "component": "ArticleData",
+        "valid": [
+            {"title": "Hi"},
+            {"title": {"en": "Hi", "de": "Hallo"}},
+            {"title": "Hi", "views": 3, "seo": {"description": "About", "noindex": true}},
+            {"title": "Hi", "seo": {"description": {"fr": "Sur", "en": "About"}}},
+            {"title": "Hi", "cover": {"asset": {"_ref": "a1"}}},
+            {"title": "Hi", "cover": {"de": {"asset": {"_ref": "a1"}}}},
+        ],
+        "invalid": [
+            {},
+            {"title": 5},
+            {"title": {"en": 5}},
+            {"title": {"it": "Ciao"}},
+            {"title": "Far too long a title"},
+            {"title": {"de": "Far too long a title"}},
+            {"title": "Hi", "seo": {"description": {"en": "Much too long for SEO"}}},
+            {"title": "Hi", "views": {"en": 1}},
+        ],
+    });
+    let out = python_tool(&["-c", JUDGE, file.to_str().unwrap(), &case.to_string()]);
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && printed.trim().is_empty(),
+        "{printed}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // The document stays valid OpenAPI 3.1.
+    let out = python_tool(&["-m", "openapi_spec_validator", file.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "openapi-spec-validator: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    app.stop().await;
+}
+
 async fn the_docs_page_needs_a_session_and_can_be_turned_off(url: String) {
     let app = TestApp::start(&url).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
@@ -425,6 +537,7 @@ async fn the_docs_page_renders_in_chromium(url: String) {
 
 cms_store::both_engines!(
     the_document_describes_the_instance,
+    localized_fields_are_described_both_ways,
     the_docs_page_needs_a_session_and_can_be_turned_off,
     schemathesis_finds_no_contradiction,
 );

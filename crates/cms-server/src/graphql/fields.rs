@@ -13,7 +13,7 @@ use cms_service::documents::{DocumentView, Validation};
 use cms_service::paging::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 use serde_json::Value;
 
-use super::names::{VALIDATION, VALIDATION_ISSUE};
+use super::names::{DOCUMENT_META, VALIDATION, VALIDATION_ISSUE};
 use super::resolve::{self, Doc, Part, asset_id};
 use super::shape::{Shape, type_ref};
 
@@ -25,7 +25,29 @@ fn children_argument() -> InputValue {
     .description("Include the documents of child organizations (and resolve references there).")
 }
 
-/// `allT(perspective, where, sort, limit, page): [T!]!`
+/// `locale` of the query fields: the locale documents (and the documents they reference) are
+/// read in (CONTRACT.md section 17).
+fn read_locale_argument() -> InputValue {
+    InputValue::new("locale", TypeRef::named(TypeRef::STRING)).description(
+        "The locale localized fields are read in, each taken from the locale's fallback chain \
+         when it has no value (`_meta.fallbackLocales` says which); `where` and `sort` compare \
+         that locale's values, and referenced documents read in it too. A tag of GET \
+         /api/locales; the default locale when absent. `*` is refused: a field has one type, \
+         so every locale at once is REST's `locale=*`.",
+    )
+}
+
+/// `locale` of the mutations: the locale `data`'s localized values are written in, and the
+/// answer read in.
+fn write_locale_argument() -> InputValue {
+    InputValue::new("locale", TypeRef::named(TypeRef::STRING)).description(
+        "The locale `data`'s localized values are written in (the other locales' values are \
+         kept) and the answer is read in. A tag of GET /api/locales; the default locale when \
+         absent. `*` is refused: writing every locale at once is REST's `locale: \"*\"`.",
+    )
+}
+
+/// `allT(perspective, where, sort, limit, page, includeChildOrganizations, locale): [T!]!`
 pub fn all_field(doc_type: &str, type_name: &str) -> Field {
     let doc_type = doc_type.to_string();
     Field::new(
@@ -49,9 +71,11 @@ pub fn all_field(doc_type: &str, type_name: &str) -> Field {
     .argument(InputValue::new("limit", TypeRef::named(TypeRef::INT)))
     .argument(InputValue::new("page", TypeRef::named(TypeRef::INT)))
     .argument(children_argument())
+    .argument(read_locale_argument())
 }
 
-/// `T(id, perspective): T`: null when there is no such document for the caller.
+/// `T(id, perspective, includeChildOrganizations, locale): T`: null when there is no such
+/// document for the caller.
 pub fn one_field(_doc_type: &str, type_name: &str) -> Field {
     Field::new(type_name, TypeRef::named(type_name), resolve::one)
         .description("One document by id; null when it does not exist for the caller.")
@@ -61,10 +85,11 @@ pub fn one_field(_doc_type: &str, type_name: &str) -> Field {
             TypeRef::named("Perspective"),
         ))
         .argument(children_argument())
+        .argument(read_locale_argument())
 }
 
 /// `createT`, `updateT`, `deleteT`, `publishT`, `unpublishT`. The documents they answer show
-/// the draft copy; those of `createT` and `updateT` carry `validation`.
+/// the draft copy, in their `locale`; those of `createT` and `updateT` carry `validation`.
 pub fn mutation_fields(doc_type: &str, type_name: &str) -> Vec<Field> {
     let doc_type = doc_type.to_string();
     let t = || TypeRef::named(type_name);
@@ -75,12 +100,14 @@ pub fn mutation_fields(doc_type: &str, type_name: &str) -> Vec<Field> {
             resolve::create(ctx, doc_type.clone())
         })
         .argument(InputValue::new("data", TypeRef::named_nn("JSON")))
-        .argument(InputValue::new("publish", TypeRef::named(TypeRef::BOOLEAN))),
+        .argument(InputValue::new("publish", TypeRef::named(TypeRef::BOOLEAN)))
+        .argument(write_locale_argument()),
         Field::new(format!("update{type_name}"), t(), resolve::update)
             .argument(id())
             .argument(InputValue::new("data", TypeRef::named_nn("JSON")))
             .argument(revision())
-            .argument(InputValue::new("publish", TypeRef::named(TypeRef::BOOLEAN))),
+            .argument(InputValue::new("publish", TypeRef::named(TypeRef::BOOLEAN)))
+            .argument(write_locale_argument()),
         Field::new(
             format!("delete{type_name}"),
             TypeRef::named(TypeRef::BOOLEAN),
@@ -89,12 +116,23 @@ pub fn mutation_fields(doc_type: &str, type_name: &str) -> Vec<Field> {
         .description("Deletes the document; true when deleted (errors otherwise: CONFLICT with `extensions.referencedBy` while other documents reference it).")
         .argument(id()),
         Field::new(format!("publish{type_name}"), t(), resolve::publish)
+            .description("Publishes the draft, every locale at once; the answer reads in `locale`.")
             .argument(id())
-            .argument(revision()),
+            .argument(revision())
+            .argument(answer_locale_argument()),
         Field::new(format!("unpublish{type_name}"), t(), resolve::unpublish)
             .argument(id())
-            .argument(revision()),
+            .argument(revision())
+            .argument(answer_locale_argument()),
     ]
+}
+
+/// `locale` of `publishT` and `unpublishT`: the locale their answer is read in.
+fn answer_locale_argument() -> InputValue {
+    InputValue::new("locale", TypeRef::named(TypeRef::STRING)).description(
+        "The locale the answer's localized fields are read in: a tag of GET /api/locales; the \
+         default locale when absent (`*` is refused, as on the queries).",
+    )
 }
 
 fn meta(
@@ -156,6 +194,56 @@ pub fn document_object(type_name: &str) -> Object {
             }))
         }))
         .field(validation_field())
+        .field(
+            Field::new("_meta", TypeRef::named_nn(DOCUMENT_META), |ctx| {
+                let view = ctx
+                    .parent_value
+                    .downcast_ref::<Doc>()
+                    .map(|d| FieldValue::owned_any(d.view.clone()));
+                FieldFuture::new(async move { Ok(view) })
+            })
+            .description("What REST's `_meta` says: the revision and the locale read."),
+        )
+}
+
+/// `DocumentMeta { revision, locale, fallbackLocales }`: REST's `_meta`, in GraphQL.
+pub fn document_meta_object() -> Object {
+    let field = |name: &str, ty: TypeRef, get: fn(&DocumentView) -> Option<GqlValue>| {
+        Field::new(name, ty, move |ctx| {
+            let value = ctx
+                .parent_value
+                .downcast_ref::<Arc<DocumentView>>()
+                .and_then(|d| get(d));
+            FieldFuture::from_value(value)
+        })
+    };
+    Object::new(DOCUMENT_META)
+        .description("A document's `_meta`, as REST shows it (CONTRACT.md section 17).")
+        .field(field("revision", TypeRef::named_nn(TypeRef::INT), |d| {
+            Some(GqlValue::from(d.meta.revision))
+        }))
+        .field(
+            field("locale", TypeRef::named(TypeRef::STRING), |d| {
+                d.meta.locale.as_deref().map(GqlValue::from)
+            })
+            .description(
+                "The locale the document's localized fields are read in; null for a type \
+                 without localized fields read without `locale`.",
+            ),
+        )
+        .field(
+            field("fallbackLocales", TypeRef::named("JSON"), |d| {
+                d.meta
+                    .fallback_locales
+                    .as_ref()
+                    .and_then(|f| serde_json::to_value(f).ok())
+                    .and_then(|v| GqlValue::from_json(v).ok())
+            })
+            .description(
+                "Field path → the locale actually served, for the values of the copy read taken \
+                 from a fallback locale (`{}` when none); null when `locale` is null.",
+            ),
+        )
 }
 
 /// `validation: Validation` of a document: what would block publishing the draft that

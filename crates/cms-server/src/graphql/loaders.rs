@@ -75,25 +75,32 @@ impl RequestCtx {
 }
 
 /// How a document was read, which its references are read the same way: the copy
-/// (`perspective`) and whether child organizations' documents are in reach.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// (`perspective`), whether child organizations' documents are in reach, and the locale
+/// (a tag as the request named it; `None` for the default locale): a referenced document reads
+/// in its parent's locale.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Reading {
     pub(super) perspective: Perspective,
     pub(super) children: bool,
+    pub(super) locale: Option<Arc<str>>,
 }
 
 impl Reading {
-    pub(super) const DRAFT: Reading = Reading {
-        perspective: Perspective::Draft,
-        children: false,
-    };
+    /// How the answer of a mutation reads: the draft, in `locale`.
+    pub(super) fn draft(locale: Option<Arc<str>>) -> Reading {
+        Reading {
+            perspective: Perspective::Draft,
+            children: false,
+            locale,
+        }
+    }
 
-    pub(super) fn options(self) -> ReadOptions {
+    pub(super) fn options(&self) -> ReadOptions {
         ReadOptions {
             perspective: self.perspective,
             depth: None,
             include_children: self.children,
-            locale: None,
+            locale: self.locale.as_deref().map(str::to_owned),
         }
     }
 }
@@ -170,17 +177,17 @@ impl Loader<RefKey> for RefLoader {
         keys: &[RefKey],
     ) -> Result<HashMap<RefKey, Arc<DocumentView>>, Self::Error> {
         let mut found = HashMap::new();
-        // One group per way of reading (at most four), in a stable order.
-        let mut readings: Vec<Reading> = Vec::new();
+        // One group per way of reading (at most four per locale), in a stable order.
+        let mut readings: Vec<&Reading> = Vec::new();
         for key in keys {
-            if !readings.contains(&key.reading) {
-                readings.push(key.reading);
+            if !readings.contains(&&key.reading) {
+                readings.push(&key.reading);
             }
         }
         for reading in readings {
             let ids: Vec<String> = keys
                 .iter()
-                .filter(|k| k.reading == reading)
+                .filter(|k| &k.reading == reading)
                 .map(|k| k.id.clone())
                 .collect();
             for chunk in ids.chunks(MAX_BY_IDS) {
@@ -194,7 +201,7 @@ impl Loader<RefKey> for RefLoader {
                 for view in views {
                     let key = RefKey {
                         id: view.id.clone(),
-                        reading,
+                        reading: reading.clone(),
                     };
                     found.insert(key, Arc::new(view));
                 }

@@ -4,17 +4,17 @@
 //! inline object (or the object member of an array) is named after its owner and field
 //! (`Post` + `seo` = `PostSeo`); a reference to several document types is a union named the
 //! same way. A name already taken (by another type or one of ours: `Query`, `Mutation`,
-//! `JSON`, `Perspective`, `Asset`, `ImageValue`, `FileValue`, `Validation`, `ValidationIssue`, the
-//! built-in scalars) gets `_2`, `_3`, ...
+//! `JSON`, `Perspective`, `Asset`, `ImageValue`, `FileValue`, `Validation`, `ValidationIssue`,
+//! `DocumentMeta`, the built-in scalars) gets `_2`, `_3`, ...
 //! Schema names are already GraphQL names (`[A-Za-z_][A-Za-z0-9_]*`) except those starting
 //! with `__`, reserved by GraphQL: those get a `X` in front. A data field whose name is one of
-//! the document fields (`id`, `type`, `status`, ...) or starts with `__` is exposed as
+//! the document fields (`id`, `type`, `status`, `_meta`, ...) or starts with `__` is exposed as
 //! `field_<name>`.
 
 use std::collections::HashSet;
 
 /// The fields every document type has, before its data fields.
-pub(super) const DOCUMENT_FIELDS: [&str; 11] = [
+pub(super) const DOCUMENT_FIELDS: [&str; 12] = [
     "id",
     "type",
     "organizationId",
@@ -26,15 +26,19 @@ pub(super) const DOCUMENT_FIELDS: [&str; 11] = [
     "publishedHash",
     "status",
     "validation",
+    "_meta",
 ];
 
 /// The GraphQL type of a save's validation, and of one of its errors.
 pub const VALIDATION: &str = "Validation";
 pub const VALIDATION_ISSUE: &str = "ValidationIssue";
+/// The GraphQL type of a document's `_meta`.
+pub const DOCUMENT_META: &str = "DocumentMeta";
 
-pub(super) const RESERVED: [&str; 14] = [
+pub(super) const RESERVED: [&str; 15] = [
     VALIDATION,
     VALIDATION_ISSUE,
+    DOCUMENT_META,
     "Asset",
     "Query",
     "Mutation",

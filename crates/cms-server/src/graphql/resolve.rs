@@ -69,6 +69,28 @@ fn json_arg(ctx: &ResolverContext<'_>, name: &str) -> async_graphql::Result<Valu
     }
 }
 
+/// Why `locale: "*"` is refused: a GraphQL field has one type, the plain value of one locale.
+pub(super) const EVERY_LOCALE_REFUSED: &str = "GraphQL reads and writes one locale at a time \
+     (a field has one type): `locale: \"*\"` is served by REST only (`locale=*` on GET \
+     /api/documents and /api/documents/{id}, `\"locale\": \"*\"` in the body of POST \
+     /api/documents and PUT /api/documents/{id}); name one locale of GET /api/locales";
+
+/// The `locale` argument: a tag as named (the service checks it against the organization's
+/// locales), `None` for the default locale; `*` is refused here (see
+/// [`EVERY_LOCALE_REFUSED`]).
+fn locale_arg(ctx: &ResolverContext<'_>) -> async_graphql::Result<Option<Arc<str>>> {
+    match ctx.args.get("locale") {
+        Some(v) if !v.is_null() => {
+            let tag = v.string()?;
+            if tag.trim() == "*" {
+                return Err(bad(EVERY_LOCALE_REFUSED));
+            }
+            Ok(Some(Arc::from(tag)))
+        }
+        _ => Ok(None),
+    }
+}
+
 fn id_arg(ctx: &ResolverContext<'_>) -> async_graphql::Result<String> {
     Ok(ctx.args.try_get("id")?.string()?.to_string())
 }
@@ -81,16 +103,20 @@ fn doc_value(view: DocumentView, reading: Reading) -> FieldValue<'static> {
     })
 }
 
-/// The document a `createT` or `updateT` saved, with its `validation`.
-fn saved_value(view: DocumentView, validation: Validation) -> FieldValue<'static> {
+/// The document a `createT` or `updateT` saved (shown in `locale`), with its `validation`.
+fn saved_value(
+    view: DocumentView,
+    validation: Validation,
+    locale: Option<Arc<str>>,
+) -> FieldValue<'static> {
     FieldValue::owned_any(Doc {
         view: Arc::new(view),
-        reading: Reading::DRAFT,
+        reading: Reading::draft(locale),
         validation: Some(Arc::new(validation)),
     })
 }
 
-/// The `perspective` and `includeChildOrganizations` arguments of a query field.
+/// The `perspective`, `includeChildOrganizations` and `locale` arguments of a query field.
 fn reading_args(ctx: &ResolverContext<'_>) -> async_graphql::Result<Reading> {
     let children = match ctx.args.get("includeChildOrganizations") {
         Some(v) if !v.is_null() => v.boolean()?,
@@ -99,6 +125,7 @@ fn reading_args(ctx: &ResolverContext<'_>) -> async_graphql::Result<Reading> {
     Ok(Reading {
         perspective: perspective_arg(ctx)?,
         children,
+        locale: locale_arg(ctx)?,
     })
 }
 
@@ -132,7 +159,7 @@ pub(super) fn all(ctx: ResolverContext<'_>, doc_type: String) -> FieldFuture<'_>
             .await
             .map_err(gql_error)?;
         Ok(Some(FieldValue::list(
-            page.data.into_iter().map(|v| doc_value(v, reading)),
+            page.data.into_iter().map(|v| doc_value(v, reading.clone())),
         )))
     })
 }
@@ -161,11 +188,12 @@ pub(super) fn one(ctx: ResolverContext<'_>) -> FieldFuture<'_> {
 pub(super) fn create(ctx: ResolverContext<'_>, doc_type: String) -> FieldFuture<'_> {
     FieldFuture::new(async move {
         let rc = rc(&ctx)?;
+        let locale = locale_arg(&ctx)?;
         let input = NewDocument {
             doc_type,
             data: json_arg(&ctx, "data")?,
             publish: bool_arg(&ctx, "publish")?,
-            locale: None,
+            locale: locale.as_deref().map(str::to_owned),
         };
         call("create", 0);
         let (view, validation) = rc
@@ -174,7 +202,7 @@ pub(super) fn create(ctx: ResolverContext<'_>, doc_type: String) -> FieldFuture<
             .create(&rc.actor, input)
             .await
             .map_err(gql_error)?;
-        Ok(Some(saved_value(view, validation)))
+        Ok(Some(saved_value(view, validation, locale)))
     })
 }
 
@@ -182,11 +210,12 @@ pub(super) fn create(ctx: ResolverContext<'_>, doc_type: String) -> FieldFuture<
 pub(super) fn update(ctx: ResolverContext<'_>) -> FieldFuture<'_> {
     FieldFuture::new(async move {
         let rc = rc(&ctx)?;
+        let locale = locale_arg(&ctx)?;
         let input = DraftUpdate {
             data: json_arg(&ctx, "data")?,
             publish: bool_arg(&ctx, "publish")?,
             expected_revision: int_arg(&ctx, "expectedRevision")?,
-            locale: None,
+            locale: locale.as_deref().map(str::to_owned),
         };
         call("update", 1);
         let (view, validation) = rc
@@ -195,7 +224,7 @@ pub(super) fn update(ctx: ResolverContext<'_>) -> FieldFuture<'_> {
             .update(&rc.actor, &id_arg(&ctx)?, input)
             .await
             .map_err(gql_error)?;
-        Ok(Some(saved_value(view, validation)))
+        Ok(Some(saved_value(view, validation, locale)))
     })
 }
 
@@ -217,18 +246,20 @@ pub(super) fn delete(ctx: ResolverContext<'_>) -> FieldFuture<'_> {
 pub(super) fn publish(ctx: ResolverContext<'_>) -> FieldFuture<'_> {
     FieldFuture::new(async move {
         let rc = rc(&ctx)?;
+        let locale = locale_arg(&ctx)?;
         call("publish", 1);
         let view = rc
             .cms
             .documents()
-            .publish(
+            .publish_in(
                 &rc.actor,
                 &id_arg(&ctx)?,
                 int_arg(&ctx, "expectedRevision")?,
+                locale.as_deref(),
             )
             .await
             .map_err(gql_error)?;
-        Ok(Some(doc_value(view, Reading::DRAFT)))
+        Ok(Some(doc_value(view, Reading::draft(locale))))
     })
 }
 
@@ -236,30 +267,32 @@ pub(super) fn publish(ctx: ResolverContext<'_>) -> FieldFuture<'_> {
 pub(super) fn unpublish(ctx: ResolverContext<'_>) -> FieldFuture<'_> {
     FieldFuture::new(async move {
         let rc = rc(&ctx)?;
+        let locale = locale_arg(&ctx)?;
         call("unpublish", 1);
         let view = rc
             .cms
             .documents()
-            .unpublish(
+            .unpublish_in(
                 &rc.actor,
                 &id_arg(&ctx)?,
                 int_arg(&ctx, "expectedRevision")?,
+                locale.as_deref(),
             )
             .await
             .map_err(gql_error)?;
-        Ok(Some(doc_value(view, Reading::DRAFT)))
+        Ok(Some(doc_value(view, Reading::draft(locale))))
     })
 }
 
 /// The object a data field's parent holds, and the copy it was read from.
-fn parent_data<'p>(parent: &'p FieldValue<'_>) -> Option<(&'p Value, Reading)> {
+fn parent_data<'p>(parent: &'p FieldValue<'_>) -> Option<(&'p Value, &'p Reading)> {
     if let Some(doc) = parent.downcast_ref::<Doc>() {
         return doc
             .view
             .data(doc.reading.perspective)
-            .map(|d| (d, doc.reading));
+            .map(|d| (d, &doc.reading));
     }
-    parent.downcast_ref::<Part>().map(|p| (&p.data, p.reading))
+    parent.downcast_ref::<Part>().map(|p| (&p.data, &p.reading))
 }
 
 /// A data field: `key` of its parent's stored data, in its GraphQL `shape`.
@@ -267,7 +300,7 @@ pub(super) fn data<'a>(ctx: ResolverContext<'a>, key: &str, shape: &Arc<Shape>) 
     let value = parent_data(ctx.parent_value).and_then(|(data, p)| {
         data.get(key)
             .filter(|v| !v.is_null())
-            .map(|v| (v.clone(), p))
+            .map(|v| (v.clone(), p.clone()))
     });
     let shape = shape.clone();
     FieldFuture::new(async move {
@@ -301,10 +334,10 @@ fn ref_value(
     Some(if union { value.with_type(name) } else { value })
 }
 
-fn ref_key(value: &Value, reading: Reading) -> Option<RefKey> {
+fn ref_key(value: &Value, reading: &Reading) -> Option<RefKey> {
     value.get("_ref").and_then(Value::as_str).map(|id| RefKey {
         id: id.to_string(),
-        reading,
+        reading: reading.clone(),
     })
 }
 
@@ -317,8 +350,12 @@ fn shaped<'a>(
 ) -> BoxFuture<'a, async_graphql::Result<Option<FieldValue<'static>>>> {
     async move {
         let part = |data: Value| {
-            data.is_object()
-                .then(|| FieldValue::owned_any(Part { data, reading }))
+            data.is_object().then(|| {
+                FieldValue::owned_any(Part {
+                    data,
+                    reading: reading.clone(),
+                })
+            })
         };
         Ok(match shape {
             Shape::String => value.as_str().map(|s| FieldValue::value(s.to_string())),
@@ -332,12 +369,12 @@ fn shaped<'a>(
             Shape::Image | Shape::File | Shape::Object(_) => part(value),
             Shape::Reference { type_name, targets } => {
                 let union = targets.len() > 1 || type_name != &targets[0].1;
-                let Some(key) = ref_key(&value, reading) else {
+                let Some(key) = ref_key(&value, &reading) else {
                     return Ok(None);
                 };
                 rc.expand(1)?;
                 let doc = rc.loader.load_one(key).await?;
-                doc.and_then(|d| ref_value(targets, union, d, reading))
+                doc.and_then(|d| ref_value(targets, union, d, reading.clone()))
             }
             Shape::List(inner) => {
                 let Value::Array(items) = value else {
@@ -346,12 +383,12 @@ fn shaped<'a>(
                 if let Shape::Reference { type_name, targets } = inner.as_ref() {
                     let union = targets.len() > 1 || type_name != &targets[0].1;
                     let keys: Vec<Option<RefKey>> =
-                        items.iter().map(|v| ref_key(v, reading)).collect();
+                        items.iter().map(|v| ref_key(v, &reading)).collect();
                     rc.expand(keys.iter().flatten().count())?;
                     let found = rc.loader.load_many(keys.iter().flatten().cloned()).await?;
                     let values = keys.into_iter().map(|k| {
                         k.and_then(|k| found.get(&k).cloned())
-                            .and_then(|d| ref_value(targets, union, d, reading))
+                            .and_then(|d| ref_value(targets, union, d, reading.clone()))
                             .unwrap_or(FieldValue::NULL)
                     });
                     Some(FieldValue::list(values.collect::<Vec<_>>()))
@@ -359,7 +396,7 @@ fn shaped<'a>(
                     let mut values = Vec::with_capacity(items.len());
                     for item in items {
                         values.push(
-                            shaped(rc, inner, item, reading)
+                            shaped(rc, inner, item, reading.clone())
                                 .await?
                                 .unwrap_or(FieldValue::NULL),
                         );

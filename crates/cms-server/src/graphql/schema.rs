@@ -77,6 +77,7 @@ pub fn build(schemas: &Schemas) -> Result<Schema, SchemaError> {
         .register(fields::asset_object())
         .register(fields::validation_object())
         .register(fields::validation_issue_object())
+        .register(fields::document_meta_object())
         .register(query)
         .register(mutation)
         .limit_depth(MAX_DEPTH)
@@ -181,23 +182,44 @@ mod tests {
     use super::*;
     use cms_core::schema::{demo_schemas, parse_schemas};
 
+    /// `sdl` without its descriptions, on one line: a field whose arguments are described is
+    /// printed over several lines, which this joins (`createPost(data: JSON!, ...): Post`).
+    fn signatures(sdl: &str) -> String {
+        let mut out = String::new();
+        for (i, part) in sdl.split("\"\"\"").enumerate() {
+            // Odd parts are the descriptions' text.
+            if i % 2 == 0 {
+                out.push_str(part);
+                out.push(' ');
+            }
+        }
+        out.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace("( ", "(")
+            .replace(" )", ")")
+    }
+
     #[test]
     fn the_demo_schemas_build() {
         let schemas = Schemas::new(demo_schemas()).unwrap();
-        let sdl = build(&schemas).unwrap().sdl();
+        let sdl = signatures(&build(&schemas).unwrap().sdl());
         for wanted in [
             "allPost(",
+            "includeChildOrganizations: Boolean, locale: String): [Post!]!",
             "Post(id: ID!",
             "SiteSettings(",
-            "createPost(data: JSON!, publish: Boolean): Post",
-            "updatePost(id: ID!, data: JSON!, expectedRevision: Int, publish: Boolean): Post",
+            "createPost(data: JSON!, publish: Boolean, locale: String): Post",
+            "updatePost(id: ID!, data: JSON!, expectedRevision: Int, publish: Boolean, locale: String): Post",
             "deletePost(id: ID!): Boolean",
-            "publishPost(id: ID!, expectedRevision: Int): Post",
-            "unpublishPost(id: ID!, expectedRevision: Int): Post",
+            "publishPost(id: ID!, expectedRevision: Int, locale: String): Post",
+            "unpublishPost(id: ID!, expectedRevision: Int, locale: String): Post",
             "author: Author",
             "tags: [String]",
             "cover: ImageValue",
             "enum Perspective",
+            "_meta: DocumentMeta!",
+            "type DocumentMeta { revision: Int! locale: String fallbackLocales: JSON }",
         ] {
             assert!(sdl.contains(wanted), "{wanted} missing from\n{sdl}");
         }
@@ -209,13 +231,15 @@ mod tests {
             parse_schemas(&serde_json::json!([
                 { "type": "document", "name": "JSON", "fields": [
                     { "name": "status", "type": "string" },
+                    { "name": "_meta", "type": "string" },
                     { "name": "__x", "type": "string" },
                     { "name": "meta", "type": "object", "fields": [{ "name": "a", "type": "string" }] },
                     { "name": "any", "type": "reference", "to": ["JSON", "Query"] }
                 ] },
                 { "type": "document", "name": "Query", "fields": [{ "name": "a", "type": "string" }] },
                 { "type": "document", "name": "JSON_2Meta", "fields": [{ "name": "a", "type": "string" }] },
-                { "type": "document", "name": "asset", "fields": [{ "name": "a", "type": "string" }] }
+                { "type": "document", "name": "asset", "fields": [{ "name": "a", "type": "string" }] },
+                { "type": "document", "name": "documentMeta", "fields": [{ "name": "a", "type": "string" }] }
             ]))
             .unwrap(),
         )
@@ -225,6 +249,7 @@ mod tests {
             "type JSON_2",
             "type Query_2",
             "field_status: String",
+            "field__meta: String",
             "field___x: String",
             "type JSON_2Meta_2",
             "meta: JSON_2Meta_2",
@@ -232,6 +257,8 @@ mod tests {
             // The built-in asset record keeps `Asset`; a document type named `asset` yields.
             "type Asset_2",
             "allAsset_2(",
+            // So is `DocumentMeta`, the type of every document's `_meta`.
+            "type DocumentMeta_2",
         ] {
             assert!(sdl.contains(wanted), "{wanted} missing from\n{sdl}");
         }

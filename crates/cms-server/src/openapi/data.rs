@@ -3,6 +3,11 @@
 //!
 //! The schemas describe data as publishing requires it (required fields listed); a draft may
 //! be incomplete, which is why `draftData` in the document envelope stays a plain object.
+//!
+//! A localized field (CONTRACT.md section 17) is described both ways, as `anyOf`: its plain
+//! value (a read or write in one locale) or an object keyed by locale tag (`locale=*`). `anyOf`
+//! rather than `oneOf`: an object-valued field's plain value is an object too, which both
+//! branches may accept.
 
 use cms_core::schema::{Field, FieldType, Schema, Schemas};
 use serde_json::{Map, Value, json};
@@ -47,6 +52,9 @@ fn object(fields: &[Field], schemas: &Schemas, title: Option<&str>) -> Value {
         if let (Some(title), Some(map)) = (&field.title, schema.as_object_mut()) {
             map.insert("title".into(), json!(title));
         }
+        if field.localized {
+            schema = localized(schema, schemas);
+        }
         properties.insert(field.name.clone(), schema);
         if field.required {
             required.push(json!(field.name));
@@ -60,6 +68,33 @@ fn object(fields: &[Field], schemas: &Schemas, title: Option<&str>) -> Value {
         object["title"] = json!(title);
     }
     object
+}
+
+/// A localized field's schema: its `plain` value, or an object of such values keyed by the
+/// instance's locale tags (an organization may use fewer; GET /api/locales lists its own).
+fn localized(plain: Value, schemas: &Schemas) -> Value {
+    let tags: Vec<&str> = schemas
+        .locales()
+        .available()
+        .iter()
+        .map(|t| t.as_str())
+        .collect();
+    json!({
+        "description": "A localized field: its plain value when the request reads or writes \
+            one locale (`locale=<tag>`, or no `locale`: the default locale; the value may come \
+            from a fallback locale, which `_meta.fallbackLocales` names), or an object keyed by \
+            locale tag holding the locales that have a value when it asks for every locale \
+            (`locale=*`).",
+        "anyOf": [
+            plain,
+            {
+                "type": "object",
+                "description": "Every locale (`locale=*`): locale tag → that locale's value.",
+                "propertyNames": { "type": "string", "enum": tags },
+                "additionalProperties": plain,
+            },
+        ],
+    })
 }
 
 fn ref_object(description: &str) -> Value {
@@ -167,5 +202,32 @@ fn field_schema(ty: &FieldType, schemas: &Schemas) -> Value {
 fn set(schema: &mut Value, key: &str, value: Option<Value>) {
     if let Some(value) = value {
         schema[key] = value;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cms_core::Locales;
+    use cms_core::schema::demo_schemas;
+
+    /// A schema utoipa's model cannot read back is dropped with an error in the log: every
+    /// demo type (`page` has localized fields) must come through.
+    #[test]
+    fn every_type_is_described_localized_fields_included() {
+        let tags = ["en", "de"].map(String::from);
+        let locales = Locales::new(&tags, None, &Default::default()).unwrap();
+        let schemas = Schemas::new(demo_schemas()).unwrap().with_locales(locales);
+        let described = document_schemas(&schemas);
+        assert_eq!(described.len(), schemas.all().len());
+        let (_, page) = described
+            .iter()
+            .find(|(name, _)| name == "PageData")
+            .unwrap();
+        let page = serde_json::to_value(page).unwrap();
+        let title = &page["properties"]["title"]["anyOf"];
+        assert_eq!(title[0]["type"], "string");
+        assert_eq!(title[1]["propertyNames"]["enum"], json!(["en", "de"]));
+        assert_eq!(title[1]["additionalProperties"], title[0]);
     }
 }

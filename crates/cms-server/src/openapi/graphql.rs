@@ -13,7 +13,9 @@ pub(crate) fn path_item() -> Option<PathItem> {
             "summary": "Runs a GraphQL query or mutation.",
             "description": "The schema is built from the registered document types: per type \
                 `all<Type>`, `<Type>`, and the mutations `create<Type>`, `update<Type>`, \
-                `delete<Type>`, `publish<Type>`, `unpublish<Type>`. Introspection is open to \
+                `delete<Type>`, `publish<Type>`, `unpublish<Type>`; all but `delete<Type>` take \
+                `locale`, one locale read and written per field (`locale=*` is REST's). \
+                Introspection is open to \
                 authenticated callers. Errors in the query are answered with 200 and `errors`.",
             "requestBody": {
                 "required": true,

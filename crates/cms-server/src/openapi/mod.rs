@@ -40,7 +40,8 @@ pub(crate) fn finish(mut doc: OpenApi, schemas: &Schemas, graphql_path: &str) ->
             "The HTTP API of this instance. Authenticate with an API key in the `x-api-key` \
              header or with the session cookie of a signed-in user. GraphQL is served at \
              `{graphql_path}`; the schemas `<Type>Data` describe each document type's data as \
-             publishing requires it."
+             publishing requires it (a localized field as its plain value in one locale, or as \
+             an object keyed by locale tag with `locale=*`)."
         )))
         .build();
     let components = doc.components.get_or_insert_with(Default::default);

@@ -222,6 +222,19 @@ impl DocumentService<'_> {
         id: &str,
         expected_revision: Option<i64>,
     ) -> Result<DocumentView> {
+        self.publish_in(actor, id, expected_revision, None).await
+    }
+
+    /// [`Self::publish`], the answer shown in `locale` (a tag, `*`, or `None` for the default
+    /// locale; GraphQL's `locale` argument). Publishing publishes every locale whatever the
+    /// answer shows; an unknown tag is refused before anything is published.
+    pub async fn publish_in(
+        &self,
+        actor: &Actor,
+        id: &str,
+        expected_revision: Option<i64>,
+        locale: Option<&str>,
+    ) -> Result<DocumentView> {
         let org = actor.require(CoreCapability::DocumentPublish)?.to_string();
         let now = self.inner.clock.now();
         let mut tx = self.inner.store.write_for(&org).await?;
@@ -229,13 +242,15 @@ impl DocumentService<'_> {
         let gate = self.gate(actor);
         gate.check(Operation::Publish, &current)?;
         check_revision(expected_revision, current.revision)?;
+        let localization = self
+            .answer_localization(&mut *tx, &org, &current, locale)
+            .await?;
         let (validation, published) = self
             .publish_if_valid(&mut *tx, &current, Some(&actor.user.id), now)
             .await?;
         let Some(stored) = published else {
             return Err(Error::invalid(validation.errors));
         };
-        let localization = self.default_localization(&mut *tx, &org, &stored).await?;
         tx.commit().await?;
         Ok(self.shown(&gate, &localization, stored))
     }
@@ -247,6 +262,17 @@ impl DocumentService<'_> {
         id: &str,
         expected_revision: Option<i64>,
     ) -> Result<DocumentView> {
+        self.unpublish_in(actor, id, expected_revision, None).await
+    }
+
+    /// [`Self::unpublish`], the answer shown in `locale` (see [`Self::publish_in`]).
+    pub async fn unpublish_in(
+        &self,
+        actor: &Actor,
+        id: &str,
+        expected_revision: Option<i64>,
+        locale: Option<&str>,
+    ) -> Result<DocumentView> {
         let org = actor
             .require(CoreCapability::DocumentUnpublish)?
             .to_string();
@@ -256,10 +282,12 @@ impl DocumentService<'_> {
         let gate = self.gate(actor);
         gate.check(Operation::Unpublish, &current)?;
         check_revision(expected_revision, current.revision)?;
+        let localization = self
+            .answer_localization(&mut *tx, &org, &current, locale)
+            .await?;
         self.clear_published(&mut *tx, &current, Some(&actor.user.id), now)
             .await?;
         let stored = self.owned(&mut *tx, &org, id).await?;
-        let localization = self.default_localization(&mut *tx, &org, &stored).await?;
         tx.commit().await?;
         Ok(self.shown(&gate, &localization, stored))
     }
@@ -284,8 +312,19 @@ impl DocumentService<'_> {
         org: &str,
         record: &DocumentRecord,
     ) -> Result<Localization> {
+        self.answer_localization(tx, org, record, None).await
+    }
+
+    /// The localization of the answer about `record` to a request that asked for `locale`.
+    async fn answer_localization(
+        &self,
+        tx: &mut dyn Tx,
+        org: &str,
+        record: &DocumentRecord,
+        locale: Option<&str>,
+    ) -> Result<Localization> {
         let localized = self.schemas().is_localized_type(&record.doc_type);
-        self.localization_in(tx, org, localized, None).await
+        self.localization_in(tx, org, localized, locale).await
     }
 
     /// A document the actor's organization owns (writes never reach children); 404 otherwise.
