@@ -41,6 +41,7 @@ async fn listing_and_creating_organizations(url: String) {
         vec![
             "createdAt",
             "id",
+            "locales",
             "metadata",
             "name",
             "parentId",
@@ -48,6 +49,8 @@ async fn listing_and_creating_organizations(url: String) {
             "slug"
         ]
     );
+    // Every locale of the instance until the organization narrows them (CONTRACT.md 17).
+    assert_eq!(orgs[0]["locales"], Value::Null);
     assert_eq!(
         (&orgs[0]["id"], &orgs[0]["slug"], &orgs[0]["role"]),
         (&json!(default), &json!("default"), &json!("owner"))
