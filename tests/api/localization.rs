@@ -264,11 +264,13 @@ async fn publishing_and_versions_keep_every_locale(url: String) {
         &app,
         &ada,
         Method::POST,
-        &format!("{path}/publish"),
+        &format!("{path}/publish?locale=de"),
         json!({}),
     )
     .await;
     assert!(published["data"]["publishedHash"].is_string());
+    // Every locale is published; the answer shows the one asked.
+    assert_eq!(published["data"]["publishedData"]["title"], "Hallo");
 
     let de = read(
         &app,
@@ -643,7 +645,14 @@ async fn localized_slugs_are_unique_per_locale(url: String) {
         json!({"type": "article", "locale": locale, "publish": true,
                "data": {"title": title, "slug": {"current": slug}}})
     };
-    send(&app, &ada, Method::POST, DOCS, publish("en", "About", "about")).await;
+    send(
+        &app,
+        &ada,
+        Method::POST,
+        DOCS,
+        publish("en", "About", "about"),
+    )
+    .await;
     // The same slug in another locale is another page's address: allowed.
     let res = app
         .post(DOCS, json!({"type": "article", "data": {"title": "Other"}}))

@@ -64,7 +64,8 @@ fn read_options(
     })
 }
 
-/// The `locale` query parameter of writes, which the body's `locale` overrides.
+/// The `locale` query parameter of writes (the body's `locale` overrides it where the body
+/// has one); publish and unpublish, which publish every locale, answer in it.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 struct LocaleQuery {
@@ -430,7 +431,7 @@ fn revision_body(bytes: &Bytes) -> ApiResult<Option<i64>> {
 /// Publishes the draft: it must be valid (400 with `issues` otherwise).
 #[utoipa::path(post, path = "/api/documents/{id}/publish", tag = TAG,
     request_body = Option<RevisionBody>,
-    params(("id" = String, Path, description = "The document id")),
+    params(("id" = String, Path, description = "The document id"), LocaleQuery),
     responses(
         (status = 200, description = "The published document", body = Data<DocumentView>),
         (status = 409, description = "`expectedRevision` is not the current revision", body = crate::error::ErrorBody),
@@ -439,20 +440,21 @@ async fn publish(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<LocaleQuery>,
     body: Bytes,
 ) -> ApiResult<Json<Data<DocumentView>>> {
     let expected = revision_body(&body)?;
     Ok(ok(state
         .cms
         .documents()
-        .publish(&actor, &id, expected)
+        .publish_in(&actor, &id, expected, q.locale.as_deref())
         .await?))
 }
 
 /// Removes the published copy; the draft stays.
 #[utoipa::path(delete, path = "/api/documents/{id}/publish", tag = TAG,
     request_body = Option<RevisionBody>,
-    params(("id" = String, Path, description = "The document id")),
+    params(("id" = String, Path, description = "The document id"), LocaleQuery),
     responses(
         (status = 200, description = "The document, draft only", body = Data<DocumentView>),
         (status = 409, description = "`expectedRevision` is not the current revision", body = crate::error::ErrorBody),
@@ -461,13 +463,14 @@ async fn unpublish(
     State(state): State<AppState>,
     Authed(actor): Authed,
     Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<LocaleQuery>,
     body: Bytes,
 ) -> ApiResult<Json<Data<DocumentView>>> {
     let expected = revision_body(&body)?;
     Ok(ok(state
         .cms
         .documents()
-        .unpublish(&actor, &id, expected)
+        .unpublish_in(&actor, &id, expected, q.locale.as_deref())
         .await?))
 }
 

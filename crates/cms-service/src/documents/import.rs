@@ -109,11 +109,7 @@ impl DocumentService<'_> {
                 return Err(at_index(i, Error::invalid(validation.errors)));
             }
             if publish {
-                slugs.extend(
-                    own_slugs
-                        .into_iter()
-                        .map(|slug| (doc_type.clone(), slug)),
-                );
+                slugs.extend(own_slugs.into_iter().map(|slug| (doc_type.clone(), slug)));
             }
             known_documents.insert(record.id.clone());
             rows.push(self.new_rows(record, by, now));

@@ -1,9 +1,9 @@
 //! Published slugs are unique per type and organization (CONTRACT.md section 2), checked in
 //! the unit of work that publishes them, with the slug held until that unit ends.
 
-use cms_core::{Issue, LocaleTag};
 use cms_core::filter;
 use cms_core::schema::FieldType;
+use cms_core::{Issue, LocaleTag};
 use cms_store::Tx;
 use cms_store::documents::ListSpec;
 use cms_store::filter_sql::DataColumn;
