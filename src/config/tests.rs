@@ -403,3 +403,54 @@ fn email_settings_are_checked_and_links_have_a_base() {
     .config;
     assert_eq!(c.public_base_url(), "https://cms.example.com");
 }
+
+#[test]
+fn locales_load_from_the_file_and_the_environment_and_are_checked() {
+    let dir = std::env::temp_dir().join(format!("cms-locales-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("cms.toml");
+    std::fs::write(
+        &file,
+        "[locales]\navailable = [\"en\", \"de\", \"de-AT\"]\n[locales.fallbacks]\n\"de-AT\" = \"de\"\n",
+    )
+    .unwrap();
+    let loaded = Config::load(Some(&file), env(&[])).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    // The fallbacks table holds the user's own keys: no unknown-key warning for them.
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let locales = loaded.config.locales().unwrap();
+    assert_eq!(locales.default_locale().as_str(), "en");
+    let at = locales.find("de-AT").unwrap();
+    let chain: Vec<&str> = locales.chain(at).into_iter().map(|t| t.as_str()).collect();
+    assert_eq!(chain, ["de-AT", "de", "en"]);
+
+    let from_env = Config::load(
+        None,
+        env(&[
+            ("CMS_LOCALES_AVAILABLE", "en, fr, fr-CA"),
+            ("CMS_LOCALES_DEFAULT", "fr"),
+            ("CMS_LOCALES_FALLBACKS", "fr-CA=fr"),
+        ]),
+    )
+    .unwrap()
+    .config;
+    let locales = from_env.locales().unwrap();
+    assert_eq!(locales.default_locale().as_str(), "fr");
+    assert_eq!(locales.fallbacks().len(), 1);
+
+    for bad in [
+        vec![("CMS_LOCALES_AVAILABLE", "en, e n")],
+        vec![("CMS_LOCALES_DEFAULT", "de")],
+        vec![("CMS_LOCALES_FALLBACKS", "en")],
+        vec![
+            ("CMS_LOCALES_AVAILABLE", "en,de"),
+            ("CMS_LOCALES_FALLBACKS", "de=it"),
+        ],
+    ] {
+        let err = Config::load(None, env(&bad)).err().expect("refused");
+        assert!(
+            err.to_string().contains("locales") || err.to_string().contains("CMS_LOCALES"),
+            "{err}"
+        );
+    }
+}
