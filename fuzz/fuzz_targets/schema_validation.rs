@@ -1,7 +1,8 @@
 //! Schemas and document data: bytes -> JSON -> `Schema::from_json`, `parse_schemas` and
 //! `Schemas::new` (the input as a schema file), and `check_structure` / `validate_for_publish`
 //! / `references` (the input as a document of every registered type, and of every type the
-//! input itself declares when it registers).
+//! input itself declares when it registers); the input read in every locale and written in
+//! every locale over itself (`localize`, `write_locale`).
 //! Invariants: no panic; publish validation reports every issue the structure check reports
 //! (CONTRACT.md section 2: publishing checks everything a save checks, and more).
 #![no_main]
@@ -24,6 +25,18 @@ fn validate(schemas: &Schemas, doc_type: &str, data: &Value) {
     let _ = schemas.references(doc_type, data);
 }
 
+/// The input as stored data read in each locale, and as a write in each locale over itself:
+/// no panic, and what a write stores is judged like any stored data.
+fn localize(doc_type: &str, value: &Value) {
+    let locales = schemas().locales();
+    for tag in locales.available() {
+        let mut shown = value.clone();
+        let _ = schemas().localize(doc_type, &mut shown, &locales.chain(tag));
+        let written = schemas().write_locale(doc_type, Some(value), value, tag);
+        validate(schemas(), doc_type, &written);
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let Ok(value) = serde_json::from_slice::<Value>(data) else {
         return;
@@ -43,6 +56,7 @@ fuzz_target!(|data: &[u8]| {
     }
     for doc_type in document_types() {
         validate(schemas(), doc_type, &value);
+        localize(doc_type, &value);
         // The same value one level down, where object fields take their data.
         if let Value::Object(map) = &value {
             for inner in map.values() {

@@ -1,5 +1,5 @@
 //! `where` clauses: bytes -> JSON -> `cms_core::filter::parse` against every registered document
-//! type -> `cms_store::filter_sql` for both dialects, both data columns, with and without
+//! type in every configured locale -> `cms_store::filter_sql` for both dialects, both data columns, with and without
 //! PostgreSQL's generated columns. A top-level array of strings is also a `sort` list.
 //! Invariants: no panic; every compiled SQL text holds only allowed literals, placeholders
 //! numbered in order for exactly its binds, and no user string outside bind parameters.
@@ -24,8 +24,17 @@ fuzz_target!(|data: &[u8]| {
         Value::String(s) => s.split(',').collect(),
         _ => Vec::new(),
     };
-    for doc_type in document_types() {
-        let lookup = schemas().fields(doc_type).expect("a registered type");
+    let types = document_types();
+    let locales = schemas().locales().available();
+    // Every type, read in every locale: localized paths carry the locale's tag.
+    for (doc_type, locale) in types
+        .iter()
+        .flat_map(|t| locales.iter().map(move |l| (*t, l)))
+    {
+        let lookup = schemas()
+            .fields(doc_type)
+            .expect("a registered type")
+            .in_locale(locale);
         let filter = parse(&where_, &lookup);
         let keys = parse_sort(&sort, &lookup);
         // Every generated column the store would create for this type's indexed paths.

@@ -3,8 +3,8 @@
 
 use std::sync::OnceLock;
 
-use cms_core::Schemas;
 use cms_core::schema::{demo_schemas, parse_schemas};
+use cms_core::{Locales, Schemas};
 use serde_json::{Value, json};
 
 /// The demo schemas plus one document type with a field of every kind the `where` language
@@ -37,11 +37,20 @@ pub fn schemas() -> &'static Schemas {
                     { "name": "rank", "type": "number", "indexed": true }
                 ] },
                 { "name": "status", "type": "string", "options": ["draft", "live"] },
-                { "name": "extra", "type": "json" }
+                { "name": "extra", "type": "json" },
+                { "name": "headline", "type": "string", "localized": true, "indexed": true },
+                { "name": "lead", "type": "object", "localized": true, "fields": [
+                    { "name": "score", "type": "number", "indexed": true }
+                ] }
             ] }
         ]);
         list.extend(parse_schemas(&extra).expect("the fuzz schemas parse"));
-        Schemas::new(list).expect("the fuzz schemas register")
+        // Two locales, one with a subtag: localized paths hold `de-AT` as a segment.
+        let locales = Locales::new(&["en".into(), "de-AT".into()], None, &Default::default())
+            .expect("the fuzz locales");
+        Schemas::new(list)
+            .expect("the fuzz schemas register")
+            .with_locales(locales)
     })
 }
 
@@ -75,7 +84,7 @@ pub fn outside_skeleton(s: &str) -> bool {
 
 /// The only literals the compiled SQL may hold: JSON type names, `ESCAPE '\'`, the empty
 /// object/string, a declared document type name (`type = 'post'`) and JSON paths made of
-/// identifiers (`'$.seo.description'`, `'{seo,description}'`).
+/// identifiers and configured locale tags (`'$.seo.description'`, `'{headline,de-AT}'`).
 fn literal_allowed(literal: &str) -> bool {
     const LITERALS: &[&str] = &[
         "null", "text", "integer", "real", "true", "false", "array", "number", "string", "boolean",
@@ -91,7 +100,10 @@ fn literal_allowed(literal: &str) -> bool {
     } else {
         return false;
     };
-    segments.iter().all(|s| is_identifier(s))
+    let locales = schemas().locales();
+    segments
+        .iter()
+        .all(|s| is_identifier(s) || locales.available().iter().any(|t| t.as_str() == *s))
 }
 
 fn is_identifier(segment: &str) -> bool {
