@@ -2,8 +2,8 @@
 //! and German: the localized tag at the field, the locale switcher that reloads the form and
 //! saves in the chosen locale (the other locale kept), the note at a field served from the
 //! fallback locale, the side-by-side view, the list's "missing in" marker, the choice kept
-//! while navigating, and a document created in the chosen locale. Each step is checked against
-//! what the API then stores.
+//! while navigating, a document created in the chosen locale, and the organization narrowing
+//! its locales in its settings. Each step is checked against what the API then stores.
 
 use axum::http::StatusCode;
 use cms::core::schema::demo_schemas;
@@ -187,6 +187,40 @@ async fn an_editor_writes_and_publishes_a_page_in_german(url: String) {
         json!({"de": "Neu"}),
         "{created}"
     );
+
+    // The organization narrows its locales in its settings: leaving the default out is
+    // refused at the field, English alone is saved, and an empty field restores every locale.
+    let org = ui.app.active_organization(&ada).await;
+    ui.open("/admin/settings/organization").await;
+    ui.fill("Locales", "de").await;
+    ui.click("Save organization").await;
+    ui.see("cannot be left out").await;
+    ui.fill("Locales", "en").await;
+    ui.click("Save organization").await;
+    ui.see("The organization is saved.").await;
+    let locales = |body: Value| body["data"].clone();
+    let res = ui
+        .app
+        .get(&format!("/api/organizations/{org}"))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(locales(res.body)["locales"], json!(["en"]));
+    let res = ui.app.get("/api/locales").cookie(&ada).send().await;
+    assert_eq!(locales(res.body)["available"], json!(["en"]));
+    ui.fill("Locales", "").await;
+    ui.click("Save organization").await;
+    // The first save's notice may still show: wait for what the API stores instead.
+    let mut available = Value::Null;
+    for _ in 0..200 {
+        let res = ui.app.get("/api/locales").cookie(&ada).send().await;
+        available = locales(res.body)["available"].clone();
+        if available == json!(["en", "de"]) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(available, json!(["en", "de"]));
     ui.stop().await;
 }
 

@@ -130,15 +130,27 @@ export async function organization(body, ctx) {
   const parts = [];
   if (ctx.organization) {
     const org = await data(get(`/api/organizations/${seg(ctx.organization.id)}`));
-    parts.push(organizationForm(org, ctx, () => organization(body, ctx)));
+    const locales = await data(get("/api/locales"));
+    parts.push(organizationForm(org, locales, ctx, () => organization(body, ctx)));
   }
   parts.push(organizationList(ctx), createOrganization(ctx));
   if (ctx.organization && mayDelete(ctx)) parts.push(deleteOrganization(ctx));
   render(body, parts);
 }
 
-function organizationForm(org, ctx, redraw) {
+// The organization's locales (CONTRACT.md section 17), offered where there is a choice: the
+// instance has several locales, or the organization narrowed them already. Empty keeps every
+// locale of the instance; the API refuses tags it does not offer and leaving the default out.
+function localesField(org, locales, editable) {
+  if (!org.locales && !(locales?.available?.length > 1)) return null;
+  const input = h("input", { name: "locales", type: "text", value: (org.locales || []).join(", "), readOnly: !editable, placeholder: "every locale" });
+  const hint = `The locales this organization writes in, comma-separated, ${locales.default} among them; empty for every locale of the instance.`;
+  return { input, el: field("Locales", input, { hint }) };
+}
+
+function organizationForm(org, locales, ctx, redraw) {
   const editable = ctx.can("org.settings");
+  const localeChoice = localesField(org, locales, editable);
   const name = h("input", { name: "name", type: "text", required: true, value: org.name, readOnly: !editable });
   const slug = h("input", { name: "slug", type: "text", required: true, pattern: "[a-z0-9-]+", value: org.slug, readOnly: !editable });
   const metadata = h("textarea", { name: "metadata", rows: 5, class: "code", value: JSON.stringify(org.metadata ?? {}, null, 2), readOnly: !editable });
@@ -150,6 +162,7 @@ function organizationForm(org, ctx, redraw) {
     field("Organization name", name, { required: true }),
     field("Slug", slug, { required: true, hint: "Lowercase letters, digits and dashes." }),
     field("Metadata", metadata, { hint: "A JSON object of your own." }),
+    localeChoice?.el,
     editable
       ? h("div", { class: "actions" }, h("button", { type: "submit", class: "primary", text: "Save organization" }))
       : h("p", { class: "muted", text: "Your role may not change these settings." }),
@@ -163,7 +176,12 @@ function organizationForm(org, ctx, redraw) {
     }
     if (!meta || typeof meta !== "object" || Array.isArray(meta)) return setFieldError(metadata.closest(".field"), "Metadata must be a JSON object.");
     try {
-      const saved = await data(patch(`/api/organizations/${seg(org.id)}`, { name: name.value, slug: slug.value, metadata: meta }));
+      const body = { name: name.value, slug: slug.value, metadata: meta };
+      if (localeChoice) {
+        const tags = localeChoice.input.value.split(",").map((t) => t.trim()).filter(Boolean);
+        body.locales = tags.length ? tags : null;
+      }
+      const saved = await data(patch(`/api/organizations/${seg(org.id)}`, body));
       Object.assign(ctx.organization, saved);
       const option = document.querySelector(`#org-switcher option[value="${CSS.escape(org.id)}"]`);
       if (option) option.textContent = saved.name;
