@@ -205,8 +205,9 @@ impl Schemas {
     /// The stored data after a write of `incoming` (plain values, as read in `tag`) over
     /// `current` (stored, every locale; `None` for a new document): each localized value
     /// takes `incoming`'s value for `tag` (a missing or null one removes `tag`'s) and keeps
-    /// every other locale's; everything else is `incoming`'s, as a whole-draft write is.
-    /// Array items keep their other locales when they keep their `_key` (else their position).
+    /// every other locale's; everything else is `incoming`'s, as a whole-draft write is,
+    /// except that an object left out keeps its localized fields' other locales. Array items
+    /// keep their other locales when they keep their `_key` (else their position).
     pub fn write_locale(
         &self,
         type_name: &str,
