@@ -2,6 +2,7 @@
 //! schemas carry, narrowed by the organization's own choice when it made one.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use cms_core::{LocaleChoice, Locales};
 use cms_store::Tx;
@@ -56,9 +57,9 @@ impl<'a> LocaleService<'a> {
                 let mut tx = self.inner.store.read_instance_wide().await?;
                 self.inner.organization_locales(&mut *tx, org).await?
             }
-            None => self.inner.schemas.locales().clone(),
+            None => self.inner.schemas.shared_locales(),
         };
-        Ok(LocalesView::from(&locales))
+        Ok(LocalesView::from(&*locales))
     }
 }
 
@@ -66,10 +67,14 @@ impl Inner {
     /// The locales `org` works in. An instance with one locale has nothing to narrow, so it
     /// reads nothing; otherwise the organization's row says. A stored choice that the
     /// configuration no longer fully allows keeps what it still allows (and the default).
-    pub(crate) async fn organization_locales(&self, tx: &mut dyn Tx, org: &str) -> Result<Locales> {
+    pub(crate) async fn organization_locales(
+        &self,
+        tx: &mut dyn Tx,
+        org: &str,
+    ) -> Result<Arc<Locales>> {
         let instance = self.schemas.locales();
         if !instance.is_multilingual() {
-            return Ok(instance.clone());
+            return Ok(self.schemas.shared_locales());
         }
         let chosen = tx
             .organization_by_id(org)
@@ -77,7 +82,7 @@ impl Inner {
             .and_then(|o| o.locales)
             .map(|tags| tags.0);
         Ok(match chosen {
-            None => instance.clone(),
+            None => self.schemas.shared_locales(),
             Some(tags) => {
                 let mut kept: Vec<String> = tags
                     .into_iter()
@@ -87,9 +92,10 @@ impl Inner {
                 if !kept.iter().any(|t| t.eq_ignore_ascii_case(&default)) {
                     kept.push(default);
                 }
-                instance
-                    .narrowed(&kept)
-                    .unwrap_or_else(|_| instance.clone())
+                match instance.narrowed(&kept) {
+                    Ok(narrowed) => Arc::new(narrowed),
+                    Err(_) => self.schemas.shared_locales(),
+                }
             }
         })
     }

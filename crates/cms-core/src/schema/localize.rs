@@ -188,6 +188,26 @@ impl Schemas {
         }
     }
 
+    /// A stored value of `field` per locale: `(None, value)` for a field that is not
+    /// localized, else each available locale's value (a value saved before the field was
+    /// localized being the default locale's). For checks that hold per locale (slugs).
+    pub fn values_by_locale<'v>(
+        &self,
+        field: &Field,
+        value: &'v Value,
+    ) -> Vec<(Option<&LocaleTag>, &'v Value)> {
+        if !field.localized {
+            return vec![(None, value)];
+        }
+        match self.stored(&field.ty, value) {
+            Stored::Keyed(map) => map
+                .iter()
+                .filter_map(|(tag, v)| Some((Some(self.locales.find(tag)?), v)))
+                .collect(),
+            Stored::Unkeyed(value) => vec![(Some(self.locales.default_locale()), value)],
+        }
+    }
+
     /// How a stored localized value of type `ty` holds its locales. An object is keyed by
     /// locale when the type's own values are not objects, or when every key is an available
     /// locale; anything else was saved before the field was localized.

@@ -1,6 +1,7 @@
 //! The registry of schemas: checks that they fit together, then answers questions about them.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use super::model::{Field, FieldType, Schema, SchemaKind, is_builtin_type, is_valid_name};
 use super::{Level, SchemaError};
@@ -14,8 +15,9 @@ use crate::locale::{LocaleTag, Locales};
 pub struct Schemas {
     list: Vec<Schema>,
     by_name: HashMap<String, usize>,
-    /// The instance's locales, which keys of localized values must name.
-    pub(super) locales: Locales,
+    /// The instance's locales, which keys of localized values must name; shared, so a request
+    /// holds them without copying.
+    pub(super) locales: Arc<Locales>,
     /// The document types with a localized field anywhere: only their data is reshaped per
     /// locale, so every other type's read path stays as it was.
     pub(super) localized_types: HashSet<String>,
@@ -38,7 +40,7 @@ impl Schemas {
         let mut schemas = Schemas {
             list,
             by_name,
-            locales: Locales::default(),
+            locales: Arc::new(Locales::default()),
             localized_types: HashSet::new(),
         };
         for schema in &schemas.list {
@@ -56,12 +58,17 @@ impl Schemas {
 
     /// These schemas with the instance's locales (the default is `["en"]`).
     pub fn with_locales(mut self, locales: Locales) -> Schemas {
-        self.locales = locales;
+        self.locales = Arc::new(locales);
         self
     }
 
     pub fn locales(&self) -> &Locales {
         &self.locales
+    }
+
+    /// [`Self::locales`], shared.
+    pub fn shared_locales(&self) -> Arc<Locales> {
+        Arc::clone(&self.locales)
     }
 
     pub fn get(&self, name: &str) -> Option<&Schema> {

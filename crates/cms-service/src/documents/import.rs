@@ -45,9 +45,13 @@ impl DocumentService<'_> {
         let mut locales_read = self.inner.store.read_for(&org).await?;
         for (i, input) in inputs.into_iter().enumerate() {
             let publish = input.publish;
-            let localized = self.schemas().is_localized_type(&input.doc_type);
             let localization = self
-                .localization_in(&mut *locales_read, &org, localized, input.locale.as_deref())
+                .localization_of(
+                    &mut *locales_read,
+                    &org,
+                    &input.doc_type,
+                    input.locale.as_deref(),
+                )
                 .await
                 .map_err(|e| at_index(i, e))?;
             let (record, issues) = self

@@ -6,6 +6,8 @@
 //! plain values with `_meta.locale` and `_meta.fallbackLocales`; `locale=*` serves the stored
 //! shape. Requests on types without localized fields that name no locale skip all of it.
 
+use std::sync::Arc;
+
 use cms_core::schema::{FallbackLocales, Schemas};
 use cms_core::{LocaleChoice, LocaleTag, Locales};
 use cms_store::Tx;
@@ -18,7 +20,7 @@ use crate::locales::choose;
 /// How one request treats localized fields.
 #[derive(Debug, Clone)]
 pub(crate) struct Localization {
-    locales: Locales,
+    locales: Arc<Locales>,
     choice: LocaleChoice,
     /// The request named a locale: every document it shows says which (`_meta.locale`), even
     /// of types without localized fields.
@@ -114,39 +116,50 @@ impl DocumentService<'_> {
         localized: bool,
         requested: Option<&str>,
     ) -> Result<Localization> {
-        let instance = self.schemas().locales();
-        let locales = if instance.is_multilingual() && (localized || requested.is_some()) {
+        let locales = if localized || requested.is_some() {
             self.inner.organization_locales(tx, org).await?
         } else {
-            instance.clone()
+            self.schemas().shared_locales()
         };
-        let choice = choose(&locales, requested)?;
-        Ok(Localization {
-            locales,
-            choice,
-            named: requested.is_some(),
-        })
+        localization(locales, requested)
     }
 
-    /// [`Self::localization_in`] for a write of `doc_type`, in a read unit of its own opened
-    /// only when the organization's locales matter.
+    /// [`Self::localization_in`] for documents of one type.
+    pub(super) async fn localization_of(
+        &self,
+        tx: &mut dyn Tx,
+        org: &str,
+        doc_type: &str,
+        requested: Option<&str>,
+    ) -> Result<Localization> {
+        let localized = self.schemas().is_localized_type(doc_type);
+        self.localization_in(tx, org, localized, requested).await
+    }
+
+    /// [`Self::localization_of`] in a read unit of its own, opened only when the
+    /// organization's locales matter (see [`Self::localization_in`]).
     pub(super) async fn localization(
         &self,
         org: &str,
         doc_type: &str,
         requested: Option<&str>,
     ) -> Result<Localization> {
-        let instance = self.schemas().locales();
-        let localized = self.schemas().is_localized_type(doc_type);
-        if !instance.is_multilingual() || !(localized || requested.is_some()) {
-            return Ok(Localization {
-                locales: instance.clone(),
-                choice: choose(instance, requested)?,
-                named: requested.is_some(),
-            });
+        let concerned = requested.is_some() || self.schemas().is_localized_type(doc_type);
+        if !concerned || !self.schemas().locales().is_multilingual() {
+            return localization(self.schemas().shared_locales(), requested);
         }
         let mut tx = self.inner.store.read_for(org).await?;
-        self.localization_in(&mut *tx, org, localized, requested)
+        self.localization_of(&mut *tx, org, doc_type, requested)
             .await
     }
+}
+
+/// What `requested` asks of `locales`.
+fn localization(locales: Arc<Locales>, requested: Option<&str>) -> Result<Localization> {
+    let choice = choose(&locales, requested)?;
+    Ok(Localization {
+        locales,
+        choice,
+        named: requested.is_some(),
+    })
 }

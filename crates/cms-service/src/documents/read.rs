@@ -78,9 +78,8 @@ impl DocumentService<'_> {
         }
         let gate = self.gate(actor);
         gate.check(Operation::Read, &record)?;
-        let localized = self.schemas().is_localized_type(&record.doc_type);
         let localization = self
-            .localization_in(&mut *tx, &orgs[0], localized, read.locale.as_deref())
+            .localization_of(&mut *tx, &orgs[0], &record.doc_type, read.locale.as_deref())
             .await?;
         let mut views = vec![gate.stripped(record)];
         self.show(&localization, &mut views, read.perspective);
@@ -107,17 +106,16 @@ impl DocumentService<'_> {
         if list_read == ListRead::Refused {
             return Err(Error::Forbidden);
         }
-        let localized = self.schemas().is_localized_type(&request.doc_type);
         if singleton {
             let row = self.singleton_row(actor, &request.doc_type).await?;
             gate.check(Operation::Read, &row)?;
             let mut views = vec![gate.stripped(row)];
             let mut tx = self.inner.store.read_for(&orgs[0]).await?;
             let localization = self
-                .localization_in(
+                .localization_of(
                     &mut *tx,
                     &orgs[0],
-                    localized,
+                    &request.doc_type,
                     request.read.locale.as_deref(),
                 )
                 .await?;
@@ -142,10 +140,10 @@ impl DocumentService<'_> {
             .ok_or_else(|| Error::bad_request("page is too large"))?;
         let mut tx = self.inner.store.read_for(&orgs[0]).await?;
         let localization = self
-            .localization_in(
+            .localization_of(
                 &mut *tx,
                 &orgs[0],
-                localized,
+                &request.doc_type,
                 request.read.locale.as_deref(),
             )
             .await?;
@@ -232,11 +230,13 @@ impl DocumentService<'_> {
             .filter(|v| v.data(read.perspective).is_some() && gate.may_read(v))
             .collect();
         views.iter_mut().for_each(|v| gate.strip(v));
-        let localized = views
-            .iter()
-            .any(|v| self.schemas().is_localized_type(&v.doc_type));
         let localization = self
-            .localization_in(&mut *tx, &orgs[0], localized, read.locale.as_deref())
+            .localization_in(
+                &mut *tx,
+                &orgs[0],
+                self.any_localized(&views),
+                read.locale.as_deref(),
+            )
             .await?;
         self.show(&localization, &mut views, read.perspective);
         self.resolve(&mut *tx, &orgs, &mut views, &read, &gate, &localization)
@@ -269,11 +269,8 @@ impl DocumentService<'_> {
                 v
             })
             .collect();
-        let localized = views
-            .iter()
-            .any(|v| self.schemas().is_localized_type(&v.doc_type));
         let localization = self
-            .localization_in(&mut *tx, &orgs[0], localized, None)
+            .localization_in(&mut *tx, &orgs[0], self.any_localized(&views), None)
             .await?;
         self.show(&localization, &mut views, Perspective::Draft);
         Ok(views)
@@ -329,6 +326,13 @@ impl DocumentService<'_> {
             .await?;
         tx.commit().await?;
         Ok(record)
+    }
+
+    /// Whether any of `views` is of a type with localized fields.
+    fn any_localized(&self, views: &[DocumentView]) -> bool {
+        views
+            .iter()
+            .any(|v| self.schemas().is_localized_type(&v.doc_type))
     }
 
     /// `views` in the request's locale (see [`Localization::show`]).

@@ -79,16 +79,7 @@ impl DocumentService<'_> {
             let Some(value) = data.get(&field.name) else {
                 continue;
             };
-            let locales = self.schemas().locales();
-            let values: Vec<(Option<LocaleTag>, &Value)> = match value.as_object() {
-                Some(keyed) if field.localized && !keyed.contains_key("current") => keyed
-                    .iter()
-                    .filter_map(|(tag, v)| Some((Some(locales.find(tag)?.clone()), v)))
-                    .collect(),
-                _ if field.localized => vec![(Some(locales.default_locale().clone()), value)],
-                _ => vec![(None, value)],
-            };
-            for (locale, value) in values {
+            for (locale, value) in self.schemas().values_by_locale(field, value) {
                 if let Some(current) = value
                     .get("current")
                     .and_then(Value::as_str)
@@ -96,7 +87,7 @@ impl DocumentService<'_> {
                 {
                     out.push(SlugValue {
                         field: field.name.clone(),
-                        locale,
+                        locale: locale.cloned(),
                         current: current.to_string(),
                     });
                 }

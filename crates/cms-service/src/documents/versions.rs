@@ -93,7 +93,9 @@ impl DocumentService<'_> {
         self.write_draft(&mut *tx, &current, data, Some(&actor.user.id), now)
             .await?;
         let stored = self.owned(&mut *tx, &org, id).await?;
-        let localization = self.default_localization(&mut *tx, &org, &stored).await?;
+        let localization = self
+            .localization_of(&mut *tx, &org, &stored.doc_type, None)
+            .await?;
         tx.commit().await?;
         Ok(self.shown(&gate, &localization, stored))
     }

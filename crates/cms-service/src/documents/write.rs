@@ -126,9 +126,8 @@ impl DocumentService<'_> {
         let (read, validation, localization) = {
             let mut tx = self.inner.store.read_for(&org).await?;
             let current = self.owned(&mut *tx, &org, id).await?;
-            let localized = self.schemas().is_localized_type(&current.doc_type);
             let localization = self
-                .localization_in(&mut *tx, &org, localized, input.locale.as_deref())
+                .localization_of(&mut *tx, &org, &current.doc_type, input.locale.as_deref())
                 .await?;
             let data = self.checked_draft(&gate, &current, &input, &localization)?;
             let validation = self
@@ -243,7 +242,7 @@ impl DocumentService<'_> {
         gate.check(Operation::Publish, &current)?;
         check_revision(expected_revision, current.revision)?;
         let localization = self
-            .answer_localization(&mut *tx, &org, &current, locale)
+            .localization_of(&mut *tx, &org, &current.doc_type, locale)
             .await?;
         let (validation, published) = self
             .publish_if_valid(&mut *tx, &current, Some(&actor.user.id), now)
@@ -283,7 +282,7 @@ impl DocumentService<'_> {
         gate.check(Operation::Unpublish, &current)?;
         check_revision(expected_revision, current.revision)?;
         let localization = self
-            .answer_localization(&mut *tx, &org, &current, locale)
+            .localization_of(&mut *tx, &org, &current.doc_type, locale)
             .await?;
         self.clear_published(&mut *tx, &current, Some(&actor.user.id), now)
             .await?;
@@ -303,28 +302,6 @@ impl DocumentService<'_> {
         let mut view = gate.stripped(record);
         localization.show(self.schemas(), &mut view, Perspective::Draft);
         view
-    }
-
-    /// The localization of a request that names no locale, about `record`.
-    pub(super) async fn default_localization(
-        &self,
-        tx: &mut dyn Tx,
-        org: &str,
-        record: &DocumentRecord,
-    ) -> Result<Localization> {
-        self.answer_localization(tx, org, record, None).await
-    }
-
-    /// The localization of the answer about `record` to a request that asked for `locale`.
-    async fn answer_localization(
-        &self,
-        tx: &mut dyn Tx,
-        org: &str,
-        record: &DocumentRecord,
-        locale: Option<&str>,
-    ) -> Result<Localization> {
-        let localized = self.schemas().is_localized_type(&record.doc_type);
-        self.localization_in(tx, org, localized, locale).await
     }
 
     /// A document the actor's organization owns (writes never reach children); 404 otherwise.
