@@ -44,6 +44,9 @@ pub struct HealthReport {
     /// Present only when the storage check is enabled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub storage: Option<CheckReport>,
+    /// The field indexes built beside the service (CONTRACT.md section 14): informative, they
+    /// never change the status (queries answer the same without them, only slower).
+    pub indexes: crate::IndexingReport,
 }
 
 pub struct HealthService<'a> {
@@ -78,6 +81,7 @@ impl<'a> HealthService<'a> {
             status,
             database,
             storage,
+            indexes: self.inner.field_indexing.report(),
         }
     }
 

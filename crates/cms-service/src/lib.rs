@@ -18,6 +18,7 @@ mod clock;
 pub mod documents;
 mod error;
 pub mod events;
+mod field_indexes;
 mod health;
 pub mod input;
 mod instance_settings;
@@ -59,6 +60,7 @@ pub use documents::{
 };
 pub use error::{Error, ErrorKind, Result};
 pub use events::{BUILT_IN_EVENT_TYPES, EventDeclaration, EventService, NewEvent};
+pub use field_indexes::{IndexingReport, IndexingState};
 pub use health::{CheckReport, HealthReport, HealthService, Status};
 pub use instance_settings::{InstanceSettingsService, SignUpPolicy, SignUpPolicyView};
 pub use jobs::{JobService, Registry, TickReport, Worker};
@@ -193,6 +195,8 @@ pub(crate) struct Inner {
     pub(crate) plugin_settings: Vec<cms_core::plugin_settings::SettingsDeclaration>,
     /// Seals and opens secret plugin settings; `None` without an encryption key.
     pub(crate) secret_box: Option<plugin_settings::secret_box::SecretBox>,
+    /// How far the field indexes built beside the service have come.
+    pub(crate) field_indexing: field_indexes::FieldIndexing,
 }
 
 impl Inner {
@@ -282,26 +286,13 @@ impl Cms {
             media_signer,
             plugin_settings: parts.plugin_settings,
             secret_box,
+            field_indexing: Default::default(),
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
-        cms.index_declared_fields().await?;
+        // Beside the service: on a large table the indexes take minutes to build.
+        let building = cms.clone();
+        tokio::spawn(async move { field_indexes::build(&building.0).await });
         Ok(cms)
-    }
-
-    /// Expression indexes for every `indexed: true` field of every document type.
-    async fn index_declared_fields(&self) -> Result<()> {
-        for schema in self.0.schemas.documents() {
-            if let Some(fields) = self.0.schemas.fields(&schema.name) {
-                let indexed = fields.indexed_paths();
-                if !indexed.is_empty() {
-                    self.0
-                        .store
-                        .ensure_field_indexes(&schema.name, &indexed)
-                        .await?;
-                }
-            }
-        }
-        Ok(())
     }
 
     pub fn auth(&self) -> AuthService<'_> {

@@ -150,17 +150,23 @@ pub(crate) fn list_condition(
 ) -> (String, Vec<crate::filter_sql::Bind>) {
     use crate::filter_sql::{Bind, compile_filter_with};
     let n = spec.organizations.len();
-    let mut sql = format!(
-        "organization_id IN ({}) AND type = ${}",
-        placeholders(1, n),
-        n + 1
-    );
     let mut binds: Vec<Bind> = spec
         .organizations
         .iter()
         .map(|o| Bind::Text(o.clone()))
         .collect();
-    binds.push(Bind::Text(spec.doc_type.to_string()));
+    // The type as a literal, so both planners can use the type's partial field indexes
+    // (crate::field_indexes); a name that is not an identifier is bound instead.
+    let doc_type = if crate::field_indexes::is_type_name(spec.doc_type) {
+        format!("'{}'", spec.doc_type)
+    } else {
+        binds.push(Bind::Text(spec.doc_type.to_string()));
+        format!("${}", n + 1)
+    };
+    let mut sql = format!(
+        "organization_id IN ({}) AND type = {doc_type}",
+        placeholders(1, n)
+    );
     match spec.published {
         Some(true) => sql.push_str(" AND published_data IS NOT NULL"),
         Some(false) => sql.push_str(" AND published_data IS NULL"),
@@ -170,7 +176,7 @@ pub(crate) fn list_condition(
         spec.filter,
         dialect,
         spec.column,
-        n + 2,
+        binds.len() + 1,
         generated_for(spec, generated),
     );
     sql.push_str(&format!(" AND ({})", compiled.sql));

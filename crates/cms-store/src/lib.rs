@@ -21,6 +21,7 @@ pub mod assets;
 pub mod change_sets;
 pub mod documents;
 pub mod events;
+pub mod field_indexes;
 pub mod filter_sql;
 pub mod instance;
 pub mod invitations;
@@ -73,14 +74,22 @@ pub trait Store: Send + Sync + 'static {
     /// of a transaction that failed.
     async fn write(&self) -> Result<Box<dyn Tx>>;
 
-    /// Creates, when missing, the expression indexes that serve `where` clauses on the
-    /// `indexed: true` fields of a document type, for both the draft and the published copy.
-    /// `fields` are declared paths (identifiers only) with their kinds.
+    /// Builds, when missing, what serves `where` and `sort` on the indexed fields of a document
+    /// type, for both the draft and the published copy (see [`field_indexes`]): without
+    /// blocking reads, and writes only for moments. `fields` are declared paths (identifiers,
+    /// locale tags) with their kinds. Long on a large table: run it beside the service.
     async fn ensure_field_indexes(
         &self,
         doc_type: &str,
-        fields: &[(Vec<String>, cms_core::FieldKind)],
-    ) -> Result<()>;
+        fields: &field_indexes::FieldPaths,
+    ) -> Result<field_indexes::IndexBuild>;
+
+    /// Drops what served fields no type in `types` indexes any more (fields removed or opted
+    /// out, types removed, shapes of earlier versions). How many objects it dropped.
+    async fn drop_unwanted_field_indexes(
+        &self,
+        types: &[crate::field_indexes::IndexedType],
+    ) -> Result<usize>;
 
     /// Closes every connection; waits for those in use to be returned.
     async fn close(&self);
@@ -245,67 +254,6 @@ pub(crate) use impl_repositories;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
-
-/// The `CREATE INDEX` statements for the indexed fields of a type. Index names are derived from
-/// the expression, so the same field always maps to the same index and restarts are no-ops.
-pub(crate) fn field_index_statements(
-    dialect: Dialect,
-    doc_type: &str,
-    fields: &[(Vec<String>, cms_core::FieldKind)],
-) -> Vec<String> {
-    use filter_sql::{DataColumn, index_expressions};
-    let type_ok = !doc_type.is_empty()
-        && doc_type
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !type_ok {
-        return Vec::new();
-    }
-    let mut statements = Vec::new();
-    for (segments, kind) in fields {
-        for column in [DataColumn::Draft, DataColumn::Published] {
-            let mut expressions =
-                index_expressions(segments, *kind, dialect, column).unwrap_or_default();
-            // On PostgreSQL a field with a generated column is compared and sorted through it
-            // (its own index). Under row-level security (every documents query) no JSON
-            // expression index can serve a condition (the JSON operators are not leakproof),
-            // so such a field keeps none: they would only cost writes.
-            if dialect == Dialect::Postgres
-                && filter_sql::generated_column(doc_type, segments, *kind, column).is_some()
-            {
-                expressions.clear();
-            }
-            for expression in expressions {
-                let name = format!(
-                    "documents_field_{:016x}",
-                    fnv1a(&format!("{doc_type}:{expression}"))
-                );
-                // The type stays a key column (not a partial-index condition): queries bind the
-                // type as a parameter, which a partial index condition would never match.
-                statements.push(format!(
-                    "CREATE INDEX IF NOT EXISTS {name} ON documents (organization_id, type, {expression})"
-                ));
-            }
-        }
-    }
-    statements
-}
-
-/// PostgreSQL: the generated columns of the indexed fields of a type (see
-/// [`filter_sql::generated_column`]).
-pub(crate) fn generated_columns(
-    doc_type: &str,
-    fields: &[(Vec<String>, cms_core::FieldKind)],
-) -> Vec<filter_sql::GeneratedColumn> {
-    use filter_sql::{DataColumn, generated_column};
-    let mut out = Vec::new();
-    for (segments, kind) in fields {
-        for column in [DataColumn::Draft, DataColumn::Published] {
-            out.extend(generated_column(doc_type, segments, *kind, column));
-        }
-    }
-    out
-}
 
 /// A stable 64-bit hash (FNV-1a) for index names; not for security.
 pub(crate) fn fnv1a(text: &str) -> u64 {

@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 
 use crate::filter_sql::GeneratedColumns;
 use crate::unit::UnitOfWork;
-use crate::{Dialect, Result, Store, StoreError, Tx};
+use crate::{Dialect, Result, Store, Tx};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
@@ -232,35 +232,30 @@ impl Store for PgStore {
     async fn ensure_field_indexes(
         &self,
         doc_type: &str,
-        fields: &[(Vec<String>, cms_core::FieldKind)],
-    ) -> Result<()> {
-        let statements = crate::field_index_statements(Dialect::Postgres, doc_type, fields);
-        let generated = crate::generated_columns(doc_type, fields);
-        if statements.is_empty() && generated.is_empty() {
-            return Ok(());
-        }
-        let mut conn = self.admin().await?;
-        if !generated.is_empty() {
-            add_generated_columns(&mut conn, &generated).await?;
-        }
-        let indexes = generated.iter().map(|column| column.index());
-        for statement in statements.into_iter().chain(indexes) {
-            if let Err(e) = sqlx::query(sqlx::AssertSqlSafe(statement))
-                .execute(&mut conn)
-                .await
-            {
-                match StoreError::from(e) {
-                    // Two instances starting together may both create the index: IF NOT EXISTS
-                    // is not race-free, and the loser sees a catalog unique violation.
-                    StoreError::Unique(_) => {}
-                    other => return Err(other),
-                }
-            }
-        }
-        for column in generated {
-            self.generated.insert(column.name);
-        }
-        Ok(())
+        fields: &crate::field_indexes::FieldPaths,
+    ) -> Result<crate::field_indexes::IndexBuild> {
+        let mut admin = self.admin().await?;
+        let built = crate::field_indexes::postgres::ensure(
+            &mut admin,
+            &self.pool,
+            &self.generated,
+            doc_type,
+            fields,
+        )
+        .await;
+        admin.close().await.ok();
+        built
+    }
+
+    async fn drop_unwanted_field_indexes(
+        &self,
+        types: &[crate::field_indexes::IndexedType],
+    ) -> Result<usize> {
+        let wanted = crate::field_indexes::wanted_names(Dialect::Postgres, types);
+        let mut admin = self.admin().await?;
+        let dropped = crate::field_indexes::postgres::drop_unwanted(&mut admin, &wanted).await;
+        admin.close().await.ok();
+        dropped
     }
 
     /// The declaration rides in the round trip of the `BEGIN`, as for [`PgStore::begin_acting`]:
@@ -293,53 +288,6 @@ impl Store for PgStore {
             generated: self.generated.clone(),
         }))
     }
-}
-
-/// Adds the missing generated columns in one `ALTER TABLE`, which rewrites `documents` once
-/// (under an exclusive lock): only when one is missing, so a restart takes no lock at all.
-async fn add_generated_columns(
-    conn: &mut PgConnection,
-    generated: &[crate::filter_sql::GeneratedColumn],
-) -> Result<()> {
-    let existing: Vec<String> = sqlx::query_scalar(
-        "SELECT column_name::text FROM information_schema.columns \
-         WHERE table_schema = current_schema() AND table_name = 'documents'",
-    )
-    .fetch_all(&mut *conn)
-    .await?;
-    let additions: Vec<String> = generated
-        .iter()
-        .filter(|column| {
-            !existing.contains(&column.name)
-                || column
-                    .exact
-                    .as_ref()
-                    .is_some_and(|(exact, _)| !existing.contains(exact))
-        })
-        .flat_map(|column| column.add_columns())
-        .collect();
-    if additions.is_empty() {
-        return Ok(());
-    }
-    let alter = format!("ALTER TABLE documents {}", additions.join(", "));
-    if let Err(e) = sqlx::query(sqlx::AssertSqlSafe(alter))
-        .execute(&mut *conn)
-        .await
-    {
-        // Two instances starting together: IF NOT EXISTS waits for the other's lock and then
-        // finds the column, but a catalog race can still report a duplicate column (42701) or
-        // a catalog unique violation; the column exists either way.
-        let duplicate = e
-            .as_database_error()
-            .and_then(|d| d.code())
-            .is_some_and(|code| code == "42701");
-        match StoreError::from(e) {
-            StoreError::Unique(_) => {}
-            _ if duplicate => {}
-            other => return Err(other),
-        }
-    }
-    Ok(())
 }
 
 /// Reads run in a transaction too: the acting organization is a transaction-local setting

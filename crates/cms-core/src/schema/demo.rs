@@ -105,7 +105,7 @@ mod tests {
             .into_iter()
             .map(|(p, _)| p.join("."))
             .collect();
-        assert_eq!(indexed, ["title", "publishedOn", "views"]);
+        assert_eq!(indexed, ["title", "slug", "author", "publishedOn", "views"]);
         assert!(schemas.get("author").unwrap().fields[0].required);
         assert!(schemas.get("siteSettings").unwrap().fields[0].required);
     }

@@ -91,7 +91,12 @@ fn field_schema() -> RefOr<ObjSchema> {
         .required("type")
         .property("title", string())
         .property("required", boolean("Only `true` is written."))
-        .property("indexed", boolean("Only `true` is written."))
+        .property(
+            "indexed",
+            boolean(
+                "Absent: indexed automatically when a short scalar outside arrays; `false` opts out.",
+            ),
+        )
         .property(
             "localized",
             boolean("One value per locale. Only `true` is written."),
@@ -146,7 +151,7 @@ fn field_json(field: &Field) -> Value {
     out.insert("type".into(), json!(field.ty.type_name()));
     put_opt(&mut out, "title", field.title.as_ref().map(|t| json!(t)));
     put_flag(&mut out, "required", field.required);
-    put_flag(&mut out, "indexed", field.indexed);
+    put_opt(&mut out, "indexed", field.indexed.flag().map(Value::Bool));
     put_flag(&mut out, "localized", field.localized);
     put_opt(&mut out, "access", field.access.to_json());
     options_json(&field.ty, &mut out);

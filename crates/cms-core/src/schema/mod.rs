@@ -38,7 +38,7 @@ pub use access::{
 };
 pub use demo::demo_schemas;
 pub use localize::FallbackLocales;
-pub use model::{Field, FieldType, Pattern, Schema, SchemaKind, is_valid_name};
+pub use model::{Field, FieldType, Indexing, Pattern, Schema, SchemaKind, is_valid_name};
 pub use parse::{parse_fields, parse_schemas};
 pub use references::{FoundReference, RefTarget};
 pub use registry::{Schemas, TypeFields};

@@ -90,8 +90,8 @@ pub struct Field {
     pub title: Option<String>,
     /// Publishing needs a value (not missing, not null, not an empty string).
     pub required: bool,
-    /// Asks the store to index this scalar field for `where` and `sort`.
-    pub indexed: bool,
+    /// Whether the store indexes this field for `where` and `sort` (CONTRACT.md section 14).
+    pub indexed: Indexing,
     /// One value per locale (CONTRACT.md section 17): stored as an object keyed by locale tag.
     /// Never inside another localized field, never on an array member.
     pub localized: bool,
@@ -99,6 +99,40 @@ pub struct Field {
     /// of the data), but on the fields of objects inside arrays.
     pub access: FieldAccess,
     pub ty: FieldType,
+}
+
+/// Whether the store indexes a field for `where` and `sort` (CONTRACT.md section 14): users
+/// never have to ask, so the default indexes every field a query can compare at indexed speed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Indexing {
+    /// No `indexed` key: indexed when the type is one the store indexes by itself
+    /// ([`FieldType::is_indexed_automatically`]) and the field is not inside an array.
+    #[default]
+    Automatic,
+    /// `indexed: true`: indexed; refused where no index can serve it (arrays, composites).
+    Declared,
+    /// `indexed: false`: never indexed (writes pay nothing for a field nobody filters on).
+    OptedOut,
+}
+
+impl Indexing {
+    /// The schema JSON's `indexed`: absent, `true` or `false`.
+    pub fn from_flag(flag: Option<bool>) -> Indexing {
+        match flag {
+            None => Indexing::Automatic,
+            Some(true) => Indexing::Declared,
+            Some(false) => Indexing::OptedOut,
+        }
+    }
+
+    /// The flag to write back, `None` for the default.
+    pub fn flag(self) -> Option<bool> {
+        match self {
+            Indexing::Automatic => None,
+            Indexing::Declared => Some(true),
+            Indexing::OptedOut => Some(false),
+        }
+    }
 }
 
 /// A field's type with the options that belong to it (CONTRACT.md section 2), so an option
@@ -190,6 +224,27 @@ impl FieldType {
             )
     }
 
+    /// Whether `indexed: true` is allowed: a scalar, or a reference (its `_ref`).
+    pub fn is_indexable(&self) -> bool {
+        self.is_scalar() || matches!(self, FieldType::Reference { .. })
+    }
+
+    /// The types CONTRACT.md section 14 indexes without being asked: the short scalars a
+    /// query compares and sorts by. Long text, URLs and e-mail addresses are indexed only when
+    /// declared (`indexed: true`): their values rarely filter a list and would cost every write.
+    pub fn is_indexed_automatically(&self) -> bool {
+        matches!(
+            self,
+            FieldType::String { .. }
+                | FieldType::Slug { .. }
+                | FieldType::Number { .. }
+                | FieldType::Boolean
+                | FieldType::Datetime
+                | FieldType::Date
+                | FieldType::Reference { .. }
+        )
+    }
+
     /// Whether the stored value is a plain JSON string.
     pub(crate) fn is_json_string(&self) -> bool {
         matches!(
@@ -277,7 +332,7 @@ mod tests {
             name: "m".into(),
             title: None,
             required: false,
-            indexed: false,
+            indexed: Indexing::Automatic,
             localized: false,
             access: FieldAccess::default(),
             ty,

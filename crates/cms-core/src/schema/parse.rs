@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::access::{FieldAccess, SchemaAccess};
-use super::model::{Field, FieldType, Pattern, Schema, SchemaKind, is_valid_name};
+use super::model::{Field, FieldType, Indexing, Pattern, Schema, SchemaKind, is_valid_name};
 use super::{Level, SchemaError};
 
 const SCHEMA_KEYS: &[&str] = &["type", "name", "title", "singleton", "access", "fields"];
@@ -185,7 +185,7 @@ fn field(item: &Value, schema: &str, level: Level, i: usize) -> Result<Field, Sc
         ty: field_type(obj, type_name, &ctx, &path)?,
         title: opt_string(obj, "title", &ctx)?,
         required: opt_bool(obj, "required", &ctx)?,
-        indexed: opt_bool(obj, "indexed", &ctx)?,
+        indexed: Indexing::from_flag(opt_flag(obj, "indexed", &ctx)?),
         localized: opt_bool(obj, "localized", &ctx)?,
         access: field_access(obj, &ctx)?,
         name,
@@ -423,9 +423,14 @@ fn opt_name(obj: &Map<String, Value>, key: &str, ctx: &Ctx) -> Result<Option<Str
 }
 
 fn opt_bool(obj: &Map<String, Value>, key: &str, ctx: &Ctx) -> Result<bool, SchemaError> {
+    Ok(opt_flag(obj, key, ctx)?.unwrap_or(false))
+}
+
+/// A boolean option whose absence means something of its own.
+fn opt_flag(obj: &Map<String, Value>, key: &str, ctx: &Ctx) -> Result<Option<bool>, SchemaError> {
     match obj.get(key) {
-        None | Some(Value::Null) => Ok(false),
-        Some(Value::Bool(b)) => Ok(*b),
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
         Some(_) => Err(ctx.err(format!("{key} must be true or false"))),
     }
 }

@@ -3,7 +3,9 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::model::{Field, FieldType, Schema, SchemaKind, is_builtin_type, is_valid_name};
+use super::model::{
+    Field, FieldType, Indexing, Schema, SchemaKind, is_builtin_type, is_valid_name,
+};
 use super::{Level, SchemaError};
 use crate::field_kind::{FieldKind, FieldLookup};
 use crate::locale::{LocaleTag, Locales};
@@ -168,7 +170,7 @@ fn unstored_options(owner: &str, fields: &[Field], level: Level) -> Result<(), S
             let message = format!("{option} applies only to fields of document types");
             Err(SchemaError::new(Some(owner), Some(&path), message))
         };
-        if field.indexed {
+        if field.indexed != Indexing::Automatic {
             return refuse("indexed");
         }
         if field.localized {
@@ -242,15 +244,16 @@ impl Checker<'_> {
         Ok(())
     }
 
-    /// `indexed` needs one scalar value per document: not inside an array, not a composite.
+    /// `indexed: true` needs one scalar value per document: not inside an array, not a
+    /// composite. (`false` and the automatic default are always possible.)
     fn indexed(&self, field: &Field, path: &str, in_array: bool) -> Result<(), SchemaError> {
-        if !field.indexed {
+        if field.indexed != Indexing::Declared {
             return Ok(());
         }
         if in_array {
             return Err(self.err(path, "indexed is not possible inside an array"));
         }
-        if !field.ty.is_scalar() {
+        if !field.ty.is_indexable() {
             let message = format!(
                 "indexed applies only to scalar fields, not to {}",
                 field.ty.type_name()
@@ -378,9 +381,10 @@ impl<'a> TypeFields<'a> {
         None
     }
 
-    /// Every `indexed: true` field with its stored path, at the top and inside (named)
-    /// objects, so the store can create one index per path: a localized one (or one inside a
-    /// localized object) once per available locale.
+    /// Every indexed field with its stored path, at the top and inside (named) objects, never
+    /// inside arrays: those declared `indexed: true` and, unless `indexed: false`, those of the
+    /// types indexed automatically (CONTRACT.md section 14). So the store can create one index
+    /// per path: a localized one (or one inside a localized object) once per available locale.
     pub fn indexed_paths(&self) -> Vec<(Vec<String>, FieldKind)> {
         let mut out = Vec::new();
         self.collect_indexed(&mut Vec::new(), None, &mut out);
@@ -396,7 +400,12 @@ impl<'a> TypeFields<'a> {
         for field in self.fields {
             prefix.push(field.name.clone());
             let localized = localized.or(field.localized.then(|| prefix.len() - 1));
-            if field.indexed {
+            let indexed = match field.indexed {
+                Indexing::Declared => true,
+                Indexing::Automatic => field.ty.is_indexed_automatically(),
+                Indexing::OptedOut => false,
+            };
+            if indexed {
                 let kind = field.ty.kind();
                 match localized {
                     None => out.push((prefix.clone(), kind)),

@@ -40,10 +40,11 @@ async fn indexed_fields_get_expression_indexes_that_queries_use(url: String) {
         &filter,
         store.dialect(),
         crate::filter_sql::DataColumn::Draft,
-        3,
+        2,
     );
+    // The type as a literal, as list queries write it: the indexes are partial on it.
     let sql = format!(
-        "SELECT id FROM documents WHERE organization_id IN ($1) AND type = $2 AND ({})",
+        "SELECT id FROM documents WHERE organization_id IN ($1) AND type = 'post' AND ({})",
         compiled.sql
     );
     match store.dialect() {
@@ -223,3 +224,151 @@ mod a_range_on_an_indexed_field_is_an_index_condition_under_row_level_security {
         store.close().await;
     }
 }
+
+/// Documents written before their fields were indexed are served by the indexes afterwards:
+/// on PostgreSQL their columns are filled organization by organization (row-level security
+/// admits no other way), writes after keep them exact, and a list uses them; on both engines
+/// the results are those of the JSON.
+async fn fields_indexed_after_the_fact_serve_existing_and_new_documents(url: String) {
+    use crate::documents::ListSpec;
+    use crate::filter_sql::DataColumn;
+    use cms_core::FieldKind;
+    let store = open(&url).await;
+    super::with_two_organizations(&store).await;
+    for org in ["o1", "o2"] {
+        let mut tx = store.write_for(org).await.unwrap();
+        for i in 0..30 {
+            let mut doc = document(&format!("{org}-d{i}"), org, "post", false);
+            doc.draft_data = Json(json!({ "title": format!("t{i:02}"), "views": i }));
+            tx.insert_document(&doc).await.unwrap();
+        }
+        let mut other = document(&format!("{org}-a"), org, "author", false);
+        other.draft_data = Json(json!({ "views": 1000 }));
+        tx.insert_document(&other).await.unwrap();
+        tx.commit().await.unwrap();
+    }
+    let fields = vec![
+        (vec!["title".to_string()], FieldKind::String),
+        (vec!["views".to_string()], FieldKind::Number),
+    ];
+    let build = store.ensure_field_indexes("post", &fields).await.unwrap();
+    assert_eq!(
+        build.built, 4,
+        "title and views, draft and published copies"
+    );
+    let again = store.ensure_field_indexes("post", &fields).await.unwrap();
+    assert_eq!((again.built, again.present), (0, 4));
+
+    // A write after the build.
+    let mut tx = store.write_for("o2").await.unwrap();
+    let mut late = document("o2-late", "o2", "post", false);
+    late.draft_data = Json(json!({ "title": "late", "views": 29.5 }));
+    tx.insert_document(&late).await.unwrap();
+    tx.commit().await.unwrap();
+
+    let filter = cms_core::filter::parse(&json!({ "views": { "greater_than": 27 } }), &PostFields);
+    let sort = cms_core::filter::parse_sort(&["-views"], &PostFields);
+    let organizations = vec!["o1".to_string(), "o2".to_string()];
+    let spec = ListSpec {
+        organizations: &organizations,
+        doc_type: "post",
+        column: DataColumn::Draft,
+        published: None,
+        filter: &filter,
+        sort: &sort,
+        limit: 20,
+        offset: 0,
+    };
+    let mut tx = store.read_for("o1").await.unwrap();
+    let (rows, total) = tx.list_documents(&spec).await.unwrap();
+    drop(tx);
+    let ids: Vec<_> = rows.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(total, 5);
+    assert_eq!(ids, ["o2-late", "o1-d29", "o2-d29", "o1-d28", "o2-d28"]);
+
+    if store.dialect() == crate::Dialect::Postgres {
+        // The column list queries compare through, filled for every post of both organizations.
+        let column = crate::filter_sql::generated_column(
+            "post",
+            &fields[1].0,
+            FieldKind::Number,
+            DataColumn::Draft,
+        )
+        .unwrap()
+        .name;
+        let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(&url)
+            .await
+            .unwrap();
+        let unfilled: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT COUNT(*) FROM documents WHERE type = 'post' AND {column} IS NULL"
+        )))
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+        assert_eq!(unfilled, 0);
+        let author: Option<f64> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT {column} FROM documents WHERE id = 'o1-a'"
+        )))
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+        assert_eq!(author, None, "another type's rows stay out of the column");
+        let late: Option<f64> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT {column} FROM documents WHERE id = 'o2-late'"
+        )))
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+        assert_eq!(late, Some(29.5), "the trigger fills a later write");
+        sqlx::Connection::close(conn).await.unwrap();
+    }
+    store.close().await;
+}
+
+crate::both_engines!(fields_indexed_after_the_fact_serve_existing_and_new_documents,);
+
+/// Indexes of fields no schema indexes any more are dropped, and only those.
+async fn indexes_no_schema_wants_are_dropped(url: String) {
+    use cms_core::FieldKind;
+    let store = open(&url).await;
+    let title = (vec!["title".to_string()], FieldKind::String);
+    let views = (vec!["views".to_string()], FieldKind::Number);
+    store
+        .ensure_field_indexes("post", &[title.clone(), views.clone()])
+        .await
+        .unwrap();
+    store
+        .ensure_field_indexes("author", std::slice::from_ref(&title))
+        .await
+        .unwrap();
+    let wanted = vec![
+        ("post".to_string(), vec![views.clone()]),
+        ("author".to_string(), vec![title.clone()]),
+    ];
+    let dropped = store.drop_unwanted_field_indexes(&wanted).await.unwrap();
+    // SQLite: the title's two indexes; PostgreSQL: its two columns (with their indexes).
+    assert_eq!(dropped, 2);
+    assert_eq!(store.drop_unwanted_field_indexes(&wanted).await.unwrap(), 0);
+    // What is left is what is wanted: ensuring it again builds nothing.
+    let post = store
+        .ensure_field_indexes("post", std::slice::from_ref(&views))
+        .await
+        .unwrap();
+    assert_eq!((post.built, post.present), (0, 2));
+    let author = store
+        .ensure_field_indexes("author", std::slice::from_ref(&title))
+        .await
+        .unwrap();
+    assert_eq!((author.built, author.present), (0, 2));
+    // No type left: everything goes, the type triggers included on PostgreSQL.
+    let dropped = store.drop_unwanted_field_indexes(&[]).await.unwrap();
+    let expected = match store.dialect() {
+        crate::Dialect::Sqlite => 4,
+        // views: float8 + numeric for two copies, title: two, and two triggers.
+        crate::Dialect::Postgres => 4 + 2 + 2,
+    };
+    assert_eq!(dropped, expected);
+    store.close().await;
+}
+
+crate::both_engines!(indexes_no_schema_wants_are_dropped,);

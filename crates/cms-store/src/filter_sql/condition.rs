@@ -5,6 +5,7 @@ use cms_core::FieldKind;
 use cms_core::filter::{Comparand, Condition, Filter, Op, Scalar};
 
 use super::bind::{json_of, number_bind, sqlite_bind_of};
+use super::generated::TEXT_PREFIX;
 use super::target::{JsonType, Target};
 use super::{Bind, DataColumn, Generated};
 use crate::Dialect;
@@ -17,6 +18,8 @@ pub(super) struct Compiler<'a> {
     pub(super) binds: Vec<Bind>,
     /// PostgreSQL only.
     pub(super) generated: Option<Generated<'a>>,
+    /// The declared path and kind of the condition being compiled.
+    pub(super) field: Option<(Vec<String>, FieldKind)>,
 }
 
 impl Compiler<'_> {
@@ -58,6 +61,7 @@ impl Compiler<'_> {
 
     fn condition(&mut self, c: &Condition) -> String {
         let target = Target::new(self.dialect, self.column, c.path.segments(), c.kind);
+        self.field = Some((c.path.segments().to_vec(), c.kind));
         let array = c.kind == FieldKind::StringArray;
         match &c.op {
             Op::Equals(v) => self.in_list(&target, std::slice::from_ref(v)),
@@ -120,15 +124,47 @@ impl Compiler<'_> {
     fn present_match(&mut self, target: &Target, values: &[Scalar]) -> Option<String> {
         match self.dialect {
             Dialect::Postgres => {
+                let narrowed = self.generated_equality(values);
                 let placeholders: Vec<String> = values
                     .iter()
                     .filter_map(json_of)
                     .map(|v| format!("{}::jsonb", self.bind(Bind::Json(v))))
                     .collect();
-                (!placeholders.is_empty()).then(|| member_of(&target.value(), &placeholders))
+                let exact = (!placeholders.is_empty())
+                    .then(|| member_of(&target.value(), &placeholders))?;
+                Some(match narrowed {
+                    Some(narrowed) => format!("({narrowed} AND {exact})"),
+                    None => exact,
+                })
             }
             Dialect::Sqlite => self.sqlite_present_match(target, values),
         }
+    }
+
+    /// PostgreSQL: a condition on the field's column that every match satisfies (an index
+    /// condition under row-level security), when every value is of the field's own type; the
+    /// JSON equality beside it then decides. `None` when the column is not ready or a value of
+    /// another type could match a stored value the column holds as NULL.
+    fn generated_equality(&mut self, values: &[Scalar]) -> Option<String> {
+        let (segments, kind) = self.field.clone()?;
+        let g = self
+            .generated
+            .and_then(|g| g.column(&segments, kind, self.data))?;
+        let mut placeholders = Vec::new();
+        for value in values {
+            let placeholder = match (value, kind) {
+                (Scalar::Number(n), FieldKind::Number) => {
+                    format!("{}::numeric::float8", self.bind(number_bind(n)))
+                }
+                (
+                    Scalar::String(s),
+                    FieldKind::String | FieldKind::Date | FieldKind::Slug | FieldKind::Reference,
+                ) => self.bind(Bind::Text(text_prefix(s))),
+                _ => return None,
+            };
+            placeholders.push(placeholder);
+        }
+        (!placeholders.is_empty()).then(|| member_of(&g.name, &placeholders))
     }
 
     /// SQLite: one typed group per JSON type, because `json_extract` returns `true` as 1 and
@@ -175,13 +211,28 @@ impl Compiler<'_> {
                         g.name
                     );
                 }
+                // The column holds the value's first TEXT_PREFIX characters: a value beyond
+                // the bound has a prefix at or beyond the bound's prefix (an index condition);
+                // a column shorter than the cut is the whole value and decides, one as long as
+                // the cut may have been cut and the JSON decides, as without the column.
                 (
                     Comparand::String(s),
                     FieldKind::String | FieldKind::Date | FieldKind::Slug | FieldKind::Reference,
                     None,
                 ) => {
+                    let prefix = self.bind(Bind::Text(text_prefix(s)));
                     let p = self.bind(Bind::Text(s.clone()));
-                    return format!("{} {op} {p}", g.name);
+                    let wide = if op.starts_with('>') { ">=" } else { "<=" };
+                    let json = format!(
+                        "({} AND {} COLLATE \"C\" {op} {p})",
+                        target.is_type(JsonType::String),
+                        target.text()
+                    );
+                    return format!(
+                        "({0} {wide} {prefix} AND ((char_length({0}) < {TEXT_PREFIX} AND {0} {op} {p}) \
+                         OR (char_length({0}) >= {TEXT_PREFIX} AND {json})))",
+                        g.name
+                    );
                 }
                 _ => {}
             }
@@ -266,6 +317,11 @@ fn member_of(expr: &str, placeholders: &[String]) -> String {
         [one] => format!("{expr} = {one}"),
         many => format!("{expr} IN ({})", many.join(", ")),
     }
+}
+
+/// The part of a string a text column keeps (see [`TEXT_PREFIX`]).
+fn text_prefix(value: &str) -> String {
+    value.chars().take(TEXT_PREFIX).collect()
 }
 
 /// Makes `%`, `_` and the escape character itself literal in a LIKE pattern.

@@ -1,5 +1,6 @@
-//! PostgreSQL's generated columns for indexed fields, and the registry of those that exist,
-//! which the store fills and every unit of work reads.
+//! PostgreSQL's columns for indexed fields (filled by a trigger per type, see
+//! `crate::field_indexes`), and the registry of those ready for queries, which the store fills
+//! and every unit of work reads.
 
 use cms_core::FieldKind;
 
@@ -7,9 +8,9 @@ use super::DataColumn;
 use super::target::{JsonType, Target, is_path_segment};
 use crate::Dialect;
 
-/// The generated columns that exist on PostgreSQL's `documents` (by name): filled by the store
-/// as it creates them, read by every list query. Only a column named here is ever referred to,
-/// so an instance that has not (yet) created one stays on the JSON expressions.
+/// The field columns of PostgreSQL's `documents` ready for queries (by name): filled, indexed
+/// and kept up to date by their trigger. Read by every list query. Only a column named here is
+/// ever referred to, so while one is being built queries stay on the JSON expressions.
 #[derive(Debug, Default)]
 pub struct GeneratedColumns(std::sync::RwLock<std::collections::HashSet<String>>);
 
@@ -49,10 +50,12 @@ impl Generated<'_> {
     }
 }
 
-/// PostgreSQL STORED generated columns holding one field's scalar of one document type and
-/// copy as plain SQL values, NULL for other types' rows and for values of another JSON type:
-/// - strings, dates, slugs and references: one `text COLLATE "C"` column, exactly the value the
-///   JSON expressions compare and sort by (`Target::sort_value`);
+/// PostgreSQL columns holding one field's scalar of one document type and copy as plain SQL
+/// values, NULL for other types' rows and for values of another JSON type:
+/// - strings, dates, slugs and references: one `text COLLATE "C"` column holding the first
+///   [`TEXT_PREFIX`] characters of the value the JSON expressions compare and sort by
+///   (`Target::sort_value`): a B-tree entry must fit a third of a page, so a longer value is
+///   cut, and conditions recheck the JSON where the cut could decide;
 /// - numbers: a `float8` column (the index key: float8 comparisons are leakproof, numeric ones
 ///   are not) and the exact `numeric` value beside it (`exact`, carried in the index), which
 ///   decides where float8 rounding ties (integers beyond 2^53).
@@ -62,40 +65,62 @@ impl Generated<'_> {
 pub struct GeneratedColumn {
     /// `f_` and 16 hex digits of FNV-1a over type, path, copy and kind.
     pub name: String,
+    /// The document type whose rows the column serves (its index is partial on it).
+    pub doc_type: String,
     /// The column type, collation included.
     pub sql_type: &'static str,
-    /// The generation expression (IMMUTABLE: jsonb operators, `jsonb_typeof`, casts).
+    /// The value over a row's `type`, `draft_data` and `published_data` (IMMUTABLE: jsonb
+    /// operators, `jsonb_typeof`, casts), which the type's trigger assigns.
     pub expression: String,
     /// Numbers: the exact value's column (`n_` and the same digits, `numeric`) and expression.
     pub exact: Option<(String, String)>,
 }
 
+/// The characters of a string value a text column keeps (at most four bytes each, so an index
+/// entry stays far below PostgreSQL's limit of about 2,700 bytes).
+pub const TEXT_PREFIX: usize = 400;
+
 impl GeneratedColumn {
-    /// `ADD COLUMN` clauses for `ALTER TABLE documents`.
+    /// `ADD COLUMN` clauses for `ALTER TABLE documents`: plain nullable columns, which
+    /// PostgreSQL adds without touching a row.
     pub fn add_columns(&self) -> Vec<String> {
         let mut clauses = vec![format!(
-            "ADD COLUMN IF NOT EXISTS {} {} GENERATED ALWAYS AS ({}) STORED",
-            self.name, self.sql_type, self.expression
+            "ADD COLUMN IF NOT EXISTS {} {}",
+            self.name, self.sql_type
         )];
-        if let Some((name, expression)) = &self.exact {
-            clauses.push(format!(
-                "ADD COLUMN IF NOT EXISTS {name} numeric GENERATED ALWAYS AS ({expression}) STORED"
-            ));
+        if let Some((name, _)) = &self.exact {
+            clauses.push(format!("ADD COLUMN IF NOT EXISTS {name} numeric"));
         }
         clauses
     }
 
-    /// The index serving comparisons, sorts and exact counts: it ends with `id`, the tie-break
-    /// of every sorted list, and carries the exact number, so a count is index-only.
+    /// The columns with the values to assign, in the trigger's order.
+    pub fn assignments(&self) -> Vec<(&str, &str)> {
+        let mut out = vec![(self.name.as_str(), self.expression.as_str())];
+        if let Some((name, expression)) = &self.exact {
+            out.push((name.as_str(), expression.as_str()));
+        }
+        out
+    }
+
+    /// The index serving comparisons, sorts and exact counts, over the rows of its type only:
+    /// it ends with `id`, the tie-break of every sorted list, and carries the exact number, so
+    /// a count is index-only. Built without blocking writes.
     pub fn index(&self) -> String {
         let include = match &self.exact {
             Some((name, _)) => format!(" INCLUDE ({name})"),
             None => String::new(),
         };
         format!(
-            "CREATE INDEX IF NOT EXISTS documents_{0} ON documents (organization_id, type, {0}, id){include}",
-            self.name
+            "CREATE INDEX CONCURRENTLY IF NOT EXISTS {} ON documents (organization_id, {}, id){include}              WHERE type = '{}'",
+            self.index_name(),
+            self.name,
+            self.doc_type
         )
+    }
+
+    pub fn index_name(&self) -> String {
+        format!("documents_{}", self.name)
     }
 }
 
@@ -126,8 +151,10 @@ pub fn generated_column(
             target.is_type(ty)
         )
     };
+    let doc_type = doc_type.to_string();
     Some(match kind {
         FieldKind::Number => GeneratedColumn {
+            doc_type,
             name: format!("f_{hash:016x}"),
             sql_type: "float8",
             expression: format!("{} {}::float8 END", when(JsonType::Number), target.value()),
@@ -138,9 +165,14 @@ pub fn generated_column(
         },
         FieldKind::String | FieldKind::Date | FieldKind::Slug | FieldKind::Reference => {
             GeneratedColumn {
+                doc_type,
                 name: format!("f_{hash:016x}"),
                 sql_type: "text COLLATE \"C\"",
-                expression: format!("{} {} END", when(JsonType::String), target.text()),
+                expression: format!(
+                    "{} left({}, {TEXT_PREFIX}) END",
+                    when(JsonType::String),
+                    target.text()
+                ),
                 exact: None,
             }
         }

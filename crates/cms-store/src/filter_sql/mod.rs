@@ -99,6 +99,7 @@ pub fn compile_filter_with(
         next: first_placeholder,
         binds: Vec::new(),
         generated: generated.filter(|_| dialect == Dialect::Postgres),
+        field: None,
     };
     let sql = compiler.filter(filter);
     Compiled {

@@ -54,14 +54,19 @@ pub fn compile_sort_with(
             SortKey::Field(path, kind, direction) => {
                 match generated.and_then(|g| g.column(path.segments(), *kind, column)) {
                     // float8 orders like the exact number except within rounding ties, which
-                    // the exact value then orders.
+                    // the exact value then orders; a text column like the whole value except
+                    // among values cut to the same prefix, which the whole value then orders.
                     Some(g) => Some(match g.exact {
                         Some((exact, _)) => format!(
                             "{}, {}",
                             null_order(g.name, *direction),
                             null_order(exact, *direction)
                         ),
-                        None => null_order(g.name, *direction),
+                        None => format!(
+                            "{}, {}",
+                            null_order(g.name, *direction),
+                            sort_key(key, dialect, column.name())?
+                        ),
                     }),
                     None => sort_key(key, dialect, column.name()),
                 }

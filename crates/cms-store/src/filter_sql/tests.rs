@@ -959,7 +959,7 @@ fn post_fields() -> Vec<(Vec<String>, FieldKind)> {
     .collect()
 }
 
-/// Adds the generated columns of every [`Post`] field (PostgreSQL) and names them.
+/// Adds the field columns of every [`Post`] field (PostgreSQL), fills them and names them.
 async fn add_generated_columns<E: Engine>(db: &mut E) -> GeneratedColumns {
     let columns = GeneratedColumns::default();
     for (segments, kind) in post_fields() {
@@ -967,6 +967,11 @@ async fn add_generated_columns<E: Engine>(db: &mut E) -> GeneratedColumns {
             if let Some(g) = generated_column("post", &segments, kind, data) {
                 let sql = format!("ALTER TABLE documents {}", g.add_columns().join(", "));
                 db.execute(&sql, vec![]).await;
+                // What the type's trigger assigns on every write (crate::field_indexes).
+                for (name, value) in g.assignments() {
+                    db.execute(&format!("UPDATE documents SET {name} = {value}"), vec![])
+                        .await;
+                }
                 columns.insert(g.name);
             }
         }
@@ -1078,6 +1083,71 @@ async fn executes_on_postgres_through_generated_columns() {
         let mut conn = sqlx::PgConnection::connect(&url).await.expect("postgres");
         check_engine(&mut conn, true).await;
         conn.close().await.expect("close");
+    })
+    .await;
+}
+
+/// A text column keeps a value's first TEXT_PREFIX characters (an index entry has a size
+/// limit): values that differ only beyond the cut still compare, match and sort exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_strings_compare_exactly_through_their_cut_columns() {
+    crate::testing::with_database(Dialect::Postgres, |url| async move {
+        use sqlx::Connection;
+        let mut db = sqlx::PgConnection::connect(&url).await.expect("postgres");
+        let common = "x".repeat(super::generated::TEXT_PREFIX + 50);
+        let (a, b) = (format!("{common}a"), format!("{common}b"));
+        db.execute(
+            &format!(
+                "CREATE TABLE documents (id TEXT PRIMARY KEY, type TEXT NOT NULL DEFAULT 'post', \
+                 draft_data {} NOT NULL)",
+                <sqlx::PgConnection as Engine>::JSON_TYPE
+            ),
+            vec![],
+        )
+        .await;
+        for (id, title) in [("a", &a), ("b", &b), ("short", &"xy".to_string())] {
+            db.execute(
+                "INSERT INTO documents (id, draft_data) VALUES ($1, jsonb_build_object('title', $2::text))",
+                vec![text(id), text(title)],
+            )
+            .await;
+        }
+        let columns = GeneratedColumns::default();
+        let segments = vec!["title".to_string()];
+        let g = generated_column("post", &segments, FieldKind::String, DataColumn::Draft).unwrap();
+        db.execute(&format!("ALTER TABLE documents {}", g.add_columns().join(", ")), vec![])
+            .await;
+        for (name, value) in g.assignments() {
+            db.execute(&format!("UPDATE documents SET {name} = {value}"), vec![]).await;
+        }
+        columns.insert(g.name.clone());
+        let generated = Some(Generated { doc_type: "post", columns: &columns });
+        for (where_, expected) in [
+            (json!({ "title": { "equals": a } }), &["a"][..]),
+            (json!({ "title": { "equals": b } }), &["b"]),
+            (json!({ "title": { "in": [a, "xy"] } }), &["a", "short"]),
+            (json!({ "title": { "not_equals": a } }), &["b", "short"]),
+            (json!({ "title": { "greater_than": a } }), &["b", "short"]),
+            (json!({ "title": { "less_than_equal": a } }), &["a"]),
+            (json!({ "title": { "less_than": b } }), &["a"]),
+            (json!({ "title": { "greater_than_equal": "xx" } }), &["a", "b", "short"]),
+        ] {
+            let filter = parse(&where_, &Post);
+            let c = compile_filter_with(&filter, Dialect::Postgres, DataColumn::Draft, 1, generated);
+            assert!(c.sql.contains(&g.name), "the column is used: {}", c.sql);
+            let sql = format!("SELECT id FROM documents WHERE {} ORDER BY id", c.sql);
+            assert_eq!(db.ids(&sql, c.binds).await, expected, "{where_}");
+        }
+        let order = compile_sort_with(
+            &parse_sort(&["-title"], &Post),
+            Dialect::Postgres,
+            DataColumn::Draft,
+            &Filter::All,
+            generated,
+        );
+        let got = db.ids(&format!("SELECT id FROM documents ORDER BY {order}"), vec![]).await;
+        assert_eq!(got, ["short", "b", "a"], "{order}");
+        db.close().await.expect("close");
     })
     .await;
 }

@@ -126,14 +126,17 @@ impl Store for SqliteStore {
     async fn ensure_field_indexes(
         &self,
         doc_type: &str,
-        fields: &[(Vec<String>, cms_core::FieldKind)],
-    ) -> Result<()> {
-        for statement in crate::field_index_statements(Dialect::Sqlite, doc_type, fields) {
-            sqlx::query(sqlx::AssertSqlSafe(statement))
-                .execute(&self.writer)
-                .await?;
-        }
-        Ok(())
+        fields: &crate::field_indexes::FieldPaths,
+    ) -> Result<crate::field_indexes::IndexBuild> {
+        crate::field_indexes::sqlite::ensure(&self.writer, doc_type, fields).await
+    }
+
+    async fn drop_unwanted_field_indexes(
+        &self,
+        types: &[crate::field_indexes::IndexedType],
+    ) -> Result<usize> {
+        let wanted = crate::field_indexes::wanted_names(Dialect::Sqlite, types);
+        crate::field_indexes::sqlite::drop_unwanted(&self.writer, &wanted).await
     }
 
     async fn close(&self) {

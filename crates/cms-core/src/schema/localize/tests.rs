@@ -224,6 +224,7 @@ fn queries_read_the_locale_asked_and_indexes_cover_every_locale() {
             "seo.title.de",
             "seo.title.de-AT",
             "seo.title.fr",
+            "seo.noindex",
         ]
     );
 }

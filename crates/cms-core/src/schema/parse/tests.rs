@@ -49,7 +49,8 @@ fn parses_every_type_with_its_options() {
         options.as_deref(),
         Some(&["A".to_owned(), "B".to_owned()][..])
     );
-    assert!(s.fields[0].required && s.fields[0].indexed);
+    assert!(s.fields[0].required);
+    assert_eq!(s.fields[0].indexed, crate::schema::Indexing::Declared);
     let FieldType::Array { of, .. } = &s.fields[12].ty else {
         panic!("not an array")
     };

@@ -151,10 +151,18 @@ fn indexed_only_on_scalars_outside_arrays() {
         let f = json!([{ "name": "x", "type": ty, "indexed": true }]);
         assert!(register(json!([doc("p", f)])).is_ok(), "{ty}");
     }
+    let f = json!([{ "name": "x", "type": "reference", "to": ["p"], "indexed": true }]);
+    assert!(
+        register(json!([doc("p", f)])).is_ok(),
+        "a reference indexes its _ref"
+    );
     for ty in ["block", "json", "image", "file"] {
         let f = json!([{ "name": "x", "type": ty, "indexed": true }]);
         let e = register(json!([doc("p", f)])).unwrap_err();
         assert!(e.contains("indexed applies only to scalar fields"), "{e}");
+        // Opting out is always possible, if pointless.
+        let f = json!([{ "name": "x", "type": ty, "indexed": false }]);
+        assert!(register(json!([doc("p", f)])).is_ok(), "{ty}");
     }
     let f = json!([{ "name": "x", "type": "array", "of": [{ "type": "object",
         "fields": [{ "name": "n", "type": "number", "indexed": true }] }] }]);
@@ -264,11 +272,39 @@ fn indexed_paths_include_nested_objects() {
         got,
         vec![
             ("title".into(), FieldKind::String),
+            ("slug".into(), FieldKind::Slug),
+            ("author".into(), FieldKind::Reference),
             ("on".into(), FieldKind::Date),
+            ("ok".into(), FieldKind::Boolean),
             ("seo.title".into(), FieldKind::String),
+            ("seo.score".into(), FieldKind::Number),
             ("box.n".into(), FieldKind::Number),
-        ]
+        ],
+        "every short scalar outside arrays, declared or not; not the e-mail, arrays or images"
     );
+}
+
+#[test]
+fn indexed_false_opts_out_and_text_is_indexed_only_when_declared() {
+    let schemas = register(json!([doc(
+        "p",
+        json!([
+            { "name": "a", "type": "number", "indexed": false },
+            { "name": "b", "type": "number" },
+            { "name": "long", "type": "text" },
+            { "name": "declared", "type": "text", "indexed": true },
+            { "name": "home", "type": "url" }
+        ])
+    )]))
+    .unwrap();
+    let paths: Vec<String> = schemas
+        .fields("p")
+        .unwrap()
+        .indexed_paths()
+        .into_iter()
+        .map(|(p, _)| p.join("."))
+        .collect();
+    assert_eq!(paths, ["b", "declared"]);
 }
 
 #[test]
