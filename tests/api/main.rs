@@ -21,6 +21,7 @@ mod custom_events;
 mod documents;
 mod email;
 mod example_host;
+mod field_indexes;
 mod first_admin;
 mod forms;
 mod graphql;

@@ -134,6 +134,21 @@ pub struct NewDocumentRows {
 /// references 6) keeps every statement far below both engines' bind limits.
 pub(crate) const INSERT_CHUNK: usize = 200;
 
+/// The columns of a [`DocumentRecord`], named rather than `*`: the field columns PostgreSQL
+/// adds to `documents` while the service runs (crate::field_indexes) must not change the rows
+/// of a statement prepared before (PostgreSQL would refuse it: "cached plan must not change
+/// result type").
+pub(crate) const DOCUMENT_COLUMNS: &str = "id, organization_id, type, singleton, draft_data, \
+     published_data, published_hash, revision, created_by, updated_by, created_at, updated_at, \
+     published_at";
+
+/// A singleton type's one document.
+pub(crate) fn singleton_sql() -> String {
+    format!(
+        "SELECT {DOCUMENT_COLUMNS} FROM documents WHERE organization_id = $1 AND type = $2 AND singleton = $3"
+    )
+}
+
 /// Where a document lives: what [`Documents::locate_document`] reveals, and nothing more.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct DocumentLocation {
@@ -199,7 +214,7 @@ pub(crate) fn generated_for<'a>(
 /// A document by id (`$1`) within `organizations` organizations (`$2`...).
 pub(crate) fn document_sql(organizations: usize) -> String {
     format!(
-        "SELECT * FROM documents WHERE id = $1 AND organization_id IN ({})",
+        "SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = $1 AND organization_id IN ({})",
         placeholders(2, organizations)
     )
 }
@@ -409,9 +424,9 @@ macro_rules! impl_documents {
                 organization: &str,
                 doc_type: &str,
             ) -> $crate::Result<Option<$crate::documents::DocumentRecord>> {
-                Ok(sqlx::query_as(
-                    "SELECT * FROM documents WHERE organization_id = $1 AND type = $2 AND singleton = $3",
-                )
+                Ok(sqlx::query_as(sqlx::AssertSqlSafe(
+                    $crate::documents::singleton_sql(),
+                ))
                 .bind(organization)
                 .bind(doc_type)
                 .bind(true)
@@ -431,7 +446,8 @@ macro_rules! impl_documents {
                 // Chunked under both engines' bind limits (see `ID_CHUNK`).
                 for chunk in ids.chunks($crate::references::ID_CHUNK) {
                     let sql = format!(
-                        "SELECT * FROM documents WHERE organization_id IN ({}) AND id IN ({})",
+                        "SELECT {} FROM documents WHERE organization_id IN ({}) AND id IN ({})",
+                        $crate::documents::DOCUMENT_COLUMNS,
                         $crate::documents::placeholders(1, organizations.len()),
                         $crate::documents::placeholders(1 + organizations.len(), chunk.len())
                     );
@@ -538,7 +554,8 @@ macro_rules! impl_documents {
                     $crate::documents::generated_for(spec, self.generated_columns()),
                 );
                 let page_sql = format!(
-                    "SELECT * FROM documents WHERE {condition} ORDER BY {order} LIMIT ${} OFFSET ${}",
+                    "SELECT {} FROM documents WHERE {condition} ORDER BY {order} LIMIT ${} OFFSET ${}",
+                    $crate::documents::DOCUMENT_COLUMNS,
                     binds.len() + 1,
                     binds.len() + 2
                 );

@@ -176,8 +176,9 @@ macro_rules! impl_references {
                     return Ok(Vec::new());
                 }
                 let sql = format!(
-                    "SELECT * FROM documents WHERE organization_id IN ({}) AND id IN \
+                    "SELECT {} FROM documents WHERE organization_id IN ({}) AND id IN \
                      (SELECT from_id FROM document_references WHERE to_id = $1) ORDER BY created_at, id",
+                    $crate::documents::DOCUMENT_COLUMNS,
                     $crate::documents::placeholders(2, organizations.len())
                 );
                 let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(to_id);
