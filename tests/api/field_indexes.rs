@@ -112,7 +112,6 @@ async fn undeclared_fields_are_indexed_beside_the_service_and_dropped_with_their
         .map(|d| &d["draftData"]["rank"])
         .collect();
     assert_eq!(ranks, [&json!(1), &json!(7)], "{}", res.body);
-    drop(store);
     app.stop().await;
 
     // The next start no longer indexes `name`: its indexes are dropped, `rank`'s kept.
@@ -133,7 +132,6 @@ async fn undeclared_fields_are_indexed_beside_the_service_and_dropped_with_their
         name.built, 2,
         "the name's indexes were dropped, so they are built again"
     );
-    drop(store);
     app.stop().await;
 }
 
