@@ -16,7 +16,7 @@
 //! Write units never borrow these connections: they keep their transactions, with
 //! transaction-local settings, on the store's other pool.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -79,6 +79,32 @@ struct Slot {
     settings: Option<Declared>,
     opened: Instant,
     idle_since: Instant,
+    /// Counts the connection among the pool's open ones while it exists.
+    _open: Opened,
+}
+
+/// One of the pool's open connections: counted from its reservation to its drop.
+struct Opened(Arc<AtomicU32>);
+
+impl Opened {
+    /// Counts one more, whatever the count: for a unit that holds a permit and finds neither
+    /// an idle connection nor room (connections still closing are counted until they are).
+    fn counted(open: Arc<AtomicU32>) -> Opened {
+        open.fetch_add(1, Ordering::SeqCst);
+        Opened(open)
+    }
+}
+
+/// Where a unit's connection comes from.
+enum Take {
+    Idle(Slot),
+    Open(Opened),
+}
+
+impl Drop for Opened {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The pool read units borrow from: at most `size` connections, lent one per unit.
@@ -87,6 +113,8 @@ pub(super) struct ReadPool {
     permits: Arc<Semaphore>,
     idle: Mutex<Vec<Slot>>,
     size: u32,
+    /// Connections open now (lent or idle), at most `size`.
+    open: Arc<AtomicU32>,
     closed: AtomicBool,
 }
 
@@ -100,12 +128,15 @@ impl ReadPool {
             permits: Arc::new(Semaphore::new(size as usize)),
             idle: Mutex::new(Vec::new()),
             size,
+            open: Arc::new(AtomicU32::new(0)),
             closed: AtomicBool::new(false),
         }
     }
 
     /// A connection for a unit declaring `wanted`: an idle one whose session already holds
-    /// those settings when there is one, else the most recently used, else a new one.
+    /// those settings when there is one; else a new one while the pool may still grow (so that
+    /// units of different declarations, such as a credential lookup and the read it allows,
+    /// each keep connections that match them); else the most recently used idle one.
     async fn lease(self: &Arc<Self>, wanted: &Declared) -> Result<Lease> {
         let permit = self
             .permits
@@ -118,8 +149,8 @@ impl ReadPool {
         }
         loop {
             let mut slot = match self.take_idle(wanted) {
-                Some(slot) => slot,
-                None => self.open().await?,
+                Take::Idle(slot) => slot,
+                Take::Open(opened) => self.open(opened).await?,
             };
             // Nothing to do, and no round trip, when the last unit read every answer; else this
             // waits for what a cancelled unit left in flight, or finds the connection broken
@@ -135,7 +166,8 @@ impl ReadPool {
         }
     }
 
-    fn take_idle(&self, wanted: &Declared) -> Option<Slot> {
+    /// An idle connection for `wanted`, or the reservation of a new one.
+    fn take_idle(&self, wanted: &Declared) -> Take {
         let now = Instant::now();
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let stale: Vec<Slot> = idle
@@ -146,16 +178,33 @@ impl ReadPool {
         let matching = idle
             .iter()
             .rposition(|slot| slot.settings.as_ref() == Some(wanted));
-        let taken = match matching {
-            Some(at) => Some(idle.remove(at)),
-            None => idle.pop(),
+        let taken = if let Some(at) = matching {
+            Take::Idle(idle.remove(at))
+        } else if let Some(opened) = self.reserve() {
+            Take::Open(opened)
+        } else if let Some(slot) = idle.pop() {
+            Take::Idle(slot)
+        } else {
+            Take::Open(Opened::counted(self.open.clone()))
         };
         drop(idle);
         stale.into_iter().for_each(close);
         taken
     }
 
-    async fn open(&self) -> Result<Slot> {
+    /// One more open connection counted, unless the pool is at its size.
+    fn reserve(&self) -> Option<Opened> {
+        self.open
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |open| {
+                (open < self.size).then_some(open + 1)
+            })
+            .ok()
+            .map(|_| Opened(self.open.clone()))
+    }
+
+    /// Opens the connection `take_idle` reserved (the reservation ends with it, or now if
+    /// opening fails).
+    async fn open(&self, opened: Opened) -> Result<Slot> {
         let mut conn = PgConnection::connect_with(&self.options).await?;
         super::drop_rls_bypass(&mut conn).await?;
         let now = Instant::now();
@@ -164,6 +213,7 @@ impl ReadPool {
             settings: None,
             opened: now,
             idle_since: now,
+            _open: opened,
         })
     }
 
