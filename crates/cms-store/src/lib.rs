@@ -64,7 +64,12 @@ pub trait Store: Send + Sync + 'static {
     /// A trivial round trip, for health checks.
     async fn ping(&self) -> Result<()>;
 
-    /// A unit of work for reads. It sees a consistent snapshot where the engine offers one.
+    /// A unit of work for reads. It borrows its connection at its first statement, runs
+    /// without a transaction, and must not write nor lock rows (its connections are read-only;
+    /// `FOR UPDATE` reads take a write unit). Each
+    /// statement sees a consistent snapshot of its own; two statements of one unit may see
+    /// different ones (a write committed between them), on both engines: a read that needs one
+    /// snapshot across statements takes a write unit, or asks in one statement.
     async fn read(&self) -> Result<Box<dyn Tx>>;
 
     /// A unit of work that may write: a transaction, committed with [`Tx::commit`] and rolled

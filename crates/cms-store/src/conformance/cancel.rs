@@ -29,7 +29,7 @@ const ORGANIZATION: &str = "0190a0c0-0000-7000-8000-00000000c0de";
 /// Drives `unit` until it has waited `waits` times, then drops it right where it waits, as a
 /// hung-up client's handler is dropped. `None` when it was dropped, its output when it finished
 /// first.
-async fn cancel_at_wait<F: Future>(unit: F, waits: usize) -> Option<F::Output> {
+pub(super) async fn cancel_at_wait<F: Future>(unit: F, waits: usize) -> Option<F::Output> {
     let mut unit = pin!(unit);
     let mut waited = 0;
     std::future::poll_fn(|cx| match unit.as_mut().poll(cx) {

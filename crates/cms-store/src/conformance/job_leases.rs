@@ -108,7 +108,8 @@ async fn a_pending_schedule_is_held_by_one_unit_at_a_time(url: String) {
         second.await.unwrap().is_none(),
         "the second unit finds the schedule settled"
     );
-    let mut tx = store.read_instance_wide().await.unwrap();
+    // A locking read takes a write unit: read units are read-only on PostgreSQL.
+    let mut tx = store.write_instance_wide().await.unwrap();
     assert!(tx.lock_pending_schedule("s1").await.unwrap().is_none());
     drop(tx);
     store.close().await;

@@ -167,7 +167,48 @@ async fn an_unsupported_url_is_a_configuration_error(_url: String) {
     ));
 }
 
+/// Read units run without a transaction on both engines, so a write through one would be
+/// committed statement by statement: their connections are read-only and refuse it instead.
+async fn a_read_unit_cannot_write(url: String) {
+    let store = open(&url).await;
+    with_two_organizations(&store).await;
+    for mut tx in [
+        store.read().await.unwrap(),
+        store.read_for("o1").await.unwrap(),
+        store.read_instance_wide().await.unwrap(),
+    ] {
+        assert!(
+            tx.insert_user(&user("u9", "eve@example.com"))
+                .await
+                .is_err(),
+            "a read unit wrote a user"
+        );
+    }
+    let mut tx = store.read_for("o1").await.unwrap();
+    assert!(
+        tx.insert_document(&document("d9", "o1", "post", false))
+            .await
+            .is_err(),
+        "a read unit wrote a document"
+    );
+    drop(tx);
+    let mut tx = store.read_instance_wide().await.unwrap();
+    assert!(tx.user_by_id("u9").await.unwrap().is_none());
+    assert!(tx.user_by_id("u1").await.unwrap().is_some());
+    drop(tx);
+    let mut tx = store.write_for("o1").await.unwrap();
+    assert!(
+        tx.document(&["o1".to_string()], "d9")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    drop(tx);
+    store.close().await;
+}
+
 crate::both_engines!(
+    a_read_unit_cannot_write,
     an_uncommitted_write_is_rolled_back,
     point_lookups_read_alike_in_read_and_write_units,
     foreign_keys_are_enforced,

@@ -3,6 +3,7 @@
 //! plain login that owns the tables; `serving_login` as a login that neither owns nor bypasses
 //! them. SQLite has no second wall: there is nothing to assert there.
 
+mod read_sessions;
 mod serving_login;
 
 use serde_json::json;

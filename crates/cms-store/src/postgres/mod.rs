@@ -1,4 +1,10 @@
 //! The production engine: PostgreSQL, shared by several instances.
+//!
+//! Write units are transactions on one pool, their row-level security settings
+//! transaction-local and sent in the round trip of their `BEGIN`; read units run without a
+//! transaction on a pool of their own ([`reads`]).
+
+mod reads;
 
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
@@ -9,6 +15,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use self::reads::{Declared, ReadPool, ReadUnit};
 use crate::filter_sql::GeneratedColumns;
 use crate::unit::UnitOfWork;
 use crate::{Dialect, Result, Store, Tx};
@@ -19,9 +26,14 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres
 /// security (a superuser or a `BYPASSRLS` role): migration 0005 creates it, without that power.
 pub(crate) const APPLICATION_ROLE: &str = "cms_app";
 
+/// Connections per pool: write units and read units each have their own.
+const POOL_SIZE: u32 = 16;
+
 pub(crate) struct PgStore {
-    /// Every unit of work runs here, under row-level security.
+    /// Write units run here, under row-level security.
     pool: PgPool,
+    /// Read units run here, under row-level security.
+    reads: Arc<ReadPool>,
     /// For migrations and index creation, which need the owner's rights: a fresh connection as
     /// the owning login each time (the migration URL when one is configured, else the serving
     /// login), never one of the pool's.
@@ -34,6 +46,15 @@ impl PgStore {
     /// `url` is the login units of work run as; `owner_url`, when given, the login that owns
     /// the tables, for migrations and index creation (see docs/CONFIGURATION.md).
     pub(crate) async fn connect(url: &str, owner_url: Option<&str>) -> Result<Self> {
+        Self::connect_sized(url, owner_url, POOL_SIZE).await
+    }
+
+    /// [`PgStore::connect`] with `size` connections per pool (tests use one).
+    pub(crate) async fn connect_sized(
+        url: &str,
+        owner_url: Option<&str>,
+        size: u32,
+    ) -> Result<Self> {
         let serving: PgConnectOptions = url.parse()?;
         let options: PgConnectOptions = match owner_url {
             Some(owner) => owner.parse()?,
@@ -44,8 +65,9 @@ impl PgStore {
         if owner_url.is_some() {
             PgConnection::connect_with(&options).await?.close().await?;
         }
+        let reads = Arc::new(ReadPool::new(serving.clone(), size));
         let pool = PgPoolOptions::new()
-            .max_connections(16)
+            .max_connections(size)
             // A ping per borrow is a network round trip on every unit of work; a connection
             // the server dropped fails its next statement and is discarded instead.
             .test_before_acquire(false)
@@ -54,6 +76,7 @@ impl PgStore {
             .connect_lazy_with(serving);
         Ok(PgStore {
             pool,
+            reads,
             options,
             generated: Arc::default(),
         })
@@ -78,20 +101,28 @@ impl PgStore {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
         if !plain {
-            let mut tx = self.read().await?;
+            let mut tx = self.write().await?;
             tx.act_for(organization_id).await?;
             return Ok(tx);
         }
         let begin =
             format!("BEGIN; SELECT set_config('{ACTING_ORGANIZATION}', '{organization_id}', true)");
         Ok(Box::new(PgTx {
-            tx: begin_unit(&self.pool, Some(begin)).await?,
+            unit: Unit::Write(begin_unit(&self.pool, Some(begin)).await?),
             generated: self.generated.clone(),
         }))
     }
 }
 
 impl PgStore {
+    /// A read unit declaring `declared`: no I/O until its first statement.
+    fn read_unit(&self, declared: Declared) -> Box<dyn Tx> {
+        Box::new(PgTx {
+            unit: Unit::Read(ReadUnit::new(self.reads.clone(), declared)),
+            generated: self.generated.clone(),
+        })
+    }
+
     /// A transaction declared instance-wide ([`Tx::act_instance_wide`]) in its `BEGIN`.
     async fn begin_instance_wide(&self) -> Result<Box<dyn Tx>> {
         let begin = format!(
@@ -99,7 +130,7 @@ impl PgStore {
              set_config('{ACTING_ORGANIZATION}', '', true)"
         );
         Ok(Box::new(PgTx {
-            tx: begin_unit(&self.pool, Some(begin)).await?,
+            unit: Unit::Write(begin_unit(&self.pool, Some(begin)).await?),
             generated: self.generated.clone(),
         }))
     }
@@ -215,16 +246,14 @@ impl Store for PgStore {
         Ok(())
     }
 
+    /// No transaction: each statement sees a snapshot of its own ([`reads`]).
     async fn read(&self) -> Result<Box<dyn Tx>> {
-        Ok(Box::new(PgTx {
-            tx: begin_unit(&self.pool, None).await?,
-            generated: self.generated.clone(),
-        }))
+        Ok(self.read_unit(Declared::default()))
     }
 
     async fn write(&self) -> Result<Box<dyn Tx>> {
         Ok(Box::new(PgTx {
-            tx: begin_unit(&self.pool, None).await?,
+            unit: Unit::Write(begin_unit(&self.pool, None).await?),
             generated: self.generated.clone(),
         }))
     }
@@ -258,10 +287,10 @@ impl Store for PgStore {
         dropped
     }
 
-    /// The declaration rides in the round trip of the `BEGIN`, as for [`PgStore::begin_acting`]:
-    /// credential resolution opens one of these on every authenticated request.
+    /// Credential resolution opens one of these on every authenticated request: one round
+    /// trip when an idle connection's session is already instance-wide ([`reads`]).
     async fn read_instance_wide(&self) -> Result<Box<dyn Tx>> {
-        self.begin_instance_wide().await
+        Ok(self.read_unit(Declared::instance_wide()))
     }
 
     async fn write_instance_wide(&self) -> Result<Box<dyn Tx>> {
@@ -269,32 +298,34 @@ impl Store for PgStore {
     }
 
     async fn close(&self) {
+        self.reads.close().await;
         self.pool.close().await;
     }
 
     async fn read_for(&self, organization_id: &str) -> Result<Box<dyn Tx>> {
-        self.begin_acting(organization_id).await
+        Ok(self.read_unit(Declared::acting_for(organization_id)))
     }
 
     async fn write_for(&self, organization_id: &str) -> Result<Box<dyn Tx>> {
         self.begin_acting(organization_id).await
     }
 
-    /// The setting rides in the round trip of the `BEGIN`, as for [`PgStore::begin_acting`].
     async fn read_for_delivery(&self) -> Result<Box<dyn Tx>> {
-        let begin = format!("BEGIN; SELECT set_config('{DELIVERY}', 'on', true)");
-        Ok(Box::new(PgTx {
-            tx: begin_unit(&self.pool, Some(begin)).await?,
-            generated: self.generated.clone(),
-        }))
+        Ok(self.read_unit(Declared::delivery()))
     }
 }
 
-/// Reads run in a transaction too: the acting organization is a transaction-local setting
-/// ([`Tx::act_for`]), which must never leak to the next borrower of the connection.
+/// A unit of work: a transaction (write units), or statements on a read connection.
 pub(crate) struct PgTx {
-    tx: Transaction<'static, Postgres>,
+    unit: Unit,
     generated: Arc<GeneratedColumns>,
+}
+
+enum Unit {
+    /// The settings are transaction-local ([`Tx::act_for`]): they end with the transaction and
+    /// never reach the next borrower of the connection.
+    Write(Transaction<'static, Postgres>),
+    Read(ReadUnit),
 }
 
 impl UnitOfWork for PgTx {
@@ -320,7 +351,10 @@ impl UnitOfWork for PgTx {
 
     #[inline]
     async fn conn(&mut self) -> Result<&mut PgConnection> {
-        Ok(&mut self.tx)
+        match &mut self.unit {
+            Unit::Write(tx) => Ok(tx),
+            Unit::Read(read) => read.conn().await,
+        }
     }
 
     /// The generated columns list queries may use.
@@ -329,7 +363,7 @@ impl UnitOfWork for PgTx {
         Some(&self.generated)
     }
 
-    /// PostgreSQL has no thread hop to save: every statement goes through the transaction.
+    /// PostgreSQL has no thread hop to save: every statement goes through the unit's connection.
     #[inline]
     fn point_reads(&self) -> Option<&crate::sqlite::PointReads> {
         None
@@ -338,42 +372,68 @@ impl UnitOfWork for PgTx {
 
 #[async_trait]
 impl Tx for PgTx {
+    /// A read unit has nothing to commit: its statements ran outside a transaction.
     async fn commit(self: Box<Self>) -> Result<()> {
-        self.tx.commit().await?;
+        if let Unit::Write(tx) = self.unit {
+            tx.commit().await?;
+        }
         Ok(())
     }
 
     async fn act_for(&mut self, organization_id: &str) -> Result<()> {
-        sqlx::query("SELECT set_config($1, $2, true)")
-            .bind(ACTING_ORGANIZATION)
-            .bind(organization_id)
-            .execute(&mut *self.tx)
-            .await?;
+        match &mut self.unit {
+            Unit::Write(tx) => {
+                sqlx::query("SELECT set_config($1, $2, true)")
+                    .bind(ACTING_ORGANIZATION)
+                    .bind(organization_id)
+                    .execute(&mut **tx)
+                    .await?;
+            }
+            Unit::Read(read) => read.declared_mut().organization_id = organization_id.to_string(),
+        }
         Ok(())
     }
 
     async fn act_for_delivery(&mut self) -> Result<()> {
-        sqlx::query("SELECT set_config($1, 'on', true)")
-            .bind(DELIVERY)
-            .execute(&mut *self.tx)
-            .await?;
+        match &mut self.unit {
+            Unit::Write(tx) => {
+                sqlx::query("SELECT set_config($1, 'on', true)")
+                    .bind(DELIVERY)
+                    .execute(&mut **tx)
+                    .await?;
+            }
+            Unit::Read(read) => read.declared_mut().delivery = true,
+        }
         Ok(())
     }
 
+    /// A read unit writes nothing, so it has no check-then-write to order (and no transaction
+    /// to hold a lock for): as on SQLite, nothing to do there.
     async fn hold_until_end(&mut self, key: &str) -> Result<()> {
-        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
-            .bind(key)
-            .execute(&mut *self.tx)
-            .await?;
+        if let Unit::Write(tx) = &mut self.unit {
+            sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+                .bind(key)
+                .execute(&mut **tx)
+                .await?;
+        }
         Ok(())
     }
 
     async fn act_instance_wide(&mut self) -> Result<()> {
-        sqlx::query("SELECT set_config($1, 'instance', true), set_config($2, '', true)")
-            .bind(SCOPE)
-            .bind(ACTING_ORGANIZATION)
-            .execute(&mut *self.tx)
-            .await?;
+        match &mut self.unit {
+            Unit::Write(tx) => {
+                sqlx::query("SELECT set_config($1, 'instance', true), set_config($2, '', true)")
+                    .bind(SCOPE)
+                    .bind(ACTING_ORGANIZATION)
+                    .execute(&mut **tx)
+                    .await?;
+            }
+            Unit::Read(read) => {
+                let declared = read.declared_mut();
+                declared.instance_wide = true;
+                declared.organization_id.clear();
+            }
+        }
         Ok(())
     }
 }
