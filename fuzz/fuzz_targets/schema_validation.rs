@@ -46,7 +46,10 @@ fn normalize(doc_type: &str, value: &Value) {
     schemas().normalize(doc_type, &mut stored);
     let mut again = stored.clone();
     schemas().normalize(doc_type, &mut again);
-    assert_eq!(again, stored, "{doc_type}: normalizing twice differs for {value}");
+    assert_eq!(
+        again, stored,
+        "{doc_type}: normalizing twice differs for {value}"
+    );
     assert_eq!(
         schemas().check_structure(doc_type, &stored),
         schemas().check_structure(doc_type, value),
