@@ -2,7 +2,8 @@
 //! `Schemas::new` (the input as a schema file), and `check_structure` / `validate_for_publish`
 //! / `references` (the input as a document of every registered type, and of every type the
 //! input itself declares when it registers); the input read in every locale and written in
-//! every locale over itself (`localize`, `write_locale`).
+//! every locale over itself (`localize`, `write_locale`); the input in its stored form
+//! (`normalize`).
 //! Invariants: no panic; publish validation reports every issue the structure check reports
 //! (CONTRACT.md section 2: publishing checks everything a save checks, and more).
 #![no_main]
@@ -37,6 +38,30 @@ fn localize(doc_type: &str, value: &Value) {
     }
 }
 
+/// The input given its stored form (datetimes in UTC): no panic, a second pass changes
+/// nothing, and the checks judge it exactly as they judged the input (normalizing rewrites
+/// readable datetimes into readable datetimes, nothing else).
+fn normalize(doc_type: &str, value: &Value) {
+    let mut stored = value.clone();
+    schemas().normalize(doc_type, &mut stored);
+    let mut again = stored.clone();
+    schemas().normalize(doc_type, &mut again);
+    assert_eq!(
+        again, stored,
+        "{doc_type}: normalizing twice differs for {value}"
+    );
+    assert_eq!(
+        schemas().check_structure(doc_type, &stored),
+        schemas().check_structure(doc_type, value),
+        "{doc_type}: structure issues changed by normalizing {value}"
+    );
+    assert_eq!(
+        schemas().validate_for_publish(doc_type, &stored),
+        schemas().validate_for_publish(doc_type, value),
+        "{doc_type}: publish issues changed by normalizing {value}"
+    );
+}
+
 fuzz_target!(|data: &[u8]| {
     let Ok(value) = serde_json::from_slice::<Value>(data) else {
         return;
@@ -57,6 +82,7 @@ fuzz_target!(|data: &[u8]| {
     for doc_type in document_types() {
         validate(schemas(), doc_type, &value);
         localize(doc_type, &value);
+        normalize(doc_type, &value);
         // The same value one level down, where object fields take their data.
         if let Value::Object(map) = &value {
             for inner in map.values() {

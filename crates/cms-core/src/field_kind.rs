@@ -10,7 +10,8 @@ pub enum FieldKind {
     Number,
     /// `boolean`.
     Boolean,
-    /// `date` (`YYYY-MM-DD`) and `datetime` (ISO 8601): JSON strings that order as text.
+    /// `date` (`YYYY-MM-DD`) and `datetime` (stored in UTC with milliseconds, see
+    /// [`crate::time::normalize_datetime`]): JSON strings that order as text.
     Date,
     /// `slug`: `{ "current": string }`; comparisons apply to `current`.
     Slug,
@@ -35,5 +36,12 @@ pub trait FieldLookup {
     /// requested locale's value, without fallback.
     fn localized_at(&self, _path: &[&str]) -> Option<(usize, crate::LocaleTag)> {
         None
+    }
+
+    /// Whether the declared `path` is a `datetime` field: the values `equals`, `in` and the
+    /// ordering operators compare it with are normalized as stored values are, so they
+    /// compare instants (CONTRACT.md section 14). Its [`FieldKind`] is [`FieldKind::Date`].
+    fn is_datetime(&self, _path: &[&str]) -> bool {
+        false
     }
 }

@@ -11,6 +11,7 @@ pub mod canonical;
 pub mod capability;
 pub mod field_kind;
 pub mod filter;
+pub mod fold;
 pub mod hex;
 pub mod identity;
 pub mod issue;

@@ -1,6 +1,7 @@
-//! Timestamps: stored as Unix milliseconds, shown as ISO 8601.
+//! Timestamps: stored as Unix milliseconds, shown as ISO 8601. And the stored form of a
+//! `datetime` field's value.
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Datelike, SecondsFormat, Utc};
 use serde::{Serialize, Serializer};
 
 /// A point in time with millisecond precision. Stored as an integer on every engine so ordering
@@ -67,9 +68,83 @@ impl Serialize for Timestamp {
     }
 }
 
+/// The stored form of a `datetime` value (CONTRACT.md section 14): the instant `s` names, in
+/// UTC, with milliseconds, `YYYY-MM-DDTHH:MM:SS.sssZ`, so that text order is time order on
+/// every engine. `s` is any RFC 3339 date-time chrono reads (`T`, `t` or a space between date
+/// and time; `Z`, `z` or an offset up to ±23:59; any number of fraction digits, cut to
+/// milliseconds). `None` when `s` is not one, or when its instant falls outside the years
+/// 0000 to 9999 in UTC, which the fixed-width form cannot write.
+pub fn normalize_datetime(s: &str) -> Option<String> {
+    let utc = DateTime::parse_from_rfc3339(s).ok()?.with_timezone(&Utc);
+    (0..=9999)
+        .contains(&utc.year())
+        .then(|| utc.to_rfc3339_opts(SecondsFormat::Millis, true))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn datetimes_normalize_to_utc_milliseconds() {
+        for (input, stored) in [
+            ("2026-11-26T10:00:00+01:00", "2026-11-26T09:00:00.000Z"),
+            ("2026-11-26T09:00:00Z", "2026-11-26T09:00:00.000Z"),
+            ("2026-11-26T09:00:00.000Z", "2026-11-26T09:00:00.000Z"),
+            ("2026-11-26t09:00:00z", "2026-11-26T09:00:00.000Z"),
+            ("2026-11-26 09:00:00-00:00", "2026-11-26T09:00:00.000Z"),
+            ("2026-11-26T09:00:00.1234567Z", "2026-11-26T09:00:00.123Z"),
+            ("2026-11-26T09:00:00.5-05:30", "2026-11-26T14:30:00.500Z"),
+            ("2026-01-01T00:30:00+01:00", "2025-12-31T23:30:00.000Z"),
+            ("2016-12-31T23:59:60Z", "2016-12-31T23:59:60.000Z"),
+            ("0000-01-01T00:00:00Z", "0000-01-01T00:00:00.000Z"),
+            ("9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z"),
+        ] {
+            assert_eq!(
+                normalize_datetime(input).as_deref(),
+                Some(stored),
+                "{input}"
+            );
+            assert_eq!(
+                normalize_datetime(stored).as_deref(),
+                Some(stored),
+                "{stored}"
+            );
+        }
+        for bad in [
+            "",
+            "2026-11-26",
+            "2026-11-26T10:00:00",
+            "2026-11-26T25:00:00Z",
+            "2026-02-30T10:00:00Z",
+            "2026-11-26T10:00:00+24:00",
+            "yesterday",
+            // Out of the four-digit years once in UTC.
+            "0000-01-01T00:00:00+01:00",
+            "9999-12-31T23:00:00-05:00",
+        ] {
+            assert_eq!(normalize_datetime(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn stored_datetimes_order_as_their_instants() {
+        let mut inputs = [
+            "2026-11-26T10:00:00+01:00",
+            "2026-11-26T08:30:00Z",
+            "2026-11-26T03:59:00-05:00",
+            "2026-11-26T09:00:00.001Z",
+        ];
+        let instant = |s: &str| DateTime::parse_from_rfc3339(s).unwrap();
+        inputs.sort_by_key(|s| instant(s));
+        let stored: Vec<String> = inputs
+            .iter()
+            .map(|s| normalize_datetime(s).unwrap())
+            .collect();
+        let mut by_text = stored.clone();
+        by_text.sort();
+        assert_eq!(stored, by_text);
+    }
 
     #[test]
     fn renders_as_utc_rfc3339_with_millis() {

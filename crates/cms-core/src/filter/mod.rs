@@ -23,7 +23,7 @@ use serde_json::Number;
 
 use crate::field_kind::FieldKind;
 
-pub use parse::{MAX_CONDITIONS, MAX_DEPTH, MAX_VALUES, parse};
+pub use parse::{MAX_CONDITIONS, MAX_DEPTH, MAX_TEXT_CHARS, MAX_VALUES, parse};
 pub use sort::{MAX_SORT_KEYS, parse_sort};
 
 /// A parsed `where` clause, already simplified: [`Filter::All`] and [`Filter::Nothing`] only

@@ -4,6 +4,7 @@ use serde_json::{Map, Value};
 
 use super::{Comparand, Condition, FieldPath, Filter, Op, Scalar};
 use crate::field_kind::{FieldKind, FieldLookup};
+use crate::time::normalize_datetime;
 
 /// Deepest nesting of `and`/`or` accepted; deeper input matches nothing. Keeps hostile input
 /// from exhausting the stack here or in the SQL compiler.
@@ -13,6 +14,12 @@ pub const MAX_CONDITIONS: usize = 256;
 /// Most values (`in`/`not_in` members plus `like` words) in one filter; more matches nothing.
 /// Each becomes a bind parameter, and both engines cap those.
 pub const MAX_VALUES: usize = 1024;
+/// Most characters in the values of the text operators (`like`, `contains`, `starts_with`,
+/// `ends_with`) of one filter; more matches nothing. Each character becomes a class of the
+/// characters that fold like it in a pattern the engine compiles (PostgreSQL refuses
+/// regular expressions past a size, some tens of thousands of classes), and the filter is
+/// for finding documents, not for comparing pages of text (`search` is).
+pub const MAX_TEXT_CHARS: usize = 4096;
 
 /// Parses a `where` clause. `null` (absent) and `{}` match everything; any other non-object
 /// matches nothing. Never fails: see the module documentation for the rules.
@@ -24,6 +31,7 @@ pub fn parse(where_: &Value, lookup: &dyn FieldLookup) -> Filter {
                 lookup,
                 conditions: 0,
                 values: 0,
+                text_chars: 0,
             };
             parser.object(map, 0).unwrap_or(Filter::Nothing)
         }
@@ -38,6 +46,7 @@ struct Parser<'a> {
     lookup: &'a dyn FieldLookup,
     conditions: usize,
     values: usize,
+    text_chars: usize,
 }
 
 /// What an operator name and its value amount to.
@@ -104,6 +113,11 @@ impl Parser<'_> {
             Parsed::Malformed => Filter::Nothing,
             Parsed::Op(op) => {
                 self.count_values(&op)?;
+                let segments: Vec<&str> = key.split('.').collect();
+                let op = match self.lookup.is_datetime(&segments) {
+                    true => in_utc(op),
+                    false => op,
+                };
                 condition(path, kind, op)
             }
         })
@@ -126,7 +140,45 @@ impl Parser<'_> {
         if self.values > MAX_VALUES {
             return Err(TooLarge);
         }
+        self.text_chars += match op {
+            Op::Like(words) => words.iter().map(|w| w.chars().count()).sum(),
+            Op::Contains(s) | Op::StartsWith(s) | Op::EndsWith(s) => s.chars().count(),
+            _ => 0,
+        };
+        if self.text_chars > MAX_TEXT_CHARS {
+            return Err(TooLarge);
+        }
         Ok(())
+    }
+}
+
+/// The values `op` compares a `datetime` field with, in the stored form of datetimes (UTC,
+/// milliseconds), so that `equals`, `in` and the ranges compare instants. What is not a full
+/// date-time stays as written: `greater_than: "2026-11"` still compares as text, as the
+/// text operators always do (a prefix is not an instant).
+fn in_utc(op: Op) -> Op {
+    fn scalar(value: Scalar) -> Scalar {
+        match value {
+            Scalar::String(s) => Scalar::String(normalize_datetime(&s).unwrap_or(s)),
+            other => other,
+        }
+    }
+    fn comparand(value: Comparand) -> Comparand {
+        match value {
+            Comparand::String(s) => Comparand::String(normalize_datetime(&s).unwrap_or(s)),
+            other => other,
+        }
+    }
+    match op {
+        Op::Equals(v) => Op::Equals(scalar(v)),
+        Op::NotEquals(v) => Op::NotEquals(scalar(v)),
+        Op::In(values) => Op::In(values.into_iter().map(scalar).collect()),
+        Op::NotIn(values) => Op::NotIn(values.into_iter().map(scalar).collect()),
+        Op::GreaterThan(v) => Op::GreaterThan(comparand(v)),
+        Op::GreaterThanEqual(v) => Op::GreaterThanEqual(comparand(v)),
+        Op::LessThan(v) => Op::LessThan(comparand(v)),
+        Op::LessThanEqual(v) => Op::LessThanEqual(comparand(v)),
+        other => other,
     }
 }
 

@@ -13,7 +13,7 @@ impl FieldLookup for Post {
             ["title"] | ["body"] | ["seo", "description"] => FieldKind::String,
             ["views"] => FieldKind::Number,
             ["featured"] => FieldKind::Boolean,
-            ["date"] => FieldKind::Date,
+            ["date"] | ["at"] => FieldKind::Date,
             ["slug"] => FieldKind::Slug,
             ["author"] => FieldKind::Reference,
             ["tags"] => FieldKind::StringArray,
@@ -21,6 +21,10 @@ impl FieldLookup for Post {
             ["createdAt"] => FieldKind::String,
             _ => return None,
         })
+    }
+
+    fn is_datetime(&self, path: &[&str]) -> bool {
+        path == ["at"]
     }
 }
 
@@ -491,6 +495,76 @@ fn more_values_than_the_limit_match_nothing() {
     assert_eq!(
         p(json!({ "views": { "not_in": too_many } })),
         Filter::Nothing
+    );
+}
+
+#[test]
+fn more_text_than_the_limit_matches_nothing() {
+    let fits = "é".repeat(MAX_TEXT_CHARS);
+    assert_eq!(
+        op(json!({ "title": { "contains": fits.clone() } })),
+        Op::Contains(fits)
+    );
+    // Counted over the whole filter, in characters, words of `like` included.
+    let half = "x".repeat(MAX_TEXT_CHARS / 2);
+    assert_eq!(
+        p(json!({ "and": [
+            { "title": { "starts_with": half.clone() } },
+            { "body": { "like": format!("{half} y") } }
+        ] })),
+        Filter::Nothing
+    );
+    assert_eq!(
+        p(json!({ "title": { "ends_with": "x".repeat(MAX_TEXT_CHARS + 1) } })),
+        Filter::Nothing
+    );
+}
+
+// ----- datetimes ------------------------------------------------------------------------------
+
+#[test]
+fn datetime_values_compare_as_instants_in_utc() {
+    let paris = "2026-11-26T10:00:00+01:00";
+    let utc = "2026-11-26T09:00:00.000Z";
+    let c = |v: &str| Comparand::String(v.into());
+    assert_eq!(
+        op(json!({ "at": { "greater_than": paris } })),
+        Op::GreaterThan(c(utc))
+    );
+    assert_eq!(
+        op(json!({ "at": { "less_than_equal": "2026-11-26T04:00:00-05:00" } })),
+        Op::LessThanEqual(c(utc))
+    );
+    assert_eq!(op(json!({ "at": { "equals": paris } })), Op::Equals(s(utc)));
+    assert_eq!(
+        op(json!({ "at": { "not_equals": paris } })),
+        Op::NotEquals(s(utc))
+    );
+    assert_eq!(
+        op(json!({ "at": { "in": [paris, null, 5, "2026-11-26T09:00:00Z"] } })),
+        Op::In(vec![s(utc), Scalar::Null, n(5), s(utc)])
+    );
+    assert_eq!(
+        op(json!({ "at": { "not_in": [paris] } })),
+        Op::NotIn(vec![s(utc)])
+    );
+    // A prefix or anything else that is not a date-time stays text, as do text operators.
+    assert_eq!(
+        op(json!({ "at": { "greater_than_equal": "2026-11" } })),
+        Op::GreaterThanEqual(c("2026-11"))
+    );
+    assert_eq!(
+        op(json!({ "at": { "starts_with": paris } })),
+        Op::StartsWith(paris.into())
+    );
+    // `date` fields and strings are not datetimes.
+    assert_eq!(
+        op(json!({ "date": { "equals": paris } })),
+        Op::Equals(s(paris))
+    );
+    assert_eq!(
+        op(json!({ "title": { "equals": paris } })),
+        Op::Equals(s(paris))
     );
 }
 

@@ -11,6 +11,7 @@
 //! - [`Schemas::check_structure`] is what refuses a draft save; [`Schemas::validate_for_publish`]
 //!   adds what blocks publishing. Reference targets are not checked here (that needs the
 //!   database): [`Schemas::references`] lists them for the service layer to check.
+//! - [`Schemas::normalize`] gives data its stored form before a write (datetimes in UTC).
 //!
 //! Decisions CONTRACT.md leaves open:
 //! - An array member without a `name` is named after its type; member names are unique within
@@ -28,6 +29,7 @@ mod demo;
 mod emit;
 mod localize;
 mod model;
+mod normalize;
 mod parse;
 mod references;
 mod registry;

@@ -436,6 +436,11 @@ impl FieldLookup for TypeFields<'_> {
         let (_, at) = self.walk(path)?;
         Some((at?, self.locale.clone()))
     }
+
+    fn is_datetime(&self, path: &[&str]) -> bool {
+        self.field(path)
+            .is_some_and(|f| matches!(f.ty, FieldType::Datetime))
+    }
 }
 
 #[cfg(test)]

@@ -565,7 +565,7 @@ fn by_type_key<'f>(found: Vec<&'f Field>, item: &Value) -> Result<Vec<&'f Field>
 
 /// Small format checks: no new dependencies, no network, deliberately simple.
 mod formats {
-    use chrono::{DateTime, NaiveDate};
+    use chrono::NaiveDate;
 
     /// `YYYY-MM-DD`, exactly, and a real calendar date (chrono alone also accepts `2024-1-5`).
     pub fn is_date(s: &str) -> bool {
@@ -581,8 +581,9 @@ mod formats {
         shape && NaiveDate::parse_from_str(s, "%Y-%m-%d").is_ok()
     }
 
+    /// RFC 3339, with an instant the stored form can write (years 0000 to 9999 in UTC).
     pub fn is_datetime(s: &str) -> bool {
-        DateTime::parse_from_rfc3339(s).is_ok()
+        crate::time::normalize_datetime(s).is_some()
     }
 
     /// An absolute `http` or `https` URL with a host; no whitespace or control characters.

@@ -381,6 +381,10 @@ impl FieldLookup for Readable<'_, '_> {
     fn localized_at(&self, path: &[&str]) -> Option<(usize, cms_core::LocaleTag)> {
         self.fields.localized_at(path)
     }
+
+    fn is_datetime(&self, path: &[&str]) -> bool {
+        self.fields.is_datetime(path)
+    }
 }
 
 /// Parses `where` and `sort` against what the caller may read.

@@ -22,7 +22,7 @@ pub(super) const PUBLISHED: &str = "published";
 impl DocumentService<'_> {
     /// A new document's record as [`Self::create`] and [`Self::import`] build it before their
     /// unit of work: its localized values keyed by the request's locale, the type and
-    /// structure checked, unwritable fields dropped, the access rules
+    /// structure checked, unwritable fields dropped, datetimes in their stored form, the access rules
     /// for creating (and publishing) applied, the published copy set in the same row when
     /// `publish` (a new document needs no separate publish step); with the schema's publish
     /// issues, which need no store.
@@ -41,6 +41,7 @@ impl DocumentService<'_> {
         let mut data = data;
         // Unwritable fields go first, so a policy judges the data that would be stored.
         gate.keep_unwritable(&input.doc_type, &mut data, None);
+        self.schemas().normalize(&input.doc_type, &mut data);
         gate.check_new(Operation::Create, &input.doc_type, &data)?;
         if input.publish {
             gate.check_new(Operation::Publish, &input.doc_type, &data)?;

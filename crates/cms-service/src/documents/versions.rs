@@ -90,6 +90,8 @@ impl DocumentService<'_> {
         // their current value rather than the version's.
         let mut data = version.data.0;
         gate.keep_unwritable(&current.doc_type, &mut data, Some(&current.draft_data.0));
+        // A version saved before datetimes were stored in UTC comes back in the stored form.
+        self.schemas().normalize(&current.doc_type, &mut data);
         self.write_draft(&mut *tx, &current, data, Some(&actor.user.id), now)
             .await?;
         let stored = self.owned(&mut *tx, &org, id).await?;

@@ -170,7 +170,8 @@ impl DocumentService<'_> {
 
     /// The draft `input` would save over `current`: its localized values merged into the
     /// other locales' (see [`Localization::stored`]), the access rules for updating (and
-    /// publishing), the structure and the expected revision checked, unwritable fields kept.
+    /// publishing), the structure and the expected revision checked, unwritable fields kept,
+    /// datetimes in their stored form.
     fn checked_draft(
         &self,
         gate: &Gate<'_>,
@@ -191,6 +192,8 @@ impl DocumentService<'_> {
         self.check_structure(&current.doc_type, &data)?;
         check_revision(input.expected_revision, current.revision)?;
         gate.keep_unwritable(&current.doc_type, &mut data, Some(&current.draft_data.0));
+        // The whole draft, kept values included: a write leaves no datetime in an older form.
+        self.schemas().normalize(&current.doc_type, &mut data);
         Ok(data)
     }
 

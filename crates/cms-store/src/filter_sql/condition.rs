@@ -5,6 +5,7 @@ use cms_core::FieldKind;
 use cms_core::filter::{Comparand, Condition, Filter, Op, Scalar};
 
 use super::bind::{json_of, number_bind, sqlite_bind_of};
+use super::fold::{Anchor, postgres_regex, sqlite_glob};
 use super::generated::TEXT_PREFIX;
 use super::target::{JsonType, Target};
 use super::{Bind, DataColumn, Generated};
@@ -74,18 +75,15 @@ impl Compiler<'_> {
             Op::GreaterThanEqual(v) => self.ordering(c, &target, ">=", v),
             Op::LessThan(v) => self.ordering(c, &target, "<", v),
             Op::LessThanEqual(v) => self.ordering(c, &target, "<=", v),
-            Op::Like(words) => {
-                let patterns = words.iter().map(|w| format!("%{}%", escape_like(w)));
-                self.text_match(&target, array, patterns.collect())
-            }
+            Op::Like(words) => self.text_match(&target, array, words, Anchor::Anywhere),
             Op::Contains(s) => {
-                self.text_match(&target, array, vec![format!("%{}%", escape_like(s))])
+                self.text_match(&target, array, std::slice::from_ref(s), Anchor::Anywhere)
             }
             Op::StartsWith(s) => {
-                self.text_match(&target, array, vec![format!("{}%", escape_like(s))])
+                self.text_match(&target, array, std::slice::from_ref(s), Anchor::Start)
             }
             Op::EndsWith(s) => {
-                self.text_match(&target, array, vec![format!("%{}", escape_like(s))])
+                self.text_match(&target, array, std::slice::from_ref(s), Anchor::End)
             }
         }
     }
@@ -273,37 +271,52 @@ impl Compiler<'_> {
         }
     }
 
-    /// Every pattern must match the stored string; for an array field, one element must match
-    /// them all.
-    fn text_match(&mut self, target: &Target, array: bool, patterns: Vec<String>) -> String {
+    /// Every value must occur in the stored string at `anchor`, case folded (see
+    /// [`super::fold`]); for an array field, one element must hold them all.
+    fn text_match(
+        &mut self,
+        target: &Target,
+        array: bool,
+        values: &[String],
+        anchor: Anchor,
+    ) -> String {
+        // No stored string holds a NUL (every write refuses one, and PostgreSQL cannot
+        // store it), so such a value matches nothing, alike on both engines.
+        if values.iter().any(|v| v.contains('\0')) {
+            return self.constant(false);
+        }
         let element = match (array, self.dialect) {
-            (false, Dialect::Sqlite) => format!("lower({})", target.value()),
-            (false, Dialect::Postgres) => target.text(),
-            (true, Dialect::Sqlite) => "lower(e.value)".to_string(),
+            (false, _) => target.text(),
+            (true, Dialect::Sqlite) => "e.value".to_string(),
             (true, Dialect::Postgres) => "(e.v #>> '{}')".to_string(),
         };
-        let likes: Vec<String> = patterns
-            .into_iter()
-            .map(|pattern| {
-                let p = self.bind(Bind::Text(pattern));
-                match self.dialect {
-                    Dialect::Sqlite => format!("{element} LIKE lower({p}) ESCAPE '\\'"),
-                    Dialect::Postgres => format!("{element} ILIKE {p} ESCAPE '\\'"),
+        let matches: Vec<String> = values
+            .iter()
+            .map(|value| match self.dialect {
+                Dialect::Sqlite => {
+                    let p = self.bind(Bind::Text(sqlite_glob(value, anchor)));
+                    format!("{element} GLOB {p}")
+                }
+                // "C": a regular expression refuses a nondeterministic collation, and this
+                // one compares code points only.
+                Dialect::Postgres => {
+                    let p = self.bind(Bind::Text(postgres_regex(value, anchor)));
+                    format!("{element} COLLATE \"C\" ~ {p}")
                 }
             })
             .collect();
-        let likes = likes.join(" AND ");
+        let matches = matches.join(" AND ");
         match (array, self.dialect) {
-            (false, _) => format!("({} AND {likes})", target.is_type(JsonType::String)),
+            (false, _) => format!("({} AND {matches})", target.is_type(JsonType::String)),
             (true, Dialect::Sqlite) => format!(
-                "({} AND EXISTS (SELECT 1 FROM json_each({}, '$.{}') AS e WHERE e.type = 'text' AND {likes}))",
+                "({} AND EXISTS (SELECT 1 FROM json_each({}, '$.{}') AS e WHERE e.type = 'text' AND {matches}))",
                 target.is_type(JsonType::Array),
                 target.column,
                 target.segments.join("."),
             ),
             // The CASE keeps jsonb_array_elements away from non-arrays, which would raise.
             (true, Dialect::Postgres) => format!(
-                "EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN {} THEN {} END) AS e(v) WHERE jsonb_typeof(e.v) = 'string' AND {likes})",
+                "EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN {} THEN {} END) AS e(v) WHERE jsonb_typeof(e.v) = 'string' AND {matches})",
                 target.is_type(JsonType::Array),
                 target.value(),
             ),
@@ -322,16 +335,4 @@ fn member_of(expr: &str, placeholders: &[String]) -> String {
 /// The part of a string a text column keeps (see [`TEXT_PREFIX`]).
 fn text_prefix(value: &str) -> String {
     value.chars().take(TEXT_PREFIX).collect()
-}
-
-/// Makes `%`, `_` and the escape character itself literal in a LIKE pattern.
-fn escape_like(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for ch in value.chars() {
-        if matches!(ch, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(ch);
-    }
-    out
 }

@@ -12,8 +12,9 @@
 //!   equals `5` and `true` never equals `1` (SQLite's `json_extract` alone conflates them);
 //! - null and missing are one value: `equals: null` matches both, `not_equals`/`not_in` of
 //!   non-null values match both;
-//! - text matching is case-insensitive with `%`, `_` and `\` of the value taken literally
-//!   (SQLite's `lower` and `LIKE` fold ASCII only; PostgreSQL's `ILIKE` folds by locale);
+//! - text matching folds case with Unicode simple case folding and takes every character of
+//!   the value literally, on both engines alike (`fold`: the value becomes a pattern of the
+//!   characters that fold like each of its characters; neither engine folds);
 //! - text orders byte-wise (SQLite's default, PostgreSQL `COLLATE "C"`), so dates and
 //!   strings order the same on both engines;
 //! - missing values (and values of another JSON type than the field's kind) sort as the
@@ -23,16 +24,20 @@
 //! have exactly one `documents` row source in scope.
 //!
 //! The parts: [`Bind`] and the values clients send (`bind`), where a stored value is and how
-//! each engine reads it (`target`), the operators (`condition`), sort keys (`sort`), and
+//! each engine reads it (`target`), the operators (`condition`), the text operators' case
+//! folding patterns (`fold`), sort keys (`sort`), and
 //! PostgreSQL's generated columns for indexed fields with the registry the units of work share
 //! (`generated`).
 
 mod bind;
 mod condition;
+mod fold;
 mod generated;
 mod sort;
 mod target;
 
+#[cfg(test)]
+mod folding_tests;
 #[cfg(test)]
 mod tests;
 

@@ -186,38 +186,68 @@ fn like_binds_one_pattern_per_word() {
     let c = lite(json!({ "title": { "like": "Hello  world" } }));
     assert_eq!(
         c.sql,
-        "(json_type(draft_data, '$.title') = 'text' AND lower(json_extract(draft_data, '$.title')) LIKE lower($1) ESCAPE '\\' AND lower(json_extract(draft_data, '$.title')) LIKE lower($2) ESCAPE '\\')"
+        "(json_type(draft_data, '$.title') = 'text' AND json_extract(draft_data, '$.title') GLOB $1 AND json_extract(draft_data, '$.title') GLOB $2)"
     );
-    assert_eq!(c.binds, vec![text("%Hello%"), text("%world%")]);
+    assert_eq!(
+        c.binds,
+        vec![
+            text("*[Hh][Ee][Ll][Ll][Oo]*"),
+            text("*[Ww][Oo][Rr][Ll][Dd]*")
+        ]
+    );
 }
 
 #[test]
-fn string_operators_escape_wildcards() {
-    let c = pg(json!({ "title": { "contains": "50%_\\" } }));
+fn string_operators_fold_case_and_take_every_character_literally() {
+    let c = pg(json!({ "title": { "contains": "5%_\\*." } }));
     assert_eq!(
         c.sql,
-        "(jsonb_typeof((draft_data #> '{title}')) = 'string' AND (draft_data #>> '{title}') ILIKE $1 ESCAPE '\\')"
+        "(jsonb_typeof((draft_data #> '{title}')) = 'string' AND (draft_data #>> '{title}') COLLATE \"C\" ~ $1)"
     );
-    assert_eq!(c.binds, vec![text("%50\\%\\_\\\\%")]);
+    assert_eq!(c.binds, vec![text("5\\u0025\\u005F\\u005C\\u002A\\u002E")]);
     assert_eq!(
-        pg(json!({ "title": { "starts_with": "a" } })).binds,
-        vec![text("a%")]
+        lite(json!({ "title": { "contains": "5%_\\*?[" } })).binds,
+        vec![text("*5%_\\[*][?][[]*")]
     );
     assert_eq!(
-        lite(json!({ "title": { "ends_with": "a" } })).binds,
-        vec![text("%a")]
+        pg(json!({ "title": { "starts_with": "ß" } })).binds,
+        vec![text(&format!("^{}", postgres_class("ß")))]
     );
+    assert_eq!(
+        lite(json!({ "title": { "ends_with": "K" } })).binds,
+        vec![text("*[Kk\u{212A}]")]
+    );
+    // No stored string holds a NUL: nothing to bind, nothing matches.
+    for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+        let c = sql(dialect, json!({ "title": { "contains": "a\u{0}" } }));
+        assert!(c.binds.is_empty());
+        assert!(c.sql == "1=0" || c.sql == "FALSE", "{}", c.sql);
+    }
+}
+
+/// The bracket expression PostgreSQL gets for a character with case variants.
+fn postgres_class(c: &str) -> String {
+    let ch = c.chars().next().unwrap();
+    let members: String = cms_core::fold::variants(ch)
+        .unwrap()
+        .iter()
+        .map(|m| match u32::from(*m) {
+            bmp @ ..=0xFFFF => format!("\\u{bmp:04X}"),
+            astral => format!("\\U{astral:08X}"),
+        })
+        .collect();
+    format!("[{members}]")
 }
 
 #[test]
 fn contains_on_arrays_matches_any_element() {
     assert_eq!(
         lite(json!({ "tags": { "contains": "x" } })).sql,
-        "(json_type(draft_data, '$.tags') = 'array' AND EXISTS (SELECT 1 FROM json_each(draft_data, '$.tags') AS e WHERE e.type = 'text' AND lower(e.value) LIKE lower($1) ESCAPE '\\'))"
+        "(json_type(draft_data, '$.tags') = 'array' AND EXISTS (SELECT 1 FROM json_each(draft_data, '$.tags') AS e WHERE e.type = 'text' AND e.value GLOB $1))"
     );
     assert_eq!(
         pg(json!({ "tags": { "contains": "x" } })).sql,
-        "EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof((draft_data #> '{tags}')) = 'array' THEN (draft_data #> '{tags}') END) AS e(v) WHERE jsonb_typeof(e.v) = 'string' AND (e.v #>> '{}') ILIKE $1 ESCAPE '\\')"
+        "EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof((draft_data #> '{tags}')) = 'array' THEN (draft_data #> '{tags}') END) AS e(v) WHERE jsonb_typeof(e.v) = 'string' AND (e.v #>> '{}') COLLATE \"C\" ~ $1)"
     );
 }
 
@@ -301,15 +331,12 @@ const WORDS: &[&str] = &[
     "FROM",
     "WHERE",
     "AS",
-    "LIKE",
-    "ILIKE",
-    "ESCAPE",
+    "GLOB",
     "COLLATE",
     "TRUE",
     "FALSE",
     "IFNULL",
     "coalesce",
-    "lower",
     "json_extract",
     "json_type",
     "json_each",
@@ -337,7 +364,7 @@ const WORDS: &[&str] = &[
 
 const LITERALS: &[&str] = &[
     "null", "text", "integer", "real", "true", "false", "array", "number", "string", "boolean",
-    "\\", "{}", "",
+    "{}", "",
 ];
 
 /// A JSON path literal made of declared identifiers: `$.a.b` or `{a,b}`.
@@ -396,7 +423,7 @@ fn whitelisted_tokens(sql: &str) -> std::result::Result<Vec<usize>, String> {
             i += 1;
         } else {
             let op = [
-                "#>>", "#>", "::", "<>", "<=", ">=", "=", "<", ">", "(", ")", ",", ".", "1",
+                "#>>", "#>", "::", "<>", "<=", ">=", "=", "<", ">", "~", "(", ")", ",", ".", "1",
             ]
             .into_iter()
             .find(|op| chars[i..].starts_with(&op.chars().collect::<Vec<_>>()))
