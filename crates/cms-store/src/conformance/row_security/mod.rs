@@ -40,6 +40,18 @@ async fn row_level_security_stops_cross_organization_reads_and_writes(url: Strin
         tx.insert_new_document(&document(id, org, "post", false), &[version], None)
             .await
             .unwrap();
+        let tokens = cms_core::search::tokenize(id);
+        let search_row = cms_core::search::SearchRow {
+            locale: String::new(),
+            path: "title".into(),
+            chunk: 0,
+            weight: 500,
+            exact: cms_core::search::exact_key(&tokens),
+            tokens,
+        };
+        tx.replace_search_rows(id, org, "draft", &[search_row])
+            .await
+            .unwrap();
         tx.commit().await.unwrap();
     }
     let o1 = vec!["o1".to_string()];
@@ -55,6 +67,11 @@ async fn row_level_security_stops_cross_organization_reads_and_writes(url: Strin
             .is_empty()
     );
     assert_eq!(tx.count_versions("d1").await.unwrap(), 0);
+    assert!(tx.search_rows_of("d1", "draft").await.unwrap().is_empty());
+    assert!(
+        tx.replace_search_rows("d1", "o1", "draft", &[]).await.is_ok(),
+        "deleting another organization's search rows deletes nothing"
+    );
     assert!(
         !tx.save_draft("d1", &json!({"x": 1}), 1, None, 9)
             .await
@@ -93,7 +110,12 @@ async fn row_level_security_stops_cross_organization_reads_and_writes(url: Strin
     raw.execute("SELECT set_config('cms.organization_id', 'o3', true)")
         .await
         .unwrap();
-    for table in ["documents", "document_versions", "document_references"] {
+    for table in [
+        "documents",
+        "document_versions",
+        "document_references",
+        "document_search",
+    ] {
         let seen: i64 =
             sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}")))
                 .fetch_one(&mut *raw)
@@ -128,6 +150,11 @@ async fn row_level_security_stops_cross_organization_reads_and_writes(url: Strin
     let mut tx = store.read_for("o1").await.unwrap();
     let d1 = tx.document(&o1, "d1").await.unwrap().unwrap();
     assert_eq!((d1.revision, d1.draft_data.0), (1, json!({"title": "d1"})));
+    assert_eq!(
+        tx.search_rows_of("d1", "draft").await.unwrap().len(),
+        1,
+        "o1's search rows survived o3's delete"
+    );
     drop(tx);
     store.close().await;
 }
