@@ -105,7 +105,12 @@ fn titles(page: &Value) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|d| d["draftData"]["title"].as_str().unwrap_or_default().to_string())
+        .map(|d| {
+            d["draftData"]["title"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
         .collect()
 }
 
@@ -141,13 +146,10 @@ async fn corpus(app: &TestApp, s: &Session) {
             vec!["A quick brown fox visits the café every morning."],
             "coffee",
         ),
-        (
-            "Rust",
-            vec!["The language, not the oxide."],
-            "language",
-        ),
+        ("Rust", vec!["The language, not the oxide."], "language"),
     ] {
-        let data = json!({ "title": title, "body": blocks(&body), "seo": { "keywords": keywords } });
+        let data =
+            json!({ "title": title, "body": blocks(&body), "seo": { "keywords": keywords } });
         create(app, s, "post", data, false).await;
     }
 }
@@ -186,8 +188,16 @@ async fn words_phrases_and_exclusions_match(url: String) {
     let page = query(&app, &ada, json!({ "type": "post", "search": "tomatoes" })).await;
     assert_eq!(titles(&page), ["Gardening for beginners"]);
     // Without a search, no score.
-    let res = app.get(&format!("{DOCS}?type=post")).cookie(&ada).send().await;
-    assert!(res.body["data"][0]["_meta"].get("score").is_none(), "{}", res.body);
+    let res = app
+        .get(&format!("{DOCS}?type=post"))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert!(
+        res.body["data"][0]["_meta"].get("score").is_none(),
+        "{}",
+        res.body
+    );
     app.stop().await;
 }
 
@@ -228,7 +238,8 @@ async fn relevance_orders_results_and_an_exact_title_ranks_first(url: String) {
 async fn search_combines_with_where_status_perspective_and_paging(url: String) {
     let (app, ada) = start(&url).await;
     for i in 0..25 {
-        let data = json!({ "title": format!("Note {i}"), "body": blocks(&["shared words"]), "views": i });
+        let data =
+            json!({ "title": format!("Note {i}"), "body": blocks(&["shared words"]), "views": i });
         create(&app, &ada, "post", data, i % 2 == 0).await;
     }
     // Paging: exact total, pages of the relevance order (ties by id) that do not overlap.
@@ -381,9 +392,16 @@ async fn localized_fields_are_searched_per_locale(url: String) {
     let de = get(&app, &ada, "article", "hallo welt", "&locale=de").await;
     assert_eq!(total(de.clone()), 1);
     assert_eq!(de["data"][0]["draftData"]["title"], "Hallo Welt");
-    assert_eq!(total(get(&app, &ada, "article", "hello", "&locale=de").await), 0);
+    assert_eq!(
+        total(get(&app, &ada, "article", "hello", "&locale=de").await),
+        0
+    );
     // No fallback: a locale without a value finds nothing.
-    let res = app.get(&format!("{DOCS}?type=article&search=hello&locale=fr")).cookie(&ada).send().await;
+    let res = app
+        .get(&format!("{DOCS}?type=article&search=hello&locale=fr"))
+        .cookie(&ada)
+        .send()
+        .await;
     assert_eq!(res.status, StatusCode::BAD_REQUEST, "fr is not configured");
     app.stop().await;
 }
@@ -411,7 +429,11 @@ async fn hidden_fields_never_match(url: String) {
     assert_eq!(page["pagination"]["total"], 1, "nor is excluded by it");
     let owner = get(&app, &ada, "post", "public", "").await;
     let editor = get(&app, &bob, "post", "public", "").await;
-    assert_eq!(scores(&owner), scores(&editor), "the hidden field adds no score");
+    assert_eq!(
+        scores(&owner),
+        scores(&editor),
+        "the hidden field adds no score"
+    );
     app.stop().await;
 }
 
@@ -426,11 +448,23 @@ async fn graphql_all_takes_a_search(url: String) {
     let found = res.body["data"]["allPost"].as_array().unwrap().clone();
     assert_eq!(found.len(), 2, "{}", res.body);
     assert_eq!(found[0]["title"], "Rust");
-    assert!(found[0]["_meta"]["score"].as_f64().unwrap() > found[1]["_meta"]["score"].as_f64().unwrap());
+    assert!(
+        found[0]["_meta"]["score"].as_f64().unwrap() > found[1]["_meta"]["score"].as_f64().unwrap()
+    );
     let res = gql(r#"{ allPost { _meta { score } } }"#).send().await;
-    assert!(res.body["data"]["allPost"][0]["_meta"]["score"].is_null(), "{}", res.body);
-    let res = gql(r#"{ allPost(search: "-rust") { title } }"#).send().await;
-    assert_eq!(res.body["errors"][0]["extensions"]["code"], "BAD_REQUEST", "{}", res.body);
+    assert!(
+        res.body["data"]["allPost"][0]["_meta"]["score"].is_null(),
+        "{}",
+        res.body
+    );
+    let res = gql(r#"{ allPost(search: "-rust") { title } }"#)
+        .send()
+        .await;
+    assert_eq!(
+        res.body["errors"][0]["extensions"]["code"], "BAD_REQUEST",
+        "{}",
+        res.body
+    );
     app.stop().await;
 }
 
@@ -439,7 +473,11 @@ async fn graphql_all_takes_a_search(url: String) {
 async fn documents_stored_before_are_indexed_at_start(url: String) {
     let (app, ada) = start_with(&url, false).await;
     corpus(&app, &ada).await;
-    let res = app.get(&format!("{DOCS}?type=post&search=rust")).cookie(&ada).send().await;
+    let res = app
+        .get(&format!("{DOCS}?type=post&search=rust"))
+        .cookie(&ada)
+        .send()
+        .await;
     res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
     app.stop().await;
 
@@ -541,7 +579,11 @@ async fn both_engines_find_the_same_documents() {
         }
         assert_eq!(answers[0], answers[1], "SQLite and PostgreSQL answer alike");
         assert!(
-            answers[0].iter().filter(|(_, _, found)| !found.is_empty()).count() > 15,
+            answers[0]
+                .iter()
+                .filter(|(_, _, found)| !found.is_empty())
+                .count()
+                > 15,
             "{:?}",
             answers[0]
         );

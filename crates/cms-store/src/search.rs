@@ -353,7 +353,10 @@ macro_rules! impl_search {
                     .bind(copy)
                     .execute(self.conn().await?)
                     .await?;
-                let rows: Vec<_> = rows.iter().map(|r| (document_id, organization_id, copy, r)).collect();
+                let rows: Vec<_> = rows
+                    .iter()
+                    .map(|r| (document_id, organization_id, copy, r))
+                    .collect();
                 $crate::search::Search::add_search_rows(self, &rows).await
             }
 
@@ -401,15 +404,23 @@ macro_rules! impl_search {
                     return Ok((Vec::new(), 0));
                 }
                 let (count_sql, binds) = $crate::search::search_statement(
-                    spec, search, <$tx>::DIALECT, self.generated_columns(), true,
+                    spec,
+                    search,
+                    <$tx>::DIALECT,
+                    self.generated_columns(),
+                    true,
                 );
-                let total: i64 = sqlx::query_scalar_with(sqlx::AssertSqlSafe(count_sql), <$tx>::arguments(binds)?)
-                    .fetch_one(self.conn().await?)
-                    .await?;
+                let total: i64 = sqlx::query_scalar_with(
+                    sqlx::AssertSqlSafe(count_sql),
+                    <$tx>::arguments(binds)?,
+                )
+                .fetch_one(self.conn().await?)
+                .await?;
                 if total == 0 {
                     return Ok((Vec::new(), 0));
                 }
-                let rows = $crate::search::Search::search_documents_page(self, spec, search).await?;
+                let rows =
+                    $crate::search::Search::search_documents_page(self, spec, search).await?;
                 Ok((rows, total))
             }
 
@@ -422,7 +433,11 @@ macro_rules! impl_search {
                     return Ok(Vec::new());
                 }
                 let (page_sql, binds) = $crate::search::search_statement(
-                    spec, search, <$tx>::DIALECT, self.generated_columns(), false,
+                    spec,
+                    search,
+                    <$tx>::DIALECT,
+                    self.generated_columns(),
+                    false,
                 );
                 let rows: Vec<$crate::search::ScoredRow> =
                     sqlx::query_as_with(sqlx::AssertSqlSafe(page_sql), <$tx>::arguments(binds)?)
@@ -432,13 +447,19 @@ macro_rules! impl_search {
             }
 
             async fn search_signature(&mut self, doc_type: &str) -> $crate::Result<Option<String>> {
-                Ok(sqlx::query_scalar("SELECT signature FROM search_index_state WHERE doc_type = $1")
-                    .bind(doc_type)
-                    .fetch_optional(self.conn().await?)
-                    .await?)
+                Ok(sqlx::query_scalar(
+                    "SELECT signature FROM search_index_state WHERE doc_type = $1",
+                )
+                .bind(doc_type)
+                .fetch_optional(self.conn().await?)
+                .await?)
             }
 
-            async fn set_search_signature(&mut self, doc_type: &str, signature: &str) -> $crate::Result<()> {
+            async fn set_search_signature(
+                &mut self,
+                doc_type: &str,
+                signature: &str,
+            ) -> $crate::Result<()> {
                 sqlx::query(
                     "INSERT INTO search_index_state (doc_type, signature) VALUES ($1, $2) \
                      ON CONFLICT (doc_type) DO UPDATE SET signature = excluded.signature",
@@ -451,9 +472,11 @@ macro_rules! impl_search {
             }
 
             async fn all_organization_ids(&mut self) -> $crate::Result<Vec<String>> {
-                Ok(sqlx::query_scalar("SELECT id FROM organizations ORDER BY id")
-                    .fetch_all(self.conn().await?)
-                    .await?)
+                Ok(
+                    sqlx::query_scalar("SELECT id FROM organizations ORDER BY id")
+                        .fetch_all(self.conn().await?)
+                        .await?,
+                )
             }
 
             async fn documents_after(

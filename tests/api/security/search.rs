@@ -32,9 +32,16 @@ pub(super) async fn search_never_reads_a_hidden_field(fx: Arc<Fx>) {
         let path = format!("{DOCS}?type=note&search={search}&locale={locale}");
         let res = app.get(&path).cookie(&fx.editor).send().await;
         assert_eq!(res.status, StatusCode::OK, "{path}: {}", res.body);
-        assert_eq!(total(&res.body), 0, "{path}: the editor's search finds nothing");
+        assert_eq!(
+            total(&res.body),
+            0,
+            "{path}: the editor's search finds nothing"
+        );
         let res = app
-            .post(QUERY, json!({"type": "note", "search": search, "locale": locale}))
+            .post(
+                QUERY,
+                json!({"type": "note", "search": search, "locale": locale}),
+            )
             .cookie(&fx.editor)
             .send()
             .await;

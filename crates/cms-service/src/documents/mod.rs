@@ -39,8 +39,8 @@ pub use read::{DocumentLocation, ListRequest, Page};
 pub use references::MAX_LISTED_REFERRERS;
 pub use resolve::MAX_EXPANDED_NODES;
 pub use schedules::{ScheduleAction, ScheduleView};
-pub use search::search_signature;
 pub(crate) use schedules::{ScheduleStatus, schedule_follows_job};
+pub use search::search_signature;
 pub use view::{DocumentView, Meta, Perspective, Validation, VersionView};
 pub use write::DraftUpdate;
 

@@ -148,7 +148,14 @@ async fn search_rows_are_written_matched_and_removed_with_their_unit(url: String
     // Exclusions.
     let found = ids(&mut tx, "brown -dog", "en", &all, DataColumn::Draft).await;
     assert_eq!(only_ids(&found), ["d3"]);
-    let found = ids(&mut tx, "brown -\"lazy dog\"", "en", &all, DataColumn::Draft).await;
+    let found = ids(
+        &mut tx,
+        "brown -\"lazy dog\"",
+        "en",
+        &all,
+        DataColumn::Draft,
+    )
+    .await;
     assert_eq!(only_ids(&found), ["d2", "d3"]);
     // Only the paths given match: d2's `secret` does not.
     let found = ids(&mut tx, "fox", "de", &all, DataColumn::Draft).await;
@@ -179,7 +186,12 @@ async fn search_rows_are_written_matched_and_removed_with_their_unit(url: String
     let mut tx = store.read_for("o1").await.unwrap();
     let found = ids(&mut tx, "brown", "en", &all, DataColumn::Draft).await;
     assert_eq!(only_ids(&found), ["d2"]);
-    assert!(tx.search_rows_of("d3", "published").await.unwrap().is_empty());
+    assert!(
+        tx.search_rows_of("d3", "published")
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let found = ids(&mut tx, "renamed", "en", &all, DataColumn::Draft).await;
     assert_eq!(only_ids(&found), ["d1"]);
     drop(tx);
@@ -205,7 +217,10 @@ async fn search_signatures_are_kept_per_type(url: String) {
     tx.set_search_signature("post", "b").await.unwrap();
     tx.commit().await.unwrap();
     let mut tx = store.read().await.unwrap();
-    assert_eq!(tx.search_signature("post").await.unwrap().as_deref(), Some("b"));
+    assert_eq!(
+        tx.search_signature("post").await.unwrap().as_deref(),
+        Some("b")
+    );
     assert_eq!(
         tx.all_organization_ids().await.unwrap(),
         ["o1".to_string(), "o2".to_string()]

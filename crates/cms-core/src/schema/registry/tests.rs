@@ -187,7 +187,8 @@ fn searchable_only_on_text_outside_arrays() {
         e,
         "schema \"p\", field \"x[].s\": searchable is not possible inside an array"
     );
-    let f = json!([{ "name": "x", "type": "array", "of": [{ "type": "string", "searchable": true }] }]);
+    let f =
+        json!([{ "name": "x", "type": "array", "of": [{ "type": "string", "searchable": true }] }]);
     assert!(register(json!([doc("p", f)])).is_err());
 }
 

@@ -69,7 +69,9 @@ async fn row_level_security_stops_cross_organization_reads_and_writes(url: Strin
     assert_eq!(tx.count_versions("d1").await.unwrap(), 0);
     assert!(tx.search_rows_of("d1", "draft").await.unwrap().is_empty());
     assert!(
-        tx.replace_search_rows("d1", "o1", "draft", &[]).await.is_ok(),
+        tx.replace_search_rows("d1", "o1", "draft", &[])
+            .await
+            .is_ok(),
         "deleting another organization's search rows deletes nothing"
     );
     assert!(
