@@ -5,6 +5,11 @@
 //! with the `ascii` tokenizer over `document_search`; PostgreSQL: a `tsvector` built from the
 //! tokens and their positions, under a GIN index), so both match the same documents. The score
 //! is computed from integer columns the same way on both engines (see [`SearchSpec`]).
+//!
+//! On PostgreSQL a term is matched through `cms_search_matches` (migration 0014), a function
+//! that applies the tenant rule itself, because under row-level security the planner would not
+//! answer the non-leakproof `@@` from the GIN index; its ids are then joined to `documents`
+//! under that table's policies like any list's.
 
 use async_trait::async_trait;
 
@@ -184,18 +189,37 @@ impl SearchSql {
         )
     }
 
-    /// The condition on a row `s` that its tokens match `term`.
-    fn matches(&mut self, term: &SearchTerm) -> String {
+    /// A query of the documents among the `copy` rows that match `term`, with the sum of the
+    /// weights of their distinct matching fields (each readable field that holds the term
+    /// counts once): columns `(document id, weight)`.
+    fn term_matches(&mut self, term: &SearchTerm, copy: &str, search: &SearchSpec<'_>) -> String {
         match self.dialect {
             crate::Dialect::Sqlite => {
                 let query = self.bind(Bind::Text(fts5_query(term)));
+                let rows = self.rows(copy, search);
                 format!(
-                    "s.id IN (SELECT rowid FROM document_search_fts WHERE document_search_fts MATCH {query})"
+                    "SELECT f.document_id, SUM(f.weight) FROM (SELECT DISTINCT s.document_id, \
+                     s.path, s.weight FROM document_search s WHERE s.id IN (SELECT rowid FROM \
+                     document_search_fts WHERE document_search_fts MATCH {query}) AND {rows}) f \
+                     GROUP BY f.document_id"
                 )
             }
+            // Through the function of migration 0014, which applies the tenant rule itself so
+            // that `@@` can be answered from the GIN index under row-level security.
             crate::Dialect::Postgres => {
                 let query = self.bind(Bind::Text(tsquery(term)));
-                format!("s.tokens @@ {query}::tsquery")
+                let copy = self.bind(Bind::Text(copy.to_string()));
+                let locale = self.bind(Bind::Text(search.locale.to_string()));
+                let paths: Vec<String> = search
+                    .paths
+                    .iter()
+                    .map(|p| self.bind(Bind::Text(p.clone())))
+                    .collect();
+                format!(
+                    "SELECT m.matched_document_id, m.matched_weight FROM cms_search_matches(\
+                     {query}::tsquery, {copy}, {locale}, ARRAY[{}]::text[]) m",
+                    paths.join(", ")
+                )
             }
         }
     }
@@ -207,13 +231,9 @@ impl SearchSql {
         let mut conditions = String::new();
         let mut score = Vec::new();
         for (i, term) in search.query.required().enumerate() {
-            let matches = self.matches(term);
-            let rows = self.rows(copy, search);
-            // Each readable field that holds the term counts once, with its weight.
+            let matches = self.term_matches(term, copy, search);
             ctes.push(format!(
-                "search_t{i} AS (SELECT f.document_id AS search_doc_{i}, SUM(f.weight) AS search_w_{i} \
-                 FROM (SELECT DISTINCT s.document_id, s.path, s.weight FROM document_search s \
-                 WHERE {matches} AND {rows}) f GROUP BY f.document_id)"
+                "search_t{i}(search_doc_{i}, search_w_{i}) AS ({matches})"
             ));
             joins.push_str(&format!(
                 " JOIN search_t{i} ON search_t{i}.search_doc_{i} = documents.id"
@@ -221,12 +241,8 @@ impl SearchSql {
             score.push(format!("search_t{i}.search_w_{i}"));
         }
         for (i, term) in search.query.excluded().enumerate() {
-            let matches = self.matches(term);
-            let rows = self.rows(copy, search);
-            ctes.push(format!(
-                "search_x{i} AS (SELECT s.document_id AS search_doc FROM document_search s \
-                 WHERE {matches} AND {rows})"
-            ));
+            let matches = self.term_matches(term, copy, search);
+            ctes.push(format!("search_x{i}(search_doc, search_w) AS ({matches})"));
             conditions.push_str(&format!(
                 " AND documents.id NOT IN (SELECT search_doc FROM search_x{i})"
             ));

@@ -3,6 +3,7 @@
 //! plain login that owns the tables; `serving_login` as a login that neither owns nor bypasses
 //! them. SQLite has no second wall: there is nothing to assert there.
 
+mod search;
 mod serving_login;
 
 use serde_json::json;
@@ -237,7 +238,24 @@ mod row_level_security_binds_a_plain_owner_login {
         tx.insert_document(&document("d1", "o1", "post", false))
             .await
             .unwrap();
+        tx.replace_search_rows("d1", "o1", "draft", &[search::title_row("parent words")])
+            .await
+            .unwrap();
         tx.commit().await.unwrap();
+        // The search function runs with the plain owner's rights, which FORCE binds too: the
+        // same answers (no index, see migration 0014).
+        let mut tx = store.read_for("o1").await.unwrap();
+        let found = search::found(&mut tx, &["o1", "o2"], "parent words").await;
+        assert_eq!(found, (vec!["d1".to_string()], 1));
+        drop(tx);
+        let mut tx = store.read_for("o2").await.unwrap();
+        let found = search::found(&mut tx, &["o1", "o2"], "parent words").await;
+        assert_eq!(
+            found,
+            (vec![], 0),
+            "a child never finds its parent's documents"
+        );
+        drop(tx);
         let o1 = vec!["o1".to_string()];
         let mut tx = store.read_for("o2").await.unwrap();
         assert!(
