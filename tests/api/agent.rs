@@ -361,6 +361,7 @@ impl cms::plugin::ToolHandler for Report {
                     page: Some(1),
                     page_size: Some(1),
                     read: Default::default(),
+                    search: None,
                 },
             )
             .await?;

@@ -47,6 +47,7 @@ mod rate_limit;
 mod references;
 mod roles;
 mod s3;
+mod search;
 mod security;
 mod tenancy;
 mod webhooks;

@@ -23,6 +23,8 @@ use locales::{
 };
 mod people;
 use people::*;
+mod search;
+use search::search_never_reads_a_hidden_field;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -118,14 +120,14 @@ struct Fx {
 fn schemas() -> Vec<cms::core::schema::Schema> {
     parse_schemas(&json!([
         { "type": "document", "name": "note", "fields": [
-            { "name": "title", "type": "string", "indexed": true },
-            { "name": "secret", "type": "string", "indexed": true,
+            { "name": "title", "type": "string", "indexed": true, "searchable": true },
+            { "name": "secret", "type": "string", "indexed": true, "searchable": true,
               "access": { "read": ["admin"], "update": ["admin"] } },
             { "name": "locked", "type": "string", "access": { "update": ["admin"] } },
             { "name": "rank", "type": "number", "indexed": true },
             { "name": "ref", "type": "reference", "to": ["note"] },
             { "name": "cover", "type": "image" },
-            { "name": "motto", "type": "string", "localized": true,
+            { "name": "motto", "type": "string", "localized": true, "searchable": true,
               "access": { "read": ["admin"], "update": ["admin"] } }
         ] }
     ]))
@@ -573,6 +575,10 @@ fn rows() -> Vec<Row> {
         row!("21 localization", organization_locales_need_org_settings,
             "editor session, read key, outsider admin: PATCH /api/organizations/{parent} {locales}; GET /api/locales signed out"
             => "403 {error}; 403; 404; 401"),
+        // 22. Full-text search (issue 23, CONTRACT.md section 14). It adds a note too.
+        row!("22 search", search_never_reads_a_hidden_field,
+            "editor: search=<word only in the admin-only secret / localized motto> on list and query, in en and de; search=title -<hidden word>; GraphQL allNote(search:)"
+            => "total 0 (the admin finds 1); the hidden word excludes nothing and scores nothing; []"),
     ]
 }
 

@@ -337,6 +337,7 @@ async fn query(cms: &Cms, actor: &Actor, args: Value) -> ToolResult {
             locale: q.locale,
             ..ReadOptions::default()
         },
+        search: None,
     };
     let page = cms
         .documents()

@@ -21,6 +21,7 @@ pub mod plugin_settings;
 pub mod redirect;
 pub mod role;
 pub mod schema;
+pub mod search;
 pub mod sign_up;
 pub mod time;
 

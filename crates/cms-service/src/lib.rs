@@ -292,7 +292,29 @@ impl Cms {
         // Beside the service: on a large table the indexes take minutes to build.
         let building = cms.clone();
         tokio::spawn(async move { field_indexes::build(&building.0).await });
+        // Documents stored before a field became searchable (or before search existed) get
+        // their search rows in the background: start never waits on a rebuild.
+        let rebuilding = cms.clone();
+        tokio::spawn(async move {
+            if let Err(e) = rebuilding.rebuild_search().await {
+                tracing::warn!(error = %e, "search rows not rebuilt; the next start tries again");
+            }
+        });
         Ok(cms)
+    }
+
+    /// Rebuilds the search rows of every document type whose searchable fields changed since
+    /// its rows were built (see `DocumentService::stale_search_types`); answers the types
+    /// rebuilt. `start` runs it in the background; running it again, or on several instances
+    /// at once, rebuilds the same rows.
+    pub async fn rebuild_search(&self) -> Result<Vec<String>> {
+        let documents = self.documents();
+        let stale = documents.stale_search_types().await?;
+        for doc_type in &stale {
+            let count = documents.reindex_search(doc_type).await?;
+            tracing::info!(doc_type = %doc_type, documents = count, "search rows rebuilt");
+        }
+        Ok(stale)
     }
 
     pub fn auth(&self) -> AuthService<'_> {

@@ -33,6 +33,7 @@ pub mod rate_limits;
 pub mod references;
 pub mod roles;
 pub mod schedules;
+pub mod search;
 pub mod sessions;
 pub mod user_tokens;
 pub mod users;
@@ -157,6 +158,7 @@ pub trait Tx:
     + plugin_settings::PluginSettings
     + assets::Assets
     + change_sets::ChangeSets
+    + search::Search
     + Send
 {
     /// Makes the writes of this unit durable. A read unit commits trivially.
@@ -252,6 +254,7 @@ macro_rules! impl_repositories {
             $crate::plugin_settings::impl_plugin_settings!($tx);
             $crate::assets::impl_assets!($tx);
             $crate::change_sets::impl_change_sets!($tx);
+            $crate::search::impl_search!($tx);
         };
     };
 }

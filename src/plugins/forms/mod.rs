@@ -265,6 +265,7 @@ async fn list(
                 page: query.page,
                 page_size: query.page_size,
                 read: ReadOptions::default(),
+                search: None,
             },
         )
         .await?;

@@ -428,14 +428,13 @@ async fn the_list_searches_filters_sorts_and_pages_in_the_url(url: String) {
     for i in 1..=30 {
         let word = if i % 5 == 0 { "Alpha" } else { "Beta" };
         // Every third is published; the 6th then gets unpublished changes.
-        let doc = create(
-            &app,
-            &ada,
-            "post",
-            json!({"title": format!("{word} post {i:02}")}),
-            i % 3 == 0,
-        )
-        .await;
+        let mut data = json!({"title": format!("{word} post {i:02}")});
+        if i == 7 {
+            // A word only its body holds: the demo post's body is searchable.
+            data["body"] = json!([{"_type": "block", "_key": "b1", "markDefs": [],
+                "children": [{"_type": "span", "_key": "s1", "text": "A zebra crossing."}]}]);
+        }
+        let doc = create(&app, &ada, "post", data, i % 3 == 0).await;
         if i == 6 {
             update(
                 &app,
@@ -468,7 +467,8 @@ async fn the_list_searches_filters_sorts_and_pages_in_the_url(url: String) {
     ui.see("Page 2 of 2").await;
     assert_eq!(row_titles(&ui).await[9], "Beta post 29");
 
-    // Search (the first string field, with `like`), then narrow to published, then sort.
+    // Search (full-text: the demo post has searchable fields), then narrow to published, then
+    // sort.
     ui.fill("Search", "alpha").await;
     let titles = list_shows(&ui, "6 documents matching “alpha”").await;
     assert_eq!(titles[0], "Alpha post 05");
@@ -506,6 +506,12 @@ async fn the_list_searches_filters_sorts_and_pages_in_the_url(url: String) {
     ui.client().back().await.unwrap();
     ui.ready().await;
     ui.see("2 documents matching").await;
+    // The demo post has searchable fields: the box searches them all (full-text `search`), so
+    // a word only a body holds finds its post.
+    ui.open("/admin/documents/post").await;
+    ui.fill("Search", "zebra").await;
+    let titles = list_shows(&ui, "1 document matching “zebra”").await;
+    assert_eq!(titles, ["Beta post 07"]);
     ui.stop().await;
 }
 

@@ -13,10 +13,10 @@ pub fn demo_schemas() -> Vec<Schema> {
         {
             "type": "document", "name": "post", "title": "Post",
             "fields": [
-                { "name": "title", "type": "string", "title": "Title", "required": true, "indexed": true },
+                { "name": "title", "type": "string", "title": "Title", "required": true, "indexed": true, "searchable": true },
                 { "name": "slug", "type": "slug", "title": "Slug", "source": "title" },
-                { "name": "body", "type": "block", "title": "Body" },
-                { "name": "excerpt", "type": "text", "title": "Excerpt" },
+                { "name": "body", "type": "block", "title": "Body", "searchable": true },
+                { "name": "excerpt", "type": "text", "title": "Excerpt", "searchable": true },
                 { "name": "author", "type": "reference", "title": "Author", "to": ["author"] },
                 { "name": "cover", "type": "image", "title": "Cover image" },
                 { "name": "tags", "type": "array", "title": "Tags", "of": [{ "type": "string" }] },
@@ -35,9 +35,9 @@ pub fn demo_schemas() -> Vec<Schema> {
         {
             "type": "document", "name": "page", "title": "Page",
             "fields": [
-                { "name": "title", "type": "string", "title": "Title", "localized": true },
+                { "name": "title", "type": "string", "title": "Title", "localized": true, "searchable": true },
                 { "name": "slug", "type": "slug", "title": "Slug" },
-                { "name": "body", "type": "block", "title": "Body", "localized": true }
+                { "name": "body", "type": "block", "title": "Body", "localized": true, "searchable": true }
             ]
         },
         {
@@ -106,6 +106,14 @@ mod tests {
             .map(|(p, _)| p.join("."))
             .collect();
         assert_eq!(indexed, ["title", "slug", "author", "publishedOn", "views"]);
+        assert_eq!(
+            crate::search::searchable_paths(&schemas, "post"),
+            ["title", "body", "excerpt"]
+        );
+        assert_eq!(
+            crate::search::searchable_paths(&schemas, "page"),
+            ["title", "body"]
+        );
         assert!(schemas.get("author").unwrap().fields[0].required);
         assert!(schemas.get("siteSettings").unwrap().fields[0].required);
     }

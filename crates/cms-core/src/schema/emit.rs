@@ -98,6 +98,10 @@ fn field_schema() -> RefOr<ObjSchema> {
             ),
         )
         .property(
+            "searchable",
+            boolean("Joins the type's full-text search (`string`, `text`, `block`). Only `true` is written."),
+        )
+        .property(
             "localized",
             boolean("One value per locale. Only `true` is written."),
         )
@@ -152,6 +156,7 @@ fn field_json(field: &Field) -> Value {
     put_opt(&mut out, "title", field.title.as_ref().map(|t| json!(t)));
     put_flag(&mut out, "required", field.required);
     put_opt(&mut out, "indexed", field.indexed.flag().map(Value::Bool));
+    put_flag(&mut out, "searchable", field.searchable);
     put_flag(&mut out, "localized", field.localized);
     put_opt(&mut out, "access", field.access.to_json());
     options_json(&field.ty, &mut out);

@@ -92,6 +92,9 @@ pub struct Field {
     pub required: bool,
     /// Whether the store indexes this field for `where` and `sort` (CONTRACT.md section 14).
     pub indexed: Indexing,
+    /// Joins the type's full-text search index (`string`, `text`, `block`; not inside an
+    /// array). CONTRACT.md section 14.
+    pub searchable: bool,
     /// One value per locale (CONTRACT.md section 17): stored as an object keyed by locale tag.
     /// Never inside another localized field, never on an array member.
     pub localized: bool,
@@ -245,6 +248,15 @@ impl FieldType {
         )
     }
 
+    /// Whether `searchable: true` is allowed: the value holds text (a block field: the text
+    /// of its spans).
+    pub fn is_text(&self) -> bool {
+        matches!(
+            self,
+            FieldType::String { .. } | FieldType::Text { .. } | FieldType::Block
+        )
+    }
+
     /// Whether the stored value is a plain JSON string.
     pub(crate) fn is_json_string(&self) -> bool {
         matches!(
@@ -333,6 +345,7 @@ mod tests {
             title: None,
             required: false,
             indexed: Indexing::Automatic,
+            searchable: false,
             localized: false,
             access: FieldAccess::default(),
             ty,

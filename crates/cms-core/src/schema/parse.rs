@@ -14,6 +14,7 @@ const FIELD_KEYS: &[&str] = &[
     "title",
     "required",
     "indexed",
+    "searchable",
     "localized",
     "access",
 ];
@@ -186,6 +187,7 @@ fn field(item: &Value, schema: &str, level: Level, i: usize) -> Result<Field, Sc
         title: opt_string(obj, "title", &ctx)?,
         required: opt_bool(obj, "required", &ctx)?,
         indexed: Indexing::from_flag(opt_flag(obj, "indexed", &ctx)?),
+        searchable: opt_bool(obj, "searchable", &ctx)?,
         localized: opt_bool(obj, "localized", &ctx)?,
         access: field_access(obj, &ctx)?,
         name,

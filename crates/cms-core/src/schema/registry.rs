@@ -161,7 +161,7 @@ impl Schemas {
     }
 }
 
-/// Refuses `indexed`, `localized` and `access` anywhere in fields that are not stored as a
+/// Refuses `indexed`, `searchable`, `localized` and `access` anywhere in fields that are not stored as a
 /// document.
 fn unstored_options(owner: &str, fields: &[Field], level: Level) -> Result<(), SchemaError> {
     for field in fields {
@@ -172,6 +172,9 @@ fn unstored_options(owner: &str, fields: &[Field], level: Level) -> Result<(), S
         };
         if field.indexed != Indexing::Automatic {
             return refuse("indexed");
+        }
+        if field.searchable {
+            return refuse("searchable");
         }
         if field.localized {
             return refuse("localized");
@@ -239,6 +242,7 @@ impl Checker<'_> {
                 return Err(self.err(&path, message));
             }
             self.indexed(field, &path, in_array)?;
+            self.searchable(field, &path, in_array)?;
             self.field_type(field, fields, level, &path, in_array)?;
         }
         Ok(())
@@ -256,6 +260,25 @@ impl Checker<'_> {
         if !field.ty.is_indexable() {
             let message = format!(
                 "indexed applies only to scalar fields, not to {}",
+                field.ty.type_name()
+            );
+            return Err(self.err(path, message));
+        }
+        Ok(())
+    }
+
+    /// `searchable` needs text: a string, text or block field, not inside an array (a search
+    /// row is one field's value).
+    fn searchable(&self, field: &Field, path: &str, in_array: bool) -> Result<(), SchemaError> {
+        if !field.searchable {
+            return Ok(());
+        }
+        if in_array {
+            return Err(self.err(path, "searchable is not possible inside an array"));
+        }
+        if !field.ty.is_text() {
+            let message = format!(
+                "searchable applies only to string, text and block fields, not to {}",
                 field.ty.type_name()
             );
             return Err(self.err(path, message));

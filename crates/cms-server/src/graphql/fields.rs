@@ -47,7 +47,8 @@ fn write_locale_argument() -> InputValue {
     )
 }
 
-/// `allT(perspective, where, sort, limit, page, includeChildOrganizations, locale): [T!]!`
+/// `allT(perspective, where, sort, limit, page, includeChildOrganizations, locale, search):
+/// [T!]!`
 pub fn all_field(doc_type: &str, type_name: &str) -> Field {
     let doc_type = doc_type.to_string();
     Field::new(
@@ -72,6 +73,11 @@ pub fn all_field(doc_type: &str, type_name: &str) -> Field {
     .argument(InputValue::new("page", TypeRef::named(TypeRef::INT)))
     .argument(children_argument())
     .argument(read_locale_argument())
+    .argument(
+        InputValue::new("search", TypeRef::named(TypeRef::STRING)).description(
+            "Full-text search over the type's searchable fields the caller may read: words              (all must match), `\"quoted phrases\"`, `-word` to exclude. Without `sort` the              results come by relevance; `_meta.score` says how relevant each is.",
+        ),
+    )
 }
 
 /// `T(id, perspective, includeChildOrganizations, locale): T`: null when there is no such
@@ -206,7 +212,7 @@ pub fn document_object(type_name: &str) -> Object {
         )
 }
 
-/// `DocumentMeta { revision, locale, fallbackLocales }`: REST's `_meta`, in GraphQL.
+/// `DocumentMeta { revision, locale, fallbackLocales, score }`: REST's `_meta`, in GraphQL.
 pub fn document_meta_object() -> Object {
     let field = |name: &str, ty: TypeRef, get: fn(&DocumentView) -> Option<GqlValue>| {
         Field::new(name, ty, move |ctx| {
@@ -242,6 +248,15 @@ pub fn document_meta_object() -> Object {
             .description(
                 "Field path → the locale actually served, for the values of the copy read taken \
                  from a fallback locale (`{}` when none); null when `locale` is null.",
+            ),
+        )
+        .field(
+            field("score", TypeRef::named(TypeRef::FLOAT), |d| {
+                d.meta.score.map(GqlValue::from)
+            })
+            .description(
+                "How relevant the document is to `allT`'s `search` (higher is more relevant); \
+                 null without a search.",
             ),
         )
 }

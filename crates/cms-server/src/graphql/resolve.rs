@@ -150,6 +150,10 @@ pub(super) fn all(ctx: ResolverContext<'_>, doc_type: String) -> FieldFuture<'_>
             page: int_arg(&ctx, "page")?,
             page_size: int_arg(&ctx, "limit")?,
             read: reading.options(),
+            search: match ctx.args.get("search") {
+                Some(v) if !v.is_null() => Some(v.string()?.to_string()),
+                _ => None,
+            },
         };
         call("list", 0);
         let page = rc

@@ -206,7 +206,7 @@ mod tests {
         let sdl = signatures(&build(&schemas).unwrap().sdl());
         for wanted in [
             "allPost(",
-            "includeChildOrganizations: Boolean, locale: String): [Post!]!",
+            "includeChildOrganizations: Boolean, locale: String, search: String): [Post!]!",
             "Post(id: ID!",
             "SiteSettings(",
             "createPost(data: JSON!, publish: Boolean, locale: String): Post",
@@ -219,7 +219,7 @@ mod tests {
             "cover: ImageValue",
             "enum Perspective",
             "_meta: DocumentMeta!",
-            "type DocumentMeta { revision: Int! locale: String fallbackLocales: JSON }",
+            "type DocumentMeta { revision: Int! locale: String fallbackLocales: JSON score: Float }",
         ] {
             assert!(sdl.contains(wanted), "{wanted} missing from\n{sdl}");
         }

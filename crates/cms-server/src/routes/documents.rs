@@ -154,6 +154,17 @@ struct ListQuery {
     /// by tag; the default locale when absent. `where` and `sort` compare that locale's values.
     #[serde(default, deserialize_with = "text")]
     locale: Option<String>,
+    /// Full-text search over the type's searchable fields the caller may read: words (all must
+    /// match), `"quoted phrases"`, `-word` / `-"phrase"` to exclude. Each result then carries
+    /// `_meta.score`; without `sort` results come by relevance. Empty, only exclusions, or a
+    /// type without searchable fields: 400.
+    #[serde(default, deserialize_with = "kept_text")]
+    search: Option<String>,
+}
+
+/// A text parameter kept even when empty (`search=` is a search, and an empty one a 400).
+fn kept_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    <String as serde::Deserialize>::deserialize(d).map(Some)
 }
 
 /// Lists the documents of one type, a page at a time.
@@ -178,6 +189,7 @@ async fn list(
             q.include_child_organizations,
             q.locale,
         )?,
+        search: q.search,
     };
     let page = state.cms.documents().list(&actor, request).await?;
     Ok(paged(page.data, page.pagination))
@@ -212,6 +224,11 @@ struct QueryBody {
     include_child_organizations: Option<bool>,
     /// The locale localized fields are read and compared in; `*` for every locale.
     locale: Option<String>,
+    /// Full-text search over the type's searchable fields the caller may read: words (all must
+    /// match), `"quoted phrases"`, `-word` / `-"phrase"` to exclude. Each result then carries
+    /// `_meta.score`; without `sort` results come by relevance. Empty, only exclusions, or a
+    /// type without searchable fields: 400.
+    search: Option<String>,
 }
 
 /// One sort key or several; `-` first for descending.
@@ -251,6 +268,7 @@ async fn query(
             body.include_child_organizations,
             body.locale,
         )?,
+        search: body.search,
     };
     let page = state.cms.documents().list(&actor, request).await?;
     Ok(paged(page.data, page.pagination))

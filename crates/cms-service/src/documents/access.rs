@@ -418,6 +418,7 @@ impl<'s> super::DocumentService<'s> {
         &self,
         tx: &mut dyn cms_store::Tx,
         spec: &cms_store::documents::ListSpec<'_>,
+        search: Option<&cms_store::search::SearchSpec<'_>>,
         gate: &Gate<'_>,
     ) -> Result<(Vec<DocumentView>, i64)> {
         let mut page = Vec::new();
@@ -431,9 +432,22 @@ impl<'s> super::DocumentService<'s> {
             };
             // The page alone: the policy counts what it allows, so the store's count of
             // every match would be thrown away, once per chunk.
-            let records = tx.list_documents_page(&chunk).await?;
-            let read = records.len() as i64;
-            for view in records.into_iter().map(DocumentView::from) {
+            let views: Vec<DocumentView> = match search {
+                Some(search) => tx
+                    .search_documents_page(&chunk, search)
+                    .await?
+                    .into_iter()
+                    .map(super::search::scored_view)
+                    .collect(),
+                None => tx
+                    .list_documents_page(&chunk)
+                    .await?
+                    .into_iter()
+                    .map(DocumentView::from)
+                    .collect(),
+            };
+            let read = views.len() as i64;
+            for view in views {
                 if !gate.may_read(&view) {
                     continue;
                 }

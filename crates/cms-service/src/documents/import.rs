@@ -120,6 +120,8 @@ impl DocumentService<'_> {
             validations.push(validation);
         }
         tx.insert_new_documents(&rows).await?;
+        let written: Vec<_> = rows.iter().map(|r| &r.document).collect();
+        self.index_new(&mut *tx, &written).await?;
         for row in &rows {
             self.prune(&mut *tx, &row.document.id, Some(row.versions.len() as i64))
                 .await?;

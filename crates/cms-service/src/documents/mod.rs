@@ -11,7 +11,9 @@
 //! (create, update, publish, unpublish, delete and the unit-of-work steps they share),
 //! `read.rs` (get, list and query, by ids, back references, singletons), `versions.rs`
 //! (versions and restore), `import.rs` (bulk creation), `validation.rs` (what a save would
-//! report), `records.rs` (the rows a new document is written as) and `schedules.rs`.
+//! report), `records.rs` (the rows a new document is written as), `schedules.rs` and
+//! `search.rs` (full-text search: the search rows every write keeps, a list's `search`, the
+//! rebuild of a type's rows).
 
 mod access;
 mod import;
@@ -21,6 +23,7 @@ mod records;
 mod references;
 mod resolve;
 mod schedules;
+mod search;
 mod slugs;
 mod validation;
 mod versions;
@@ -37,6 +40,7 @@ pub use references::MAX_LISTED_REFERRERS;
 pub use resolve::MAX_EXPANDED_NODES;
 pub use schedules::{ScheduleAction, ScheduleView};
 pub(crate) use schedules::{ScheduleStatus, schedule_follows_job};
+pub use search::search_signature;
 pub use view::{DocumentView, Meta, Perspective, Validation, VersionView};
 pub use write::DraftUpdate;
 

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use super::access::{self, ListRead};
 use super::localization::Localization;
 use super::records::new_record;
+use super::search::{ListSearch, scored_view};
 use super::{DocumentService, DocumentView, MAX_DEPTH, Perspective, ReadOptions};
 use crate::actor::Actor;
 use crate::error::{Error, Result};
@@ -39,6 +40,9 @@ pub struct ListRequest {
     /// `None`.
     pub page_size: Option<i64>,
     pub read: ReadOptions,
+    /// Full-text search (CONTRACT.md section 14): words, `"quoted phrases"`, `-excluded`.
+    /// Results carry `_meta.score`; without `sort` they come by relevance.
+    pub search: Option<String>,
 }
 
 /// A page of documents.
@@ -106,6 +110,11 @@ impl DocumentService<'_> {
         if list_read == ListRead::Refused {
             return Err(Error::Forbidden);
         }
+        // A singleton list ignores its search, but a bad one is refused as on any type.
+        if let (true, Some(raw)) = (singleton, &request.search) {
+            let locale = self.inner.schemas.locales().default_locale().clone();
+            self.list_search(&gate, &request.doc_type, raw, &locale)?;
+        }
         if singleton {
             let row = self.singleton_row(actor, &request.doc_type).await?;
             gate.check(Operation::Read, &row)?;
@@ -120,6 +129,11 @@ impl DocumentService<'_> {
                 )
                 .await?;
             self.show(&localization, &mut views, request.read.perspective);
+            // A singleton list ignores filters (SPEC.md), the search with them; its one row
+            // still says it was not ranked.
+            if request.search.is_some() {
+                views[0].meta.score = Some(0.0);
+            }
             self.resolve(
                 &mut *tx,
                 &orgs,
@@ -152,6 +166,15 @@ impl DocumentService<'_> {
             .fields(&request.doc_type)
             .expect("a declared document type")
             .in_locale(localization.query_locale());
+        let search = match &request.search {
+            Some(raw) => Some(self.list_search(
+                &gate,
+                &request.doc_type,
+                raw,
+                localization.query_locale(),
+            )?),
+            None => None,
+        };
         let readable = gate.where_fields(&request.doc_type, fields);
         let (filter, sort) = access::parse_filter(&readable, &request.where_, &request.sort);
         let (column, published) = match (request.read.perspective, request.published) {
@@ -175,9 +198,17 @@ impl DocumentService<'_> {
             limit: page_size,
             offset,
         };
-        let (mut views, total) = match list_read {
-            ListRead::PerDocument => self.list_policy_ruled(&mut *tx, &spec, &gate).await?,
-            _ => {
+        let search_spec = search.as_ref().map(ListSearch::spec);
+        let (mut views, total) = match (list_read, search_spec) {
+            (ListRead::PerDocument, search) => {
+                self.list_policy_ruled(&mut *tx, &spec, search.as_ref(), &gate)
+                    .await?
+            }
+            (_, Some(search)) => {
+                let (found, total) = tx.search_documents(&spec, &search).await?;
+                (found.into_iter().map(scored_view).collect(), total)
+            }
+            (_, None) => {
                 let (records, total) = tx.list_documents(&spec).await?;
                 (records.into_iter().map(DocumentView::from).collect(), total)
             }

@@ -40,6 +40,10 @@ pub struct Meta {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<std::collections::BTreeMap<String, String>>)]
     pub fallback_locales: Option<cms_core::schema::FallbackLocales>,
+    /// The relevance of the document to the list's `search` (higher is more relevant); present
+    /// only when the request gave a `search`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
 }
 
 /// A document. `publishedData` and `publishedHash` are absent (not null) while draft-only.
@@ -83,6 +87,7 @@ impl From<DocumentRecord> for DocumentView {
                 revision: r.revision,
                 locale: None,
                 fallback_locales: None,
+                score: None,
             },
             created_by: r.created_by,
             updated_by: r.updated_by,

@@ -1,6 +1,7 @@
 //! Writes of existing and new documents: create, update, publish, unpublish, delete, and the
-//! steps their units of work share (the guarded draft write, the publish, the version and its
-//! pruning).
+//! steps their units of work share (the guarded draft write, the publish, the version, its
+//! pruning, the references and the search rows of the copy written; a delete takes the
+//! document's references and search rows with it).
 
 use cms_core::schema::Operation;
 use cms_core::{CoreCapability, Issue, Timestamp, canonical};
@@ -366,6 +367,8 @@ impl DocumentService<'_> {
         let references = self.reference_records(&doc.doc_type, &doc.draft_data.0);
         tx.replace_references(&doc.id, &doc.organization_id, DRAFT, &references)
             .await?;
+        self.index_copy(tx, doc, DRAFT, Some(&doc.draft_data.0))
+            .await?;
         Ok(())
     }
 
@@ -389,6 +392,7 @@ impl DocumentService<'_> {
             tx.add_references(&doc.id, &doc.organization_id, PUBLISHED, &references)
                 .await?;
         }
+        self.index_new(tx, &[doc]).await?;
         self.prune(tx, &doc.id, Some(versions.len() as i64)).await?;
         Ok(())
     }
@@ -431,6 +435,7 @@ impl DocumentService<'_> {
             tx.clear_published(&doc.id, by, now.millis()).await?;
             tx.replace_references(&doc.id, &doc.organization_id, PUBLISHED, &[])
                 .await?;
+            self.index_copy(tx, doc, PUBLISHED, None).await?;
         }
         Ok(())
     }
@@ -456,6 +461,7 @@ impl DocumentService<'_> {
         let references = self.reference_records(&doc.doc_type, data);
         tx.replace_references(&doc.id, &doc.organization_id, PUBLISHED, &references)
             .await?;
+        self.index_copy(tx, doc, PUBLISHED, Some(data)).await?;
         // What `set_published` wrote: the published copy, its hash and time, who and when.
         Ok(DocumentRecord {
             published_data: Some(doc.draft_data.clone()),

@@ -19,6 +19,7 @@ mod rate_limits;
 mod references;
 mod row_security;
 mod schedules;
+mod search;
 mod units;
 mod versions;
 

@@ -51,6 +51,9 @@ class DocumentList {
     this.schema = schema;
     this.locales = locales;
     this.titleName = titleField(schema);
+    // A type with searchable fields is searched with the full-text `search` of the list
+    // endpoint (every searchable field, by relevance); others by title, as before.
+    this.fullText = holdsSearchable(schema.fields, ctx);
     this.state = readState();
     this.request = 0;
   }
@@ -60,7 +63,8 @@ class DocumentList {
     const title = schema.title || schema.name;
     setTitle(title);
     const titleLabel = this.titleName ? labelOf(schema.fields.find((f) => f.name === this.titleName)) : null;
-    this.search = h("input", { type: "search", name: "q", placeholder: titleLabel ? `Search by ${titleLabel.toLowerCase()}…` : "Search", disabled: !this.titleName });
+    const placeholder = this.fullText ? "Search…" : titleLabel ? `Search by ${titleLabel.toLowerCase()}…` : "Search";
+    this.search = h("input", { type: "search", name: "q", placeholder, disabled: !this.titleName && !this.fullText });
     this.status = h("select", { name: "status" }, h("option", { value: "", text: "All" }), h("option", { value: "draft", text: "Draft" }), h("option", { value: "published", text: "Published" }));
     const sorts = [
       ["-updatedAt", "Updated, newest first"],
@@ -126,9 +130,15 @@ class DocumentList {
     this.load();
   }
 
-  // One request per state: the list endpoint, or the query endpoint when searching.
+  // One request per state: the list endpoint (with `search` for a full-text search, by
+  // relevance unless another sort than the default was chosen), or the query endpoint when
+  // searching a type without searchable fields by title.
   async fetchPage() {
     const { schema, state } = this;
+    if (state.q && this.fullText) {
+      const sort = state.sort === "-updatedAt" ? "" : state.sort;
+      return get(`/api/documents${query({ type: schema.name, search: state.q, status: state.status, sort, page: state.page, pageSize: PAGE_SIZE, locale: this.locales?.current })}`);
+    }
     if (state.q && this.titleName) {
       const body = {
         type: schema.name,
@@ -226,4 +236,19 @@ class DocumentList {
       h("button", { type: "button", text: "Next", disabled: !p.hasNextPage, on: { click: () => this.change({ page: p.page + 1 }) } }),
     );
   }
+}
+
+// Whether `fields` (or an object among them, inline or a named object type) hold a field with
+// `searchable: true`, as GET /api/schemas shows it.
+function holdsSearchable(fields, ctx, seen = new Set()) {
+  return (fields || []).some((f) => {
+    if (f.searchable) return true;
+    if (f.type === "object") return holdsSearchable(f.fields, ctx, seen);
+    const named = ctx.schema(f.type);
+    if (named?.type === "object" && !seen.has(named.name)) {
+      seen.add(named.name);
+      return holdsSearchable(named.fields, ctx, seen);
+    }
+    return false;
+  });
 }

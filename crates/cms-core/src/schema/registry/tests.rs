@@ -174,6 +174,33 @@ fn indexed_only_on_scalars_outside_arrays() {
 }
 
 #[test]
+fn searchable_only_on_text_outside_arrays() {
+    for ty in ["string", "text", "block"] {
+        let f = json!([{ "name": "x", "type": ty, "searchable": true },
+            { "name": "o", "type": "object", "fields": [{ "name": "y", "type": ty, "searchable": true }] }]);
+        assert!(register(json!([doc("p", f)])).is_ok(), "{ty}");
+    }
+    for ty in ["number", "slug", "url", "json", "image", "date"] {
+        let f = json!([{ "name": "x", "type": ty, "searchable": true }]);
+        let e = register(json!([doc("p", f)])).unwrap_err();
+        assert!(
+            e.contains("searchable applies only to string, text and block fields"),
+            "{e}"
+        );
+    }
+    let f = json!([{ "name": "x", "type": "array", "of": [{ "type": "object",
+        "fields": [{ "name": "s", "type": "string", "searchable": true }] }] }]);
+    let e = register(json!([doc("p", f)])).unwrap_err();
+    assert_eq!(
+        e,
+        "schema \"p\", field \"x[].s\": searchable is not possible inside an array"
+    );
+    let f =
+        json!([{ "name": "x", "type": "array", "of": [{ "type": "string", "searchable": true }] }]);
+    assert!(register(json!([doc("p", f)])).is_err());
+}
+
+#[test]
 fn object_types_may_not_contain_themselves() {
     let direct = object("node", json!([{ "name": "next", "type": "node" }]));
     let e = register(json!([direct])).unwrap_err();

@@ -4,6 +4,7 @@
 //! them. SQLite has no second wall: there is nothing to assert there.
 
 mod read_sessions;
+mod search;
 mod serving_login;
 
 use serde_json::json;
@@ -41,6 +42,18 @@ async fn row_level_security_stops_cross_organization_reads_and_writes(url: Strin
         tx.insert_new_document(&document(id, org, "post", false), &[version], None)
             .await
             .unwrap();
+        let tokens = cms_core::search::tokenize(id);
+        let search_row = cms_core::search::SearchRow {
+            locale: String::new(),
+            path: "title".into(),
+            chunk: 0,
+            weight: 500,
+            exact: cms_core::search::exact_key(&tokens),
+            tokens,
+        };
+        tx.replace_search_rows(id, org, "draft", &[search_row])
+            .await
+            .unwrap();
         tx.commit().await.unwrap();
     }
     let o1 = vec!["o1".to_string()];
@@ -56,6 +69,13 @@ async fn row_level_security_stops_cross_organization_reads_and_writes(url: Strin
             .is_empty()
     );
     assert_eq!(tx.count_versions("d1").await.unwrap(), 0);
+    assert!(tx.search_rows_of("d1", "draft").await.unwrap().is_empty());
+    assert!(
+        tx.replace_search_rows("d1", "o1", "draft", &[])
+            .await
+            .is_ok(),
+        "deleting another organization's search rows deletes nothing"
+    );
     assert!(
         !tx.save_draft("d1", &json!({"x": 1}), 1, None, 9)
             .await
@@ -94,7 +114,12 @@ async fn row_level_security_stops_cross_organization_reads_and_writes(url: Strin
     raw.execute("SELECT set_config('cms.organization_id', 'o3', true)")
         .await
         .unwrap();
-    for table in ["documents", "document_versions", "document_references"] {
+    for table in [
+        "documents",
+        "document_versions",
+        "document_references",
+        "document_search",
+    ] {
         let seen: i64 =
             sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}")))
                 .fetch_one(&mut *raw)
@@ -129,6 +154,11 @@ async fn row_level_security_stops_cross_organization_reads_and_writes(url: Strin
     let mut tx = store.read_for("o1").await.unwrap();
     let d1 = tx.document(&o1, "d1").await.unwrap().unwrap();
     assert_eq!((d1.revision, d1.draft_data.0), (1, json!({"title": "d1"})));
+    assert_eq!(
+        tx.search_rows_of("d1", "draft").await.unwrap().len(),
+        1,
+        "o1's search rows survived o3's delete"
+    );
     drop(tx);
     store.close().await;
 }
@@ -209,7 +239,24 @@ mod row_level_security_binds_a_plain_owner_login {
         tx.insert_document(&document("d1", "o1", "post", false))
             .await
             .unwrap();
+        tx.replace_search_rows("d1", "o1", "draft", &[search::title_row("parent words")])
+            .await
+            .unwrap();
         tx.commit().await.unwrap();
+        // The search function runs with the plain owner's rights, which FORCE binds too: the
+        // same answers (no index, see migration 0014).
+        let mut tx = store.read_for("o1").await.unwrap();
+        let found = search::found(&mut tx, &["o1", "o2"], "parent words").await;
+        assert_eq!(found, (vec!["d1".to_string()], 1));
+        drop(tx);
+        let mut tx = store.read_for("o2").await.unwrap();
+        let found = search::found(&mut tx, &["o1", "o2"], "parent words").await;
+        assert_eq!(
+            found,
+            (vec![], 0),
+            "a child never finds its parent's documents"
+        );
+        drop(tx);
         let o1 = vec!["o1".to_string()];
         let mut tx = store.read_for("o2").await.unwrap();
         assert!(

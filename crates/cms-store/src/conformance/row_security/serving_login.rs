@@ -446,6 +446,14 @@ async fn the_store_serves_as_that_login(url: &str, owner_url: &str) {
     tx.act_for("oa").await.unwrap();
     assert_eq!(tx.roles("ob").await.unwrap().len(), 0, "act_for confines");
     drop(tx);
+    // A search runs the search function (migration 0014), which the login may execute as a
+    // member of `cms_app`.
+    let mut tx = store.read_for("oa").await.unwrap();
+    assert_eq!(
+        super::search::found(&mut tx, &["oa"], "anything").await,
+        (vec![], 0)
+    );
+    drop(tx);
     store.close().await;
 }
 
