@@ -142,6 +142,15 @@ pub(crate) const DOCUMENT_COLUMNS: &str = "id, organization_id, type, singleton,
      published_data, published_hash, revision, created_by, updated_by, created_at, updated_at, \
      published_at";
 
+/// [`DOCUMENT_COLUMNS`] qualified by a table name or alias, for statements that join.
+pub(crate) fn document_columns_of(table: &str) -> String {
+    DOCUMENT_COLUMNS
+        .split(',')
+        .map(|column| format!("{table}.{}", column.trim()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A singleton type's one document.
 pub(crate) fn singleton_sql() -> String {
     format!(

@@ -325,8 +325,9 @@ pub(crate) fn search_statement(
         )
     };
     let page = format!(
-        "{}SELECT documents.*, ({}) AS search_score {from} ORDER BY {order} LIMIT ${} OFFSET ${}",
+        "{}SELECT {}, ({}) AS search_score {from} ORDER BY {order} LIMIT ${} OFFSET ${}",
         parts.with,
+        crate::documents::document_columns_of("documents"),
         parts.score,
         binds.len() + 1,
         binds.len() + 2
@@ -501,16 +502,18 @@ macro_rules! impl_search {
                 doc_type: &str,
                 after: Option<&str>,
             ) -> $crate::Result<Vec<$crate::documents::DocumentRecord>> {
-                Ok(sqlx::query_as(
-                    "SELECT * FROM documents WHERE organization_id = $1 AND type = $2 AND id > $3 \
+                let sql = format!(
+                    "SELECT {} FROM documents WHERE organization_id = $1 AND type = $2 AND id > $3 \
                      ORDER BY id LIMIT $4",
-                )
-                .bind(organization)
-                .bind(doc_type)
-                .bind(after.unwrap_or(""))
-                .bind($crate::search::REINDEX_CHUNK)
-                .fetch_all(self.conn().await?)
-                .await?)
+                    $crate::documents::DOCUMENT_COLUMNS
+                );
+                Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                    .bind(organization)
+                    .bind(doc_type)
+                    .bind(after.unwrap_or(""))
+                    .bind($crate::search::REINDEX_CHUNK)
+                    .fetch_all(self.conn().await?)
+                    .await?)
             }
         }
     };
