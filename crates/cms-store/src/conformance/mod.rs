@@ -21,6 +21,7 @@ mod row_security;
 mod schedules;
 mod units;
 mod versions;
+mod write_units;
 
 use serde_json::json;
 

@@ -280,3 +280,98 @@ fn roll_back_if_open(conn: &rusqlite::Connection) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Instant;
+
+    use crate::Store;
+    use crate::testing::TestDatabase;
+    use crate::users::UserRecord;
+
+    fn user(id: &str) -> UserRecord {
+        UserRecord {
+            id: id.into(),
+            email: format!("{id}@example.com"),
+            name: "Ada".into(),
+            password_hash: None,
+            email_verified: false,
+            role: "editor".into(),
+            image: None,
+            created_at: 1,
+            updated_at: 1,
+        }
+    }
+
+    /// Another process holding the write lock makes `BEGIN IMMEDIATE` wait, and the wait must
+    /// not hold the runtime's thread: on a runtime of one thread, another task keeps running.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_unit_waits_for_another_process_without_blocking_the_runtime() {
+        let db = TestDatabase::new(crate::Dialect::Sqlite).await;
+        let store = super::super::SqliteStore::connect(&db.url).await.unwrap();
+        store.migrate().await.unwrap();
+        let path = db.url.trim_start_matches("sqlite://").to_string();
+        let other = rusqlite::Connection::open(&path).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            other.execute_batch("COMMIT").unwrap();
+        });
+        let ticks = std::sync::Arc::new(AtomicUsize::new(0));
+        let ticker = tokio::spawn({
+            let ticks = ticks.clone();
+            async move {
+                loop {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    ticks.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        });
+        let started = Instant::now();
+        let mut tx = store.write().await.unwrap();
+        let waited = started.elapsed();
+        tx.insert_user(&user("u1")).await.unwrap();
+        tx.commit().await.unwrap();
+        ticker.abort();
+        release.join().unwrap();
+        assert!(
+            waited >= std::time::Duration::from_millis(250),
+            "began after {waited:?}"
+        );
+        assert!(
+            ticks.load(Ordering::SeqCst) >= 10,
+            "the runtime ran {} ticks while the unit waited",
+            ticks.load(Ordering::SeqCst)
+        );
+        let mut tx = store.read().await.unwrap();
+        assert!(tx.user_by_id("u1").await.unwrap().is_some());
+        drop(tx);
+        store.close().await;
+        db.remove().await;
+    }
+
+    /// An in-memory database exists only on the writer's connection: its read units borrow the
+    /// writer, and see what write units committed and nothing of what they abandoned.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_in_memory_database_is_read_on_its_writer() {
+        let store = super::super::SqliteStore::connect("sqlite::memory:")
+            .await
+            .unwrap();
+        store.migrate().await.unwrap();
+        let mut tx = store.write().await.unwrap();
+        tx.insert_user(&user("kept")).await.unwrap();
+        tx.commit().await.unwrap();
+        let mut tx = store.write().await.unwrap();
+        tx.insert_user(&user("dropped")).await.unwrap();
+        drop(tx);
+        let mut tx = store.read().await.unwrap();
+        assert!(tx.user_by_id("kept").await.unwrap().is_some());
+        assert!(tx.user_by_id("dropped").await.unwrap().is_none());
+        drop(tx);
+        store.ping().await.unwrap();
+        store.close().await;
+        // Closed: no unit any more, and a clear error rather than a hang or a panic.
+        assert!(store.write().await.is_err());
+    }
+}
