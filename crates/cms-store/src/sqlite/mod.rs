@@ -160,14 +160,11 @@ impl Store for SqliteStore {
             reader.close().await;
         }
         // Waits for the unit holding the writer, if any, to end.
-        match writer::Held::acquire(&self.writer).await {
-            Ok(held) => {
-                if let Err(e) = held.close().await {
-                    tracing::warn!(error = %e, "closing the SQLite writer failed");
-                }
-            }
-            // Closed already.
-            Err(_) => {}
+        // An error here means closed already.
+        if let Ok(held) = writer::Held::acquire(&self.writer).await
+            && let Err(e) = held.close().await
+        {
+            tracing::warn!(error = %e, "closing the SQLite writer failed");
         }
         let checkpointer = self.checkpointer.lock().ok().and_then(|mut c| c.take());
         drop(checkpointer);
