@@ -151,12 +151,27 @@ pub(crate) fn document_columns_of(table: &str) -> String {
         .join(", ")
 }
 
-/// A singleton type's one document.
-pub(crate) fn singleton_sql() -> String {
-    format!(
-        "SELECT {DOCUMENT_COLUMNS} FROM documents WHERE organization_id = $1 AND type = $2 AND singleton = $3"
-    )
-}
+/// [`Documents::insert_document`].
+pub(crate) const INSERT_DOCUMENT_SQL: &str = "INSERT INTO documents (id, organization_id, type, singleton, \
+     draft_data, published_data, published_hash, revision, created_by, updated_by, created_at, updated_at, \
+     published_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
+
+/// [`Documents::singleton`]: organization, type, `true` ([`DOCUMENT_COLUMNS`], written out).
+pub(crate) const SINGLETON_SQL: &str = "SELECT id, organization_id, type, singleton, draft_data, \
+     published_data, published_hash, revision, created_by, updated_by, created_at, updated_at, \
+     published_at FROM documents WHERE organization_id = $1 AND type = $2 AND singleton = $3";
+
+/// [`Documents::save_draft`]: id, draft, by, now, expected revision.
+pub(crate) const SAVE_DRAFT_SQL: &str = "UPDATE documents SET draft_data = $2, revision = revision + 1, \
+     updated_by = $3, updated_at = $4 WHERE id = $1 AND revision = $5";
+
+/// [`Documents::set_published`]: id, data, hash, by, now.
+pub(crate) const SET_PUBLISHED_SQL: &str = "UPDATE documents SET published_data = $2, published_hash = $3, \
+     published_at = $5, updated_by = $4, updated_at = $5 WHERE id = $1";
+
+/// [`Documents::clear_published`]: id, by, now.
+pub(crate) const CLEAR_PUBLISHED_SQL: &str = "UPDATE documents SET published_data = NULL, \
+     published_hash = NULL, published_at = NULL, updated_by = $2, updated_at = $3 WHERE id = $1";
 
 /// Where a document lives: what [`Documents::locate_document`] reveals, and nothing more.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -304,11 +319,10 @@ macro_rules! impl_documents {
         #[async_trait::async_trait]
         impl $crate::documents::Documents for $tx {
             async fn insert_document(&mut self, d: &$crate::documents::DocumentRecord) -> $crate::Result<()> {
-                sqlx::query(
-                    "INSERT INTO documents (id, organization_id, type, singleton, draft_data, published_data, \
-                     published_hash, revision, created_by, updated_by, created_at, updated_at, published_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-                )
+                if let Some(direct) = self.direct().await? {
+                    return direct.insert_document(d);
+                }
+                sqlx::query($crate::documents::INSERT_DOCUMENT_SQL)
                 .bind(&d.id)
                 .bind(&d.organization_id)
                 .bind(&d.doc_type)
@@ -333,6 +347,9 @@ macro_rules! impl_documents {
                 versions: &[$crate::versions::VersionRecord],
                 event: Option<&$crate::events::EventRecord>,
             ) -> $crate::Result<()> {
+                if let Some(direct) = self.direct().await? {
+                    return direct.insert_new_document(d, versions, event);
+                }
                 // One statement text: on SQLite several statements run in one call (binds are
                 // numbered across them); on PostgreSQL the earlier inserts are data-modifying
                 // CTEs of the last one.
@@ -420,6 +437,9 @@ macro_rules! impl_documents {
                 if let Some(points) = self.point_reads() {
                     return points.document(organizations, id);
                 }
+                if let Some(direct) = self.direct().await? {
+                    return direct.document(organizations, id);
+                }
                 let sql = $crate::documents::document_sql(organizations.len());
                 let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id);
                 for org in organizations {
@@ -433,9 +453,10 @@ macro_rules! impl_documents {
                 organization: &str,
                 doc_type: &str,
             ) -> $crate::Result<Option<$crate::documents::DocumentRecord>> {
-                Ok(sqlx::query_as(sqlx::AssertSqlSafe(
-                    $crate::documents::singleton_sql(),
-                ))
+                if let Some(direct) = self.direct().await? {
+                    return direct.singleton(organization, doc_type);
+                }
+                Ok(sqlx::query_as($crate::documents::SINGLETON_SQL)
                 .bind(organization)
                 .bind(doc_type)
                 .bind(true)
@@ -477,10 +498,10 @@ macro_rules! impl_documents {
                 by: Option<&str>,
                 now: i64,
             ) -> $crate::Result<bool> {
-                let done = sqlx::query(
-                    "UPDATE documents SET draft_data = $2, revision = revision + 1, updated_by = $3, \
-                     updated_at = $4 WHERE id = $1 AND revision = $5",
-                )
+                if let Some(direct) = self.direct().await? {
+                    return direct.save_draft(id, draft, expected_revision, by, now);
+                }
+                let done = sqlx::query($crate::documents::SAVE_DRAFT_SQL)
                 .bind(id)
                 .bind(sqlx::types::Json(draft))
                 .bind(by)
@@ -499,10 +520,10 @@ macro_rules! impl_documents {
                 by: Option<&str>,
                 now: i64,
             ) -> $crate::Result<()> {
-                sqlx::query(
-                    "UPDATE documents SET published_data = $2, published_hash = $3, published_at = $5, \
-                     updated_by = $4, updated_at = $5 WHERE id = $1",
-                )
+                if let Some(direct) = self.direct().await? {
+                    return direct.set_published(id, data, hash, by, now);
+                }
+                sqlx::query($crate::documents::SET_PUBLISHED_SQL)
                 .bind(id)
                 .bind(sqlx::types::Json(data))
                 .bind(hash)
@@ -514,10 +535,10 @@ macro_rules! impl_documents {
             }
 
             async fn clear_published(&mut self, id: &str, by: Option<&str>, now: i64) -> $crate::Result<()> {
-                sqlx::query(
-                    "UPDATE documents SET published_data = NULL, published_hash = NULL, published_at = NULL, \
-                     updated_by = $2, updated_at = $3 WHERE id = $1",
-                )
+                if let Some(direct) = self.direct().await? {
+                    return direct.clear_published(id, by, now);
+                }
+                sqlx::query($crate::documents::CLEAR_PUBLISHED_SQL)
                 .bind(id)
                 .bind(by)
                 .bind(now)

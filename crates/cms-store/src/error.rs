@@ -18,9 +18,28 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("database error: {0}")]
     Database(sqlx::Error),
-    /// From the SQLite point reads, which do not go through sqlx.
+    /// From the SQLite statements that do not go through sqlx (point reads, a write unit's
+    /// direct statements).
     #[error("database error: {0}")]
-    Embedded(#[from] rusqlite::Error),
+    Embedded(rusqlite::Error),
+}
+
+/// As sqlx tells them apart on SQLite: a primary key or unique index is `Unique`.
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        use rusqlite::ffi;
+        if let rusqlite::Error::SqliteFailure(failure, message) = &e {
+            let what = || message.clone().unwrap_or_else(|| failure.to_string());
+            match failure.extended_code {
+                ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
+                    return StoreError::Unique(what());
+                }
+                ffi::SQLITE_CONSTRAINT_FOREIGNKEY => return StoreError::ForeignKey(what()),
+                _ => {}
+            }
+        }
+        StoreError::Embedded(e)
+    }
 }
 
 impl From<sqlx::Error> for StoreError {

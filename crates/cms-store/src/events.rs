@@ -45,15 +45,20 @@ pub trait Events {
     async fn outbox_backlog(&mut self) -> Result<i64>;
 }
 
+/// [`Events::append_event`] (a trigger writes the outbox row): id, organization, type, payload,
+/// at.
+pub(crate) const APPEND_EVENT_SQL: &str = "INSERT INTO events (id, organization_id, type, payload, \
+     created_at) VALUES ($1, $2, $3, $4, $5)";
+
 macro_rules! impl_events {
     ($tx:ty) => {
         #[async_trait::async_trait]
         impl $crate::events::Events for $tx {
             async fn append_event(&mut self, e: &$crate::events::EventRecord) -> $crate::Result<()> {
-                sqlx::query(
-                    "INSERT INTO events (id, organization_id, type, payload, created_at) \
-                     VALUES ($1, $2, $3, $4, $5)",
-                )
+                if let Some(direct) = self.direct().await? {
+                    return direct.append_event(e);
+                }
+                sqlx::query($crate::events::APPEND_EVENT_SQL)
                 .bind(&e.id)
                 .bind(&e.organization_id)
                 .bind(&e.event_type)

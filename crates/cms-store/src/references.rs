@@ -87,6 +87,24 @@ pub trait References {
 /// Appends `INSERT INTO document_references (...) VALUES (...), ...` of the references of one
 /// document copy to the query builder `$sql`: the one column list for the plain insert and for
 /// SQLite's delete-and-insert in one round trip.
+/// One reference row, in column order: from, organization, copy, path, to, target.
+pub(crate) const INSERT_REFERENCE_SQL: &str = "INSERT INTO document_references (from_id, \
+     organization_id, copy, path, to_id, target) VALUES ($1, $2, $3, $4, $5, $6)";
+
+/// The references of one copy of a document: from, copy.
+pub(crate) const DELETE_REFERENCES_SQL: &str =
+    "DELETE FROM document_references WHERE from_id = $1 AND copy = $2";
+
+/// [`References::existing_targets`] for `organizations` organizations (`$1`...) and `ids` ids.
+pub(crate) fn existing_targets_sql(kind: TargetKind, organizations: usize, ids: usize) -> String {
+    format!(
+        "SELECT id FROM {} WHERE organization_id IN ({}) AND id IN ({})",
+        kind.table(),
+        crate::documents::placeholders(1, organizations),
+        crate::documents::placeholders(1 + organizations, ids)
+    )
+}
+
 macro_rules! push_references {
     ($sql:ident, $from_id:expr, $organization_id:expr, $copy:expr, $rows:expr) => {
         $sql.push(
@@ -115,6 +133,9 @@ macro_rules! impl_references {
                 copy: &str,
                 references: &[$crate::references::ReferenceRecord],
             ) -> $crate::Result<()> {
+                if let Some(direct) = self.direct().await? {
+                    return direct.add_references(from_id, organization_id, copy, references);
+                }
                 // Six parameters a row keeps every statement far below both engines' limits.
                 for chunk in references.chunks(1000) {
                     let mut insert = sqlx::QueryBuilder::new("");
@@ -131,6 +152,9 @@ macro_rules! impl_references {
                 copy: &str,
                 references: &[$crate::references::ReferenceRecord],
             ) -> $crate::Result<()> {
+                if let Some(direct) = self.direct().await? {
+                    return direct.replace_references(from_id, organization_id, copy, references);
+                }
                 // SQLite runs several statements in one call (binds numbered across them): the
                 // delete and the insert are one round trip to its connection's thread, which on
                 // the single writer is the cost of a write.
@@ -144,7 +168,7 @@ macro_rules! impl_references {
                     sql.build().execute(self.conn().await?).await?;
                     return Ok(());
                 }
-                sqlx::query("DELETE FROM document_references WHERE from_id = $1 AND copy = $2")
+                sqlx::query($crate::references::DELETE_REFERENCES_SQL)
                     .bind(from_id)
                     .bind(copy)
                     .execute(self.conn().await?)
@@ -194,17 +218,15 @@ macro_rules! impl_references {
                 kind: $crate::references::TargetKind,
                 ids: &[String],
             ) -> $crate::Result<Vec<String>> {
+                if let Some(direct) = self.direct().await? {
+                    return direct.existing_targets(organizations, kind, ids);
+                }
                 let mut found = Vec::new();
                 if organizations.is_empty() {
                     return Ok(found);
                 }
                 for chunk in ids.chunks($crate::references::ID_CHUNK) {
-                    let sql = format!(
-                        "SELECT id FROM {} WHERE organization_id IN ({}) AND id IN ({})",
-                        kind.table(),
-                        $crate::documents::placeholders(1, organizations.len()),
-                        $crate::documents::placeholders(1 + organizations.len(), chunk.len())
-                    );
+                    let sql = $crate::references::existing_targets_sql(kind, organizations.len(), chunk.len());
                     let mut query = sqlx::query_scalar(sqlx::AssertSqlSafe(sql));
                     for value in organizations.iter().chain(chunk) {
                         query = query.bind(value);

@@ -10,7 +10,7 @@
 use std::future::Future;
 
 use crate::filter_sql::{Bind, GeneratedColumns};
-use crate::sqlite::PointReads;
+use crate::sqlite::{Direct, PointReads};
 use crate::{Dialect, Result};
 
 /// What a unit of work must offer for the shared SQL (see the module documentation).
@@ -38,4 +38,9 @@ pub(crate) trait UnitOfWork {
     /// The point lookups answered off sqlx, when this unit may use them (a SQLite read unit);
     /// `None` when every statement goes through the unit's connection.
     fn point_reads(&self) -> Option<&PointReads>;
+
+    /// The statements a SQLite write unit runs on the calling thread, on its writer's handle
+    /// (taken from sqlx's thread when sqlx has it); `None` when every statement goes through
+    /// the unit's connection. A repository method with a direct form asks for it first.
+    fn direct(&mut self) -> impl Future<Output = Result<Option<Direct<'_>>>> + Send;
 }

@@ -40,6 +40,22 @@ pub trait Versions {
     async fn prune_versions(&mut self, document_id: &str, keep: i64) -> Result<u64>;
 }
 
+/// [`Versions::append_version`]: id, document, organization, event type, data, by, at; the
+/// number is the document's next one.
+pub(crate) const APPEND_VERSION_SQL: &str = "INSERT INTO document_versions (id, document_id, \
+     organization_id, version_number, event_type, data, created_by, created_at) \
+     SELECT $1, $2, $3, COALESCE(MAX(version_number), 0) + 1, $4, $5, $6, $7 \
+     FROM document_versions WHERE document_id = $2 RETURNING version_number";
+
+/// One version whose number is known (a new document's first ones), in column order.
+pub(crate) const INSERT_VERSION_SQL: &str = "INSERT INTO document_versions (id, document_id, \
+     organization_id, version_number, event_type, data, created_by, created_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+
+/// [`Versions::prune_versions`]: document, how many to keep.
+pub(crate) const PRUNE_VERSIONS_SQL: &str = "DELETE FROM document_versions WHERE document_id = $1 \
+     AND version_number <= (SELECT MAX(version_number) FROM document_versions WHERE document_id = $1) - $2";
+
 macro_rules! impl_versions {
     ($tx:ty) => {
         #[async_trait::async_trait]
@@ -47,12 +63,10 @@ macro_rules! impl_versions {
             async fn append_version(&mut self, v: &$crate::versions::VersionRecord) -> $crate::Result<i64> {
                 // Numbered inside the write transaction, which holds the document's row (or, on
                 // SQLite, the whole database), so two writers cannot take the same number.
-                Ok(sqlx::query_scalar(
-                    "INSERT INTO document_versions (id, document_id, organization_id, version_number, \
-                     event_type, data, created_by, created_at) \
-                     SELECT $1, $2, $3, COALESCE(MAX(version_number), 0) + 1, $4, $5, $6, $7 \
-                     FROM document_versions WHERE document_id = $2 RETURNING version_number",
-                )
+                if let Some(direct) = self.direct().await? {
+                    return direct.append_version(v);
+                }
+                Ok(sqlx::query_scalar($crate::versions::APPEND_VERSION_SQL)
                 .bind(&v.id)
                 .bind(&v.document_id)
                 .bind(&v.organization_id)
@@ -106,10 +120,10 @@ macro_rules! impl_versions {
             }
 
             async fn prune_versions(&mut self, document_id: &str, keep: i64) -> $crate::Result<u64> {
-                let done = sqlx::query(
-                    "DELETE FROM document_versions WHERE document_id = $1 AND version_number <= \
-                     (SELECT MAX(version_number) FROM document_versions WHERE document_id = $1) - $2",
-                )
+                if let Some(direct) = self.direct().await? {
+                    return direct.prune_versions(document_id, keep);
+                }
+                let done = sqlx::query($crate::versions::PRUNE_VERSIONS_SQL)
                 .bind(document_id)
                 .bind(keep)
                 .execute(self.conn().await?)

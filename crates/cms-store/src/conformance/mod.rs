@@ -22,6 +22,7 @@ mod schedules;
 mod search;
 mod units;
 mod versions;
+mod write_units;
 
 use serde_json::json;
 

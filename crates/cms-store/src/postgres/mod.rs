@@ -368,6 +368,12 @@ impl UnitOfWork for PgTx {
     fn point_reads(&self) -> Option<&crate::sqlite::PointReads> {
         None
     }
+
+    /// Every statement goes through the transaction.
+    #[inline]
+    async fn direct(&mut self) -> Result<Option<crate::sqlite::Direct<'_>>> {
+        Ok(None)
+    }
 }
 
 #[async_trait]

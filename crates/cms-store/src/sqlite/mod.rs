@@ -1,13 +1,15 @@
 //! The embedded engine: one file, WAL, a single writer connection and a pool of readers.
 
 mod checkpoint;
+mod direct;
 mod point_reads;
+mod writer;
 
+pub(crate) use direct::Direct;
 pub(crate) use point_reads::PointReads;
 
 use std::str::FromStr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use sqlx::pool::PoolConnection;
@@ -15,7 +17,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
     SqliteSynchronous,
 };
-use sqlx::{Sqlite, Transaction};
+use sqlx::{Executor, Sqlite};
 
 use crate::unit::UnitOfWork;
 use crate::{Dialect, Result, Store, StoreError, Tx};
@@ -23,9 +25,9 @@ use crate::{Dialect, Result, Store, StoreError, Tx};
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
 pub(crate) struct SqliteStore {
-    /// Exactly one connection: SQLite has one writer, and queueing here is cheaper and fairer
-    /// than busy-waiting on the file lock.
-    writer: SqlitePool,
+    /// Exactly one connection: SQLite has one writer, and queueing here (an async mutex, first
+    /// come first served) is cheaper and fairer than busy-waiting on the file lock.
+    writer: writer::Shared,
     /// Readers never block the writer in WAL mode. `None` for an in-memory database, which
     /// exists only on the writer's connection.
     reader: Option<SqlitePool>,
@@ -41,7 +43,7 @@ impl SqliteStore {
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(5))
+            .busy_timeout(writer::BUSY_TIMEOUT)
             .foreign_keys(true)
             .pragma("wal_autocheckpoint", checkpoint::BACKSTOP_PAGES.to_string())
             // After a checkpoint has emptied it, a log grown by a burst shrinks back to this.
@@ -55,14 +57,7 @@ impl SqliteStore {
                 StoreError::Config(format!("cannot create {}: {e}", parent.display()))
             })?;
         }
-        let writer = SqlitePoolOptions::new()
-            .max_connections(1)
-            .min_connections(1)
-            .test_before_acquire(false)
-            .idle_timeout(None)
-            .max_lifetime(None)
-            .connect_with(options.clone())
-            .await?;
+        let writer = writer::Writer::open(&options).await?;
         let readers = std::thread::available_parallelism().map_or(4, |n| n.get().max(2) * 2);
         let path = options.get_filename().to_path_buf();
         let points = (!in_memory).then(|| Arc::new(PointReads::new(path.clone(), readers)));
@@ -88,6 +83,23 @@ impl SqliteStore {
             checkpointer: std::sync::Mutex::new(checkpointer),
         })
     }
+
+    /// Runs one statement holding the writer for it alone (see `crate::field_indexes::sqlite`).
+    async fn run_on_writer(&self, statement: &str) -> Result<()> {
+        let mut held = writer::Held::acquire(&self.writer).await?;
+        sqlx::query(sqlx::AssertSqlSafe(statement.to_string()))
+            .execute(held.sqlx()?)
+            .await?;
+        held.release();
+        Ok(())
+    }
+
+    async fn existing_field_indexes(&self) -> Result<Vec<String>> {
+        let mut held = writer::Held::acquire(&self.writer).await?;
+        let existing = crate::field_indexes::sqlite::existing(held.sqlx()?).await?;
+        held.release();
+        Ok(existing)
+    }
 }
 
 #[async_trait]
@@ -97,30 +109,48 @@ impl Store for SqliteStore {
     }
 
     async fn migrate(&self) -> Result<()> {
-        MIGRATOR.run(&self.writer).await?;
+        let mut held = writer::Held::acquire(&self.writer).await?;
+        // `run` would need `Acquire` for every lifetime of the connection, which sqlx's own
+        // `run_direct` works around.
+        MIGRATOR.run_direct(None, held.sqlx()?, false).await?;
+        held.release();
         Ok(())
     }
 
     async fn ping(&self) -> Result<()> {
-        let pool = self.reader.as_ref().unwrap_or(&self.writer);
-        sqlx::query("SELECT 1").execute(pool).await?;
+        match &self.reader {
+            Some(pool) => {
+                pool.execute("SELECT 1").await?;
+            }
+            None => {
+                let mut held = writer::Held::acquire(&self.writer).await?;
+                held.sqlx()?.execute("SELECT 1").await?;
+                held.release();
+            }
+        }
         Ok(())
     }
 
     async fn read(&self) -> Result<Box<dyn Tx>> {
-        let pool = self.reader.as_ref().unwrap_or(&self.writer);
-        Ok(Box::new(SqliteTx {
-            conn: Conn::Read {
+        let conn = match &self.reader {
+            Some(pool) => Conn::Read {
                 pool: pool.clone(),
                 conn: None,
                 points: self.points.clone(),
             },
-        }))
+            None => Conn::InMemoryRead {
+                writer: self.writer.clone(),
+                held: None,
+            },
+        };
+        Ok(Box::new(SqliteTx { conn }))
     }
 
     async fn write(&self) -> Result<Box<dyn Tx>> {
-        let tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
-        Ok(Box::new(SqliteTx { conn: Conn::Tx(tx) }))
+        let held = writer::Held::begin(&self.writer).await?;
+        Ok(Box::new(SqliteTx {
+            conn: Conn::Write(held),
+        }))
     }
 
     async fn ensure_field_indexes(
@@ -128,29 +158,59 @@ impl Store for SqliteStore {
         doc_type: &str,
         fields: &crate::field_indexes::FieldPaths,
     ) -> Result<crate::field_indexes::IndexBuild> {
-        crate::field_indexes::sqlite::ensure(&self.writer, doc_type, fields).await
+        use crate::field_indexes::{IndexBuild, sqlite};
+        let existing = self.existing_field_indexes().await?;
+        let (missing, present) = sqlite::missing(doc_type, fields, &existing);
+        for (name, statement) in &missing {
+            self.run_on_writer(statement).await?;
+            tracing::info!(index = %name, doc_type, "field index built");
+        }
+        Ok(IndexBuild {
+            built: missing.len(),
+            present,
+        })
     }
 
     async fn drop_unwanted_field_indexes(
         &self,
         types: &[crate::field_indexes::IndexedType],
     ) -> Result<usize> {
-        let wanted = crate::field_indexes::wanted_names(Dialect::Sqlite, types);
-        crate::field_indexes::sqlite::drop_unwanted(&self.writer, &wanted).await
+        use crate::field_indexes::{sqlite, wanted_names};
+        let wanted = wanted_names(Dialect::Sqlite, types);
+        let existing = self.existing_field_indexes().await?;
+        let unwanted = sqlite::unwanted(&existing, &wanted);
+        for (name, statement) in &unwanted {
+            self.run_on_writer(statement).await?;
+            tracing::info!(index = %name, "field index dropped");
+        }
+        Ok(unwanted.len())
     }
 
     async fn close(&self) {
         if let Some(reader) = &self.reader {
             reader.close().await;
         }
-        self.writer.close().await;
+        // Waits for the unit holding the writer, if any, to end.
+        // An error here means closed already.
+        if let Ok(held) = writer::Held::acquire(&self.writer).await
+            && let Err(e) = held.close().await
+        {
+            tracing::warn!(error = %e, "closing the SQLite writer failed");
+        }
         let checkpointer = self.checkpointer.lock().ok().and_then(|mut c| c.take());
         drop(checkpointer);
     }
 }
 
 enum Conn {
-    Tx(Transaction<'static, Sqlite>),
+    /// A write unit: the writer, inside `BEGIN IMMEDIATE` (see `writer.rs`).
+    Write(writer::Held),
+    /// A read of an in-memory database, which exists only on the writer's connection: the
+    /// writer, held from the unit's first statement.
+    InMemoryRead {
+        writer: writer::Shared,
+        held: Option<writer::Held>,
+    },
     /// A read on a pooled reader connection, borrowed at its first statement (point reads may
     /// need none): every statement sees a consistent snapshot on its own, and skipping
     /// BEGIN/COMMIT saves two round trips to the SQLite thread.
@@ -187,7 +247,14 @@ impl UnitOfWork for SqliteTx {
 
     async fn conn(&mut self) -> Result<&mut SqliteConnection> {
         match &mut self.conn {
-            Conn::Tx(tx) => Ok(tx),
+            Conn::Write(held) => held.sqlx(),
+            Conn::InMemoryRead { writer, held } => {
+                let writer = match held.take() {
+                    Some(writer) => writer,
+                    None => writer::Held::acquire(writer).await?,
+                };
+                held.insert(writer).sqlx()
+            }
             Conn::Read { pool, conn, .. } => {
                 let borrowed = match conn.take() {
                     Some(borrowed) => borrowed,
@@ -209,7 +276,15 @@ impl UnitOfWork for SqliteTx {
     fn point_reads(&self) -> Option<&PointReads> {
         match &self.conn {
             Conn::Read { points, .. } => points.as_deref(),
-            Conn::Tx(_) => None,
+            Conn::Write(_) | Conn::InMemoryRead { .. } => None,
+        }
+    }
+
+    /// Only in a write unit: a read unit's statements need no writer.
+    async fn direct(&mut self) -> Result<Option<Direct<'_>>> {
+        match &mut self.conn {
+            Conn::Write(held) => Ok(Some(held.direct().await?)),
+            Conn::Read { .. } | Conn::InMemoryRead { .. } => Ok(None),
         }
     }
 }
@@ -217,8 +292,8 @@ impl UnitOfWork for SqliteTx {
 #[async_trait]
 impl Tx for SqliteTx {
     async fn commit(self: Box<Self>) -> Result<()> {
-        if let Conn::Tx(tx) = self.conn {
-            tx.commit().await?;
+        if let Conn::Write(held) = self.conn {
+            held.commit().await?;
         }
         Ok(())
     }

@@ -142,7 +142,7 @@ fn user(row: &Row) -> rusqlite::Result<UserRecord> {
     })
 }
 
-fn document(row: &Row) -> rusqlite::Result<DocumentRecord> {
+pub(super) fn document(row: &Row) -> rusqlite::Result<DocumentRecord> {
     Ok(DocumentRecord {
         id: row.get("id")?,
         organization_id: row.get("organization_id")?,
