@@ -9,7 +9,7 @@
 #      spread over 0..10,000, so about half of the posts match);
 #   4. a full-text search for one word of a 50-word vocabulary, ordered by relevance, 20.
 # Each line: requests/s, p50, p99 and the server's CPU (cores busy on average during the phase).
-# Usage: [POSTS=10000] [CMS_BIN=path] bench/compare.sh [seconds-per-phase] [sqlite|postgres|both]
+# Usage: [POSTS=10000] [KEEP=1] [CMS_BIN=path] bench/compare.sh [seconds-per-phase] [sqlite|postgres|both]
 # Needs wrk (apt-get install -y wrk), curl, python3, and for PostgreSQL psql and the server of
 # CMS_TEST_POSTGRES_URL (a database cms_compare of its own is dropped and created).
 set -euo pipefail
@@ -147,7 +147,7 @@ run_engine() {
   echo "  RSS after load: $(awk '/VmRSS/ {print $2}' /proc/$pid/status) kB"
   kill "$pid"; wait "$pid" 2>/dev/null || true
   rm -rf "$work"
-  [ "$engine" = postgres ] && psql "$pg_server" -qc "DROP DATABASE IF EXISTS cms_compare" >/dev/null
+  [ "$engine" = postgres ] && [ -z "${KEEP:-}" ] && psql "$pg_server" -qc "DROP DATABASE IF EXISTS cms_compare" >/dev/null
   return 0
 }
 
