@@ -148,21 +148,27 @@ impl Compiler<'_> {
         let g = self
             .generated
             .and_then(|g| g.column(&segments, kind, self.data))?;
-        let mut placeholders = Vec::new();
-        for value in values {
-            let placeholder = match (value, kind) {
+        // Every value decides before any is bound: a placeholder bound and then left out of the
+        // SQL would shift every later one.
+        let keys: Option<Vec<(Bind, &str)>> = values
+            .iter()
+            .map(|value| match (value, kind) {
                 (Scalar::Number(n), FieldKind::Number) => {
-                    format!("{}::numeric::float8", self.bind(number_bind(n)))
+                    Some((number_bind(n), "::numeric::float8"))
                 }
                 (
                     Scalar::String(s),
                     FieldKind::String | FieldKind::Date | FieldKind::Slug | FieldKind::Reference,
-                ) => self.bind(Bind::Text(text_prefix(s))),
-                _ => return None,
-            };
-            placeholders.push(placeholder);
-        }
-        (!placeholders.is_empty()).then(|| member_of(&g.name, &placeholders))
+                ) => Some((Bind::Text(text_prefix(s)), "")),
+                _ => None,
+            })
+            .collect();
+        let keys = keys.filter(|keys| !keys.is_empty())?;
+        let placeholders: Vec<String> = keys
+            .into_iter()
+            .map(|(bind, cast)| format!("{}{cast}", self.bind(bind)))
+            .collect();
+        Some(member_of(&g.name, &placeholders))
     }
 
     /// SQLite: one typed group per JSON type, because `json_extract` returns `true` as 1 and
