@@ -372,3 +372,79 @@ async fn indexes_no_schema_wants_are_dropped(url: String) {
 }
 
 crate::both_engines!(indexes_no_schema_wants_are_dropped,);
+
+/// A column of an earlier version, `GENERATED ... STORED`, becomes a plain column the trigger
+/// fills, keeping its values, marked filled so no start fills it again.
+mod a_generated_column_of_an_earlier_version_is_converted_in_place {
+    use sqlx::Connection;
+
+    use super::*;
+    use crate::filter_sql::{DataColumn, generated_column};
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        crate::testing::with_database(crate::Dialect::Postgres, check).await;
+    }
+
+    async fn check(url: String) {
+        let store = open(&url).await;
+        super::super::with_two_organizations(&store).await;
+        let mut tx = store.write_for("o1").await.unwrap();
+        let mut doc = document("d1", "o1", "post", false);
+        doc.draft_data = Json(json!({ "views": 7 }));
+        tx.insert_document(&doc).await.unwrap();
+        tx.commit().await.unwrap();
+        // The shape of the columns before issue 23.
+        let fields = vec![(vec!["views".to_string()], cms_core::FieldKind::Number)];
+        let column = generated_column(
+            "post",
+            &fields[0].0,
+            cms_core::FieldKind::Number,
+            DataColumn::Draft,
+        )
+        .unwrap();
+        let (exact, exact_expression) = column.exact.clone().unwrap();
+        let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "ALTER TABLE documents ADD COLUMN {} float8 GENERATED ALWAYS AS ({}) STORED, \
+             ADD COLUMN {exact} numeric GENERATED ALWAYS AS ({exact_expression}) STORED",
+            column.name, column.expression
+        )))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+
+        store.ensure_field_indexes("post", &fields).await.unwrap();
+        let state: (String, Option<String>, Option<f64>) =
+            sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT a.attgenerated::text, col_description(a.attrelid, a.attnum), \
+             (SELECT {0} FROM documents WHERE id = 'd1') \
+             FROM pg_attribute a WHERE a.attrelid = 'documents'::regclass AND a.attname = '{0}'",
+                column.name
+            )))
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(
+            state,
+            (String::new(), Some("cms:filled".to_string()), Some(7.0)),
+            "a plain column, marked filled, its value kept"
+        );
+        // The trigger keeps it exact from here on.
+        let mut tx = store.write_for("o1").await.unwrap();
+        let mut later = document("d2", "o1", "post", false);
+        later.draft_data = Json(json!({ "views": 8 }));
+        tx.insert_document(&later).await.unwrap();
+        tx.commit().await.unwrap();
+        let value: Option<f64> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT {} FROM documents WHERE id = 'd2'",
+            column.name
+        )))
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+        assert_eq!(value, Some(8.0));
+        conn.close().await.unwrap();
+        store.close().await;
+    }
+}

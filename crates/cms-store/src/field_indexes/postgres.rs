@@ -60,8 +60,11 @@ pub(crate) async fn ensure(
         .collect();
     if !unfilled.is_empty() {
         backfill(pool, doc_type).await?;
-        for column in &unfilled {
-            for (name, _) in column.assignments() {
+    }
+    // Marked once filled, a converted generated column included, so a restart skips the fill.
+    for column in &columns {
+        for (name, _) in column.assignments() {
+            if !existing.iter().any(|e| e.name == name && e.marked) {
                 let comment = format!("COMMENT ON COLUMN documents.{name} IS '{FILLED}'");
                 sqlx::query(sqlx::AssertSqlSafe(comment))
                     .execute(&mut *admin)
@@ -142,6 +145,8 @@ struct ExistingColumn {
     name: String,
     generated: bool,
     filled: bool,
+    /// Its comment says it is filled.
+    marked: bool,
 }
 
 async fn existing_columns(admin: &mut PgConnection) -> Result<Vec<ExistingColumn>> {
@@ -156,11 +161,13 @@ async fn existing_columns(admin: &mut PgConnection) -> Result<Vec<ExistingColumn
         .into_iter()
         .map(|(name, generated, comment)| {
             let generated = generated == "s";
+            let marked = comment.as_deref() == Some(FILLED);
             ExistingColumn {
                 name,
                 generated,
                 // A stored generated column of an earlier version was always complete.
-                filled: generated || comment.as_deref() == Some(FILLED),
+                filled: generated || marked,
+                marked,
             }
         })
         .collect())
