@@ -138,9 +138,16 @@ pub(crate) const INSERT_CHUNK: usize = 200;
 /// adds to `documents` while the service runs (crate::field_indexes) must not change the rows
 /// of a statement prepared before (PostgreSQL would refuse it: "cached plan must not change
 /// result type").
-pub(crate) const DOCUMENT_COLUMNS: &str = "id, organization_id, type, singleton, draft_data, \
-     published_data, published_hash, revision, created_by, updated_by, created_at, updated_at, \
-     published_at";
+pub(crate) const DOCUMENT_COLUMNS: &str = document_columns!();
+
+/// The text of [`DOCUMENT_COLUMNS`], for statements that must be `&'static str` (`concat!`).
+macro_rules! document_columns {
+    () => {
+        "id, organization_id, type, singleton, draft_data, published_data, published_hash, \
+         revision, created_by, updated_by, created_at, updated_at, published_at"
+    };
+}
+use document_columns;
 
 /// [`DOCUMENT_COLUMNS`] qualified by a table name or alias, for statements that join.
 pub(crate) fn document_columns_of(table: &str) -> String {
@@ -156,10 +163,12 @@ pub(crate) const INSERT_DOCUMENT_SQL: &str = "INSERT INTO documents (id, organiz
      draft_data, published_data, published_hash, revision, created_by, updated_by, created_at, updated_at, \
      published_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
 
-/// [`Documents::singleton`]: organization, type, `true` ([`DOCUMENT_COLUMNS`], written out).
-pub(crate) const SINGLETON_SQL: &str = "SELECT id, organization_id, type, singleton, draft_data, \
-     published_data, published_hash, revision, created_by, updated_by, created_at, updated_at, \
-     published_at FROM documents WHERE organization_id = $1 AND type = $2 AND singleton = $3";
+/// [`Documents::singleton`]: organization, type, `true`.
+pub(crate) const SINGLETON_SQL: &str = concat!(
+    "SELECT ",
+    document_columns!(),
+    " FROM documents WHERE organization_id = $1 AND type = $2 AND singleton = $3"
+);
 
 /// [`Documents::save_draft`]: id, draft, by, now, expected revision.
 pub(crate) const SAVE_DRAFT_SQL: &str = "UPDATE documents SET draft_data = $2, revision = revision + 1, \

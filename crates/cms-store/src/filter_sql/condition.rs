@@ -227,11 +227,7 @@ impl Compiler<'_> {
                     let prefix = self.bind(Bind::Text(text_prefix(s)));
                     let p = self.bind(Bind::Text(s.clone()));
                     let wide = if op.starts_with('>') { ">=" } else { "<=" };
-                    let json = format!(
-                        "({} AND {} COLLATE \"C\" {op} {p})",
-                        target.is_type(JsonType::String),
-                        target.text()
-                    );
+                    let json = postgres_text_ordering(target, op, &p);
                     return format!(
                         "({0} {wide} {prefix} AND ((char_length({0}) < {TEXT_PREFIX} AND {0} {op} {p}) \
                          OR (char_length({0}) >= {TEXT_PREFIX} AND {json})))",
@@ -268,11 +264,7 @@ impl Compiler<'_> {
             }
             (Comparand::String(s), Dialect::Postgres) => {
                 let p = self.bind(Bind::Text(s.clone()));
-                format!(
-                    "({} AND {} COLLATE \"C\" {op} {p})",
-                    target.is_type(JsonType::String),
-                    target.text()
-                )
+                postgres_text_ordering(target, op, &p)
             }
         }
     }
@@ -336,6 +328,16 @@ fn member_of(expr: &str, placeholders: &[String]) -> String {
         [one] => format!("{expr} = {one}"),
         many => format!("{expr} IN ({})", many.join(", ")),
     }
+}
+
+/// PostgreSQL: the stored string compared in byte order ("C") with the placeholder `p`;
+/// values of another JSON type never match.
+fn postgres_text_ordering(target: &Target, op: &str, p: &str) -> String {
+    format!(
+        "({} AND {} COLLATE \"C\" {op} {p})",
+        target.is_type(JsonType::String),
+        target.text()
+    )
 }
 
 /// The part of a string a text column keeps (see [`TEXT_PREFIX`]).

@@ -132,11 +132,10 @@ pub fn generated_column(
     kind: FieldKind,
     data: DataColumn,
 ) -> Option<GeneratedColumn> {
-    let type_ok = !doc_type.is_empty()
-        && doc_type
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !type_ok || segments.is_empty() || !segments.iter().all(|s| is_path_segment(s)) {
+    if !crate::field_indexes::is_type_name(doc_type)
+        || segments.is_empty()
+        || !segments.iter().all(|s| is_path_segment(s))
+    {
         return None;
     }
     let target = Target::new(Dialect::Postgres, data.name(), segments, kind);
