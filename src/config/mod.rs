@@ -12,6 +12,7 @@
 mod agent;
 mod auth;
 mod database;
+mod delivery;
 mod documents;
 mod email;
 mod jobs;
@@ -33,6 +34,7 @@ use serde::Deserialize;
 pub use agent::AgentConfig;
 pub use auth::{AuthConfig, RateLimitConfig};
 pub use database::DatabaseConfig;
+pub use delivery::{CorsConfig, DeliveryConfig};
 pub use documents::{SchemasConfig, VersioningConfig};
 pub use email::{EmailConfig, SmtpConfig};
 pub use jobs::JobsConfig;
@@ -63,6 +65,8 @@ pub struct Config {
     pub email: EmailConfig,
     pub plugins: PluginsConfig,
     pub agent: AgentConfig,
+    pub cors: CorsConfig,
+    pub delivery: DeliveryConfig,
 }
 
 impl Default for Config {
@@ -85,6 +89,8 @@ impl Default for Config {
             email: EmailConfig::default(),
             plugins: PluginsConfig::default(),
             agent: AgentConfig::default(),
+            cors: CorsConfig::default(),
+            delivery: DeliveryConfig::default(),
         }
     }
 }
@@ -107,6 +113,7 @@ impl Config {
         self.locales()?;
         self.rate_limit()?;
         self.trusted_proxies()?;
+        self.check_delivery()?;
         if let Some(url) = &self.server.public_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
         {

@@ -454,3 +454,55 @@ fn locales_load_from_the_file_and_the_environment_and_are_checked() {
         );
     }
 }
+
+#[test]
+fn cors_and_delivery_load_and_are_checked() {
+    let c = Config::load(
+        None,
+        env(&[
+            (
+                "CMS_CORS_ORIGINS",
+                "https://www.example.com, http://127.0.0.1:5173",
+            ),
+            ("CMS_DELIVERY_PREVIEW_MINUTES", "30"),
+        ]),
+    )
+    .unwrap()
+    .config;
+    assert_eq!(
+        c.cors_origins().unwrap(),
+        ["https://www.example.com", "http://127.0.0.1:5173"]
+    );
+    assert_eq!(c.cors.max_age_seconds, 600);
+    assert_eq!(c.delivery.preview_minutes, 30);
+    assert_eq!(c.delivery.public_reads_per_minute, 600);
+    assert_eq!(c.delivery.public_max_age_seconds, 60);
+    assert_eq!(c.delivery.stale_while_revalidate_seconds, 300);
+    assert!(Config::default().cors_origins().unwrap().is_empty());
+
+    for bad in [
+        "https://www.example.com/",
+        "https://www.example.com/path",
+        "www.example.com",
+        "ftp://example.com",
+        "https://Example.com",
+        "https://user@example.com",
+        "https://example.com:99999",
+        "*, https://example.com",
+    ] {
+        let result = Config::load(None, env(&[("CMS_CORS_ORIGINS", bad)]));
+        let error = result.err().unwrap_or_else(|| panic!("{bad} was taken"));
+        assert!(error.0.contains("cors.origins"), "{bad}: {}", error.0);
+    }
+    let any = Config::load(None, env(&[("CMS_CORS_ORIGINS", "*")]))
+        .unwrap()
+        .config;
+    assert_eq!(any.cors_origins().unwrap(), ["*"]);
+    for (key, value) in [
+        ("CMS_DELIVERY_PREVIEW_MINUTES", "0"),
+        ("CMS_DELIVERY_PREVIEW_MINUTES", "20000"),
+        ("CMS_DELIVERY_PUBLIC_READS_PER_MINUTE", "0"),
+    ] {
+        assert!(Config::load(None, env(&[(key, value)])).is_err(), "{key}={value}");
+    }
+}
