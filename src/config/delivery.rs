@@ -105,10 +105,16 @@ fn check_origin(origin: &str) -> Result<String, &'static str> {
         return Err("it may not hold a user name");
     }
     if uri.path_and_query().is_some_and(|p| p.as_str() != "/") || origin.ends_with('/') {
-        return Err("it may hold only a scheme, a host and a port (no path, query or trailing slash)");
+        return Err(
+            "it may hold only a scheme, a host and a port (no path, query or trailing slash)",
+        );
     }
     if authority.host().chars().any(|c| c.is_ascii_uppercase()) {
         return Err("browsers send origins in lower case");
+    }
+    // `Uri` takes any digits after the colon, and then names no port: a port is at most 65535.
+    if authority.port().is_none() && authority.as_str() != authority.host() {
+        return Err("its port is not a number from 0 to 65535");
     }
     Ok(origin.to_string())
 }

@@ -503,6 +503,9 @@ fn cors_and_delivery_load_and_are_checked() {
         ("CMS_DELIVERY_PREVIEW_MINUTES", "20000"),
         ("CMS_DELIVERY_PUBLIC_READS_PER_MINUTE", "0"),
     ] {
-        assert!(Config::load(None, env(&[(key, value)])).is_err(), "{key}={value}");
+        assert!(
+            Config::load(None, env(&[(key, value)])).is_err(),
+            "{key}={value}"
+        );
     }
 }
