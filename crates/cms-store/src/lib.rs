@@ -2,7 +2,8 @@
 //!
 //! The service layer talks to a [`Store`] and to the units of work ([`Tx`]) it hands out. Each
 //! concept of the domain has a module here (users, sessions, organizations, roles, API keys,
-//! invitations, e-mail tokens, preferences, plugin settings, documents, references, assets, ...)
+//! invitations, e-mail tokens, preferences, preview tokens, plugin settings, documents,
+//! references, assets, ...)
 //! with its record types and a repository trait; the SQL in those modules is written once in the
 //! dialect both engines understand (`$1` placeholders, `ON CONFLICT`, `RETURNING`) and
 //! instantiated for the SQLite and the PostgreSQL unit of work. Where the dialects differ the
@@ -29,6 +30,7 @@ pub mod jobs;
 pub mod organizations;
 pub mod plugin_settings;
 pub mod preferences;
+pub mod preview_tokens;
 pub mod rate_limits;
 pub mod references;
 pub mod roles;
@@ -155,6 +157,7 @@ pub trait Tx:
     + invitations::Invitations
     + user_tokens::UserTokens
     + preferences::Preferences
+    + preview_tokens::PreviewTokens
     + plugin_settings::PluginSettings
     + assets::Assets
     + change_sets::ChangeSets
@@ -251,6 +254,7 @@ macro_rules! impl_repositories {
             $crate::schedules::impl_schedules!($tx);
             $crate::user_tokens::impl_user_tokens!($tx);
             $crate::preferences::impl_preferences!($tx);
+            $crate::preview_tokens::impl_preview_tokens!($tx);
             $crate::plugin_settings::impl_plugin_settings!($tx);
             $crate::assets::impl_assets!($tx);
             $crate::change_sets::impl_change_sets!($tx);

@@ -15,6 +15,7 @@ mod job_leases;
 mod jobs;
 mod organizations;
 mod people;
+mod preview_tokens;
 mod rate_limits;
 mod references;
 mod row_security;

@@ -105,6 +105,17 @@ const TABLES: &[Table] = &[
         move_to_b: Some("UPDATE schedules SET organization_id = 'ob' WHERE organization_id = 'oa'"),
     },
     Table {
+        name: "preview_tokens",
+        of_b: "organization_id = 'ob'",
+        of_a: "organization_id = 'oa'",
+        touch: "expires_at = expires_at",
+        insert_b: "INSERT INTO preview_tokens (id, organization_id, document_id, token_hash, \
+                   created_by, created_at, expires_at) VALUES ('pb2', 'ob', 'db', 'hpb2', 'u1', 1, 9)",
+        move_to_b: Some(
+            "UPDATE preview_tokens SET organization_id = 'ob' WHERE organization_id = 'oa'",
+        ),
+    },
+    Table {
         name: "sessions",
         of_b: "active_organization_id = 'ob'",
         of_a: "active_organization_id = 'oa'",
@@ -145,6 +156,8 @@ const SEED: &str = "
     INSERT INTO schedules (id, document_id, organization_id, action, run_at, status, job_id, created_at, updated_at) VALUES
         ('sa', 'da', 'oa', 'publish', 1, 'pending', 'ja', 1, 1),
         ('sb', 'db', 'ob', 'publish', 1, 'pending', 'jb', 1, 1);
+    INSERT INTO preview_tokens (id, organization_id, document_id, token_hash, created_by, created_at, expires_at) VALUES
+        ('pa', 'oa', 'da', 'hpa', 'u1', 1, 9), ('pb', 'ob', 'db', 'hpb', 'u1', 1, 9);
 ";
 
 /// The test's URL with another login as its user (same host, database, schema and
