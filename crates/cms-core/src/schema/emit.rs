@@ -18,6 +18,11 @@ impl Schema {
         put_flag(&mut out, "singleton", self.singleton);
         put_opt(&mut out, "access", self.access.to_json());
         out.insert("fields".into(), fields_json(&self.fields));
+        put_opt(
+            &mut out,
+            "previewUrl",
+            self.preview_url.as_ref().map(|u| json!(u.as_str())),
+        );
         Value::Object(out)
     }
 }
@@ -59,6 +64,15 @@ impl utoipa::__dev::ComposeSchema for Schema {
             .property("access", access_schema())
             .property("fields", fields_schema())
             .required("fields")
+            .property(
+                "previewUrl",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .description(Some(
+                        "The frontend page showing a draft: an http(s) URL template with `{id}`, \
+                         `{slug}`, `{token}` and `{type}` (CONTRACT.md section 15).",
+                    )),
+            )
             .into()
     }
 }

@@ -31,6 +31,7 @@ mod localize;
 mod model;
 mod normalize;
 mod parse;
+mod preview_url;
 mod references;
 mod registry;
 mod validate;
@@ -42,6 +43,7 @@ pub use demo::demo_schemas;
 pub use localize::FallbackLocales;
 pub use model::{Field, FieldType, Indexing, Pattern, Schema, SchemaKind, is_valid_name};
 pub use parse::{parse_fields, parse_schemas};
+pub use preview_url::{Placeholder, PreviewUrl, PreviewValues};
 pub use references::{FoundReference, RefTarget};
 pub use registry::{Schemas, TypeFields};
 

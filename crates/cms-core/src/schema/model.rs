@@ -72,12 +72,22 @@ pub struct Schema {
     /// Role lists per operation (SPEC.md "Schema access rules"); only on document schemas.
     pub access: SchemaAccess,
     pub fields: Vec<Field>,
+    /// The frontend address that shows a draft (CONTRACT.md section 15); only on document
+    /// schemas.
+    pub preview_url: Option<super::PreviewUrl>,
 }
 
 impl Schema {
     /// Whether documents of this type can be stored (object types are only field types).
     pub fn is_document(&self) -> bool {
         self.kind == SchemaKind::Document
+    }
+
+    /// The first top-level slug field: the one `{slug}` of `previewUrl` reads.
+    pub fn first_slug_field(&self) -> Option<&Field> {
+        self.fields
+            .iter()
+            .find(|f| matches!(f.ty, FieldType::Slug { .. }))
     }
 }
 

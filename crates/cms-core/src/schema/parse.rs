@@ -5,9 +5,17 @@ use serde_json::{Map, Value};
 
 use super::access::{FieldAccess, SchemaAccess};
 use super::model::{Field, FieldType, Indexing, Pattern, Schema, SchemaKind, is_valid_name};
-use super::{Level, SchemaError};
+use super::{Level, PreviewUrl, SchemaError};
 
-const SCHEMA_KEYS: &[&str] = &["type", "name", "title", "singleton", "access", "fields"];
+const SCHEMA_KEYS: &[&str] = &[
+    "type",
+    "name",
+    "title",
+    "singleton",
+    "access",
+    "fields",
+    "previewUrl",
+];
 const FIELD_KEYS: &[&str] = &[
     "name",
     "type",
@@ -75,9 +83,27 @@ impl Schema {
             singleton: opt_bool(obj, "singleton", &ctx)?,
             access: schema_access(obj, kind, &ctx)?,
             fields: field_list(obj.get("fields"), &ctx, "")?,
+            preview_url: preview_url(obj, kind, &ctx)?,
             name,
         })
     }
+}
+
+/// `previewUrl`: a checked template, on document schemas only.
+fn preview_url(
+    obj: &Map<String, Value>,
+    kind: SchemaKind,
+    ctx: &Ctx,
+) -> Result<Option<PreviewUrl>, SchemaError> {
+    let Some(template) = opt_string(obj, "previewUrl", ctx)? else {
+        return Ok(None);
+    };
+    if kind != SchemaKind::Document {
+        return Err(ctx.err("previewUrl is only allowed on document schemas"));
+    }
+    PreviewUrl::parse(&template)
+        .map(Some)
+        .map_err(|message| ctx.err(message))
 }
 
 /// Where the parser is, so errors can say it.

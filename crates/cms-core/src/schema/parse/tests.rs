@@ -335,3 +335,51 @@ fn mime_patterns() {
         assert!(!is_mime_pattern(bad), "{bad}");
     }
 }
+
+#[test]
+fn preview_url_is_a_checked_template_on_document_schemas() {
+    let fields = json!([{ "name": "slug", "type": "slug" }]);
+    let parsed = Schema::from_json(&json!({
+        "type": "document", "name": "post", "fields": fields,
+        "previewUrl": "https://www.example.com/{type}/{slug}?preview={token}&id={id}"
+    }))
+    .unwrap();
+    assert_eq!(
+        parsed.preview_url.as_ref().map(|u| u.as_str()),
+        Some("https://www.example.com/{type}/{slug}?preview={token}&id={id}")
+    );
+    assert_eq!(
+        parsed.to_json()["previewUrl"],
+        json!("https://www.example.com/{type}/{slug}?preview={token}&id={id}")
+    );
+    assert_eq!(Schema::from_json(&parsed.to_json()).unwrap(), parsed);
+    assert_eq!(
+        parsed.first_slug_field().map(|f| f.name.as_str()),
+        Some("slug")
+    );
+    assert!(
+        Schema::from_json(&doc(fields.clone()))
+            .unwrap()
+            .preview_url
+            .is_none()
+    );
+    assert_eq!(
+        err(json!({ "type": "document", "name": "p", "fields": fields.clone(),
+                    "previewUrl": "https://x.test/{draft}" })),
+        "schema \"p\": previewUrl has an unknown placeholder `{draft}` (known: {id}, {slug}, {token}, {type})"
+    );
+    assert_eq!(
+        err(json!({ "type": "document", "name": "p", "fields": fields.clone(),
+                    "previewUrl": "mailto:x@example.com?{id}" })),
+        "schema \"p\": previewUrl must be an http:// or https:// URL template"
+    );
+    assert_eq!(
+        err(json!({ "type": "document", "name": "p", "fields": fields.clone(), "previewUrl": 3 })),
+        "schema \"p\": previewUrl must be a string"
+    );
+    assert_eq!(
+        err(json!({ "type": "object", "name": "p", "fields": fields,
+                    "previewUrl": "https://x.test/{id}" })),
+        "schema \"p\": previewUrl is only allowed on document schemas"
+    );
+}
