@@ -309,6 +309,7 @@ impl Builder {
                 rate_limit: config.rate_limit()?,
                 public_url: config.public_base_url(),
                 session_lifetime_days: config.auth.session_lifetime_days,
+                preview_minutes: i64::from(config.delivery.preview_minutes),
                 health_timeout: Duration::from_millis(config.health.timeout_ms),
                 storage_health_check: config.health.storage_health_check,
                 max_versions: config.versioning.max_versions,

@@ -248,6 +248,7 @@ async fn method_not_allowed() -> Response {
 fn api(max_upload_bytes: u64, graphql_path: &str) -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(routes::documents::routes())
+        .merge(routes::preview::routes())
         .merge(routes::docs::routes())
         .merge(routes::admin::routes())
         .merge(routes::health::routes())

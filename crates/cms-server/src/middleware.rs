@@ -1,11 +1,11 @@
 //! Middleware: turning the request's credentials into an actor (SPEC.md Authentication point
-//! 1), the CSRF check of cookie-authenticated writes, and sending a refreshed session cookie
-//! when the session slid forward.
+//! 1; a preview token, CONTRACT.md section 15), the CSRF check of cookie-authenticated writes,
+//! and sending a refreshed session cookie when the session slid forward.
 
 use std::net::{IpAddr, SocketAddr};
 
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{Extensions, HeaderMap, StatusCode, header};
+use axum::http::{Extensions, HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use cms_service::Credentials;
@@ -20,7 +20,7 @@ pub async fn resolve_actor(
 ) -> Response {
     let address = ClientAddress(client_ip(&state, req.extensions(), req.headers()));
     req.extensions_mut().insert(address);
-    let credentials = credentials(req.headers());
+    let credentials = credentials(req.headers(), req.uri().query());
     let from_cookie = credentials.api_key.is_none()
         && credentials.bearer.is_none()
         && credentials.cookie.is_some();
@@ -31,6 +31,9 @@ pub async fn resolve_actor(
     let Some(resolved) = resolved else {
         return next.run(req).await;
     };
+    if resolved.actor.is_preview() {
+        return preview(resolved.actor, req, next).await;
+    }
     // Only a cookie is sent by the browser on its own, so only a cookie needs proof that the
     // page asking is ours. A request whose cookie proves nothing is simply not signed in.
     if from_cookie
@@ -58,7 +61,31 @@ pub async fn resolve_actor(
     response
 }
 
-fn credentials(headers: &HeaderMap) -> Credentials {
+/// A request proven by a preview token (CONTRACT.md section 15). The service refuses its actor
+/// everything but reading the token's document; the door answers 401 at once to anything
+/// other than that one GET, so no handler, GraphQL or plugin route even starts for it, and
+/// marks every answer as not to be stored by any cache.
+async fn preview(actor: cms_service::Actor, mut req: Request, next: Next) -> Response {
+    let reads_its_document = matches!(*req.method(), Method::GET | Method::HEAD)
+        && req
+            .uri()
+            .path()
+            .strip_prefix("/api/documents/")
+            .is_some_and(|id| !id.contains('/') && matches!(actor.preview_reader(id), Ok(Some(_))));
+    let mut response = if reads_its_document {
+        req.extensions_mut().insert(actor);
+        next.run(req).await
+    } else {
+        crate::error::access_refusal(StatusCode::UNAUTHORIZED)
+    };
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-store"),
+    );
+    response
+}
+
+fn credentials(headers: &HeaderMap, query: Option<&str>) -> Credentials {
     let text = |name: &str| {
         headers
             .get(name)
@@ -77,7 +104,18 @@ fn credentials(headers: &HeaderMap) -> Credentials {
         api_key: text("x-api-key"),
         bearer,
         cookie: session_cookie::read(headers),
+        preview: text("x-cms-preview").or_else(|| preview_parameter(query)),
     }
+}
+
+/// The `preview` query parameter: a preview link's token, for frontends that can only pass
+/// a URL.
+fn preview_parameter(query: Option<&str>) -> Option<String> {
+    let pairs: Vec<(String, String)> = serde_html_form::from_str(query?).ok()?;
+    pairs
+        .into_iter()
+        .find(|(name, value)| name == "preview" && !value.trim().is_empty())
+        .map(|(_, value)| value.trim().to_string())
 }
 
 /// The client's address: the socket peer, or what trusted proxies forwarded

@@ -33,6 +33,39 @@ pub enum Credential {
     Plugin {
         plugin_id: String,
     },
+    /// A preview link's token (CONTRACT.md section 15): it reads one document's draft as its
+    /// creator sees it, and nothing else. The actor carrying it names no organization and holds
+    /// no capability, so every operation refuses it (401, see [`Actor::require`]); only
+    /// [`Actor::preview_reader`], asked by the read of that one document, unlocks the creator's
+    /// grant kept here.
+    Preview(PreviewCredential),
+}
+
+/// What a preview token proves: which document it reads, in which organization, with whose
+/// grant (the creator's, resolved at this request, so a creator who lost access takes the
+/// token's access with them).
+#[derive(Debug, Clone)]
+pub struct PreviewCredential {
+    pub token_id: String,
+    pub document_id: String,
+    pub organization_id: String,
+    creator_grant: Grant,
+}
+
+impl PreviewCredential {
+    pub(crate) fn new(
+        token_id: String,
+        document_id: String,
+        organization_id: String,
+        creator_grant: Grant,
+    ) -> Self {
+        PreviewCredential {
+            token_id,
+            document_id,
+            organization_id,
+            creator_grant,
+        }
+    }
 }
 
 /// The id prefix of a plugin actor's synthetic user: documents a plugin writes carry
@@ -57,8 +90,41 @@ impl Actor {
     pub fn require(&self, capability: CoreCapability) -> Result<&str> {
         match &self.organization_id {
             Some(org) if self.grant.capabilities.has(capability) => Ok(org),
-            _ => Err(Error::Forbidden),
+            _ => Err(self.refusal()),
         }
+    }
+
+    /// How an operation refuses this actor: a preview token proves nothing outside its one
+    /// read (401, CONTRACT.md section 15); anyone else is refused access (403).
+    fn refusal(&self) -> Error {
+        match self.credential {
+            Credential::Preview(_) => Error::Unauthorized,
+            _ => Error::Forbidden,
+        }
+    }
+
+    /// The actor reading `document_id` for a preview token: the token's creator with their
+    /// current grant in the document's organization. `Ok(None)` for every other credential
+    /// (they read as themselves); 401 when the token is for another document. Only the read
+    /// of one document asks for it, so the creator's grant serves that read and nothing else.
+    pub fn preview_reader(&self, document_id: &str) -> Result<Option<Actor>> {
+        let Credential::Preview(preview) = &self.credential else {
+            return Ok(None);
+        };
+        if preview.document_id != document_id {
+            return Err(Error::Unauthorized);
+        }
+        Ok(Some(Actor {
+            user: self.user.clone(),
+            organization_id: Some(preview.organization_id.clone()),
+            grant: preview.creator_grant.clone(),
+            credential: self.credential.clone(),
+        }))
+    }
+
+    /// Whether this actor is a preview token's.
+    pub fn is_preview(&self) -> bool {
+        matches!(self.credential, Credential::Preview(_))
     }
 
     /// The active organization, when the actor holds every one of `capabilities` there (a
@@ -66,8 +132,8 @@ impl Actor {
     /// active organization in which the actor has a role.
     pub fn require_all(&self, capabilities: &[Capability]) -> Result<&str> {
         let org = match &self.organization_id {
-            Some(org) if self.grant.role != EffectiveRole::None => org,
-            _ => return Err(Error::Forbidden),
+            Some(org) if self.grant.role != EffectiveRole::None && !self.is_preview() => org,
+            _ => return Err(self.refusal()),
         };
         if capabilities
             .iter()
@@ -101,7 +167,7 @@ impl Actor {
     fn session_role(&self) -> Option<InstanceRole> {
         match self.credential {
             Credential::Session(_) => Some(self.user.role),
-            Credential::ApiKey { .. } | Credential::Plugin { .. } => None,
+            Credential::ApiKey { .. } | Credential::Plugin { .. } | Credential::Preview(_) => None,
         }
     }
 
@@ -123,6 +189,7 @@ impl Actor {
             {
                 Err(Error::Forbidden)
             }
+            Credential::Preview(_) => Err(Error::Unauthorized),
             _ => Ok(()),
         }
     }
@@ -141,10 +208,11 @@ impl Actor {
 
     /// Refuses (403) an actor that is not a person: operations bound to a user record
     /// (sessions, API keys, profile, preferences, memberships, invitations) have none to bind
-    /// a plugin to.
+    /// a plugin to. A preview token stands for no person either: 401.
     pub fn require_person(&self) -> Result<()> {
         match self.credential {
             Credential::Plugin { .. } => Err(Error::Forbidden),
+            Credential::Preview(_) => Err(Error::Unauthorized),
             _ => Ok(()),
         }
     }

@@ -45,7 +45,7 @@ use cms_core::schema::Schemas;
 use cms_store::Store;
 
 pub use account::{AccountService, EmailVerified, ProfileUpdate};
-pub use actor::{Actor, Credential, PLUGIN_USER_PREFIX, SessionView, User};
+pub use actor::{Actor, Credential, PLUGIN_USER_PREFIX, PreviewCredential, SessionView, User};
 pub use api_keys::{ApiKey, ApiKeyService, CreatedApiKey, NewApiKey};
 pub use assets::{AssetService, AssetSettings};
 pub use auth::{
@@ -89,6 +89,8 @@ pub struct Settings {
     pub public_url: String,
     /// Lifetime of a session, extended while it is used.
     pub session_lifetime_days: i64,
+    /// Lifetime of a preview link's token (`delivery.previewMinutes`).
+    pub preview_minutes: i64,
     /// The bound on each health check.
     pub health_timeout: Duration,
     /// Whether /api/cms-health also probes asset storage.
@@ -139,6 +141,7 @@ impl Default for Settings {
             rate_limit: RateLimitSettings::default(),
             public_url: "http://127.0.0.1:3000".into(),
             session_lifetime_days: 7,
+            preview_minutes: 60,
             health_timeout: Duration::from_millis(5000),
             storage_health_check: false,
             max_versions: 25,

@@ -30,6 +30,8 @@ pub(crate) enum Purpose {
     EmailChange,
     /// The secret of an invitation's accept link.
     InvitationToken,
+    /// A preview link's token (CONTRACT.md section 15).
+    PreviewToken,
 }
 
 impl Purpose {
@@ -44,6 +46,7 @@ impl Purpose {
             Purpose::PasswordReset => b"cms/password-reset\0",
             Purpose::EmailChange => b"cms/email-change\0",
             Purpose::InvitationToken => b"cms/invitation-token\0",
+            Purpose::PreviewToken => b"cms/preview-token\0",
         }
     }
 }

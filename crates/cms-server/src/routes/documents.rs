@@ -331,9 +331,12 @@ async fn create(
     ))
 }
 
-/// Reads one document.
+/// Reads one document. With a preview link's token and no other credentials, reads that one
+/// document's draft as the link's maker sees it (CONTRACT.md section 15).
 #[utoipa::path(get, path = "/api/documents/{id}", tag = TAG,
-    params(("id" = String, Path, description = "The document id"), ReadQuery),
+    params(("id" = String, Path, description = "The document id"), ReadQuery,
+        ("x-cms-preview" = Option<String>, Header, description = "A preview link's token (POST /api/documents/{id}/preview): reads this document's draft without other credentials; answers carry `Cache-Control: private, no-store`"),
+        ("preview" = Option<String>, Query, description = "The preview token as a query parameter, when a header cannot be sent")),
     responses((status = 200, description = "The document", body = Data<DocumentView>)))]
 async fn get(
     State(state): State<AppState>,

@@ -18,6 +18,7 @@ pub mod organizations;
 mod params;
 pub mod plugin_settings;
 pub mod plugins;
+pub mod preview;
 pub mod roles;
 pub mod schemas;
 

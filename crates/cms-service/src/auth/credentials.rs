@@ -1,24 +1,27 @@
-//! Credential resolution: an API key, a bearer token or the session cookie turned into an
-//! [`Actor`] with its grant resolved (SPEC.md Authentication points 1 and 8), sliding the
-//! session's lifetime on the way.
+//! Credential resolution: an API key, a bearer token, the session cookie or a preview token
+//! turned into an [`Actor`] with its grant resolved (SPEC.md Authentication points 1 and 8,
+//! CONTRACT.md section 15), sliding the session's lifetime on the way.
 
 use cms_core::access::{self, Membership};
-use cms_core::{Grant, InstanceRole, KeyPermission, KeyScope};
+use cms_core::{CapabilitySet, EffectiveRole, Grant, InstanceRole, KeyPermission, KeyScope};
 use cms_store::users::UserRecord;
 
 use super::AuthService;
-use crate::actor::{Actor, Credential, SessionView, User};
+use crate::actor::{Actor, Credential, PreviewCredential, SessionView, User};
 use crate::error::{Error, Result};
 use crate::secret::Purpose;
 
 const DAY_MS: i64 = 86_400_000;
 
-/// The credentials a request carried. The API key wins when present (SPEC.md point 1).
+/// The credentials a request carried. The API key wins when present (SPEC.md point 1); a
+/// preview token counts only when nothing else proves who is asking (CONTRACT.md section 15).
 #[derive(Debug, Default)]
 pub struct Credentials {
     pub api_key: Option<String>,
     pub bearer: Option<String>,
     pub cookie: Option<String>,
+    /// A preview link's token (`x-cms-preview` or the `preview` query parameter).
+    pub preview: Option<String>,
 }
 
 /// The actor behind a request, and whether its session was extended (the door then sends the
@@ -44,10 +47,59 @@ impl AuthService<'_> {
             (None, Some(cookie)) => self.inner.secret.verify(Purpose::CookieSignature, cookie),
             (None, None) => None,
         };
-        match token {
-            Some(token) => self.actor_for_session(token).await,
-            None => Ok(None),
+        let session = match token {
+            Some(token) => self.actor_for_session(token).await?,
+            None => None,
+        };
+        // A bearer token decides alone, like a key; a cookie that proves no session (a stale
+        // one the browser still sends) does not hide the preview token beside it.
+        match (session, &credentials.preview) {
+            (Some(resolved), _) => Ok(Some(resolved)),
+            (None, Some(preview)) if credentials.bearer.is_none() => {
+                Ok(self.actor_for_preview(preview).await?.map(|actor| Resolved {
+                    actor,
+                    session_extended: false,
+                }))
+            }
+            (None, _) => Ok(None),
         }
+    }
+
+    /// One query: the token, its creator and the creator's current role in the document's
+    /// organization. The actor names no organization and holds nothing: only the read of the
+    /// token's document unlocks the creator's grant ([`Actor::preview_reader`]).
+    async fn actor_for_preview(&self, token: &str) -> Result<Option<Actor>> {
+        let hash = self.inner.secret.hash_hex(Purpose::PreviewToken, token);
+        let now = self.inner.clock.now();
+        let Some(found) = self
+            .inner
+            .store
+            .read_instance_wide()
+            .await?
+            .preview_grant(&hash)
+            .await?
+        else {
+            return Ok(None);
+        };
+        if found.expires_at <= now.millis() {
+            return Ok(None);
+        }
+        // The creator as they would read it signed in, in the document's organization.
+        let creator_grant = self.grant(&found.user, found.member_role, found.role_capabilities)?;
+        Ok(Some(Actor {
+            user: User::from_record(found.user)?,
+            organization_id: None,
+            grant: Grant {
+                role: EffectiveRole::None,
+                capabilities: CapabilitySet::empty(),
+            },
+            credential: Credential::Preview(PreviewCredential::new(
+                found.token_id,
+                found.document_id,
+                found.organization_id,
+                creator_grant,
+            )),
+        }))
     }
 
     /// One query on the hot path: the session, its user and the user's role.

@@ -13,11 +13,12 @@
 //! (versions and restore), `import.rs` (bulk creation), `validation.rs` (what a save would
 //! report), `records.rs` (the rows a new document is written as), `schedules.rs` and
 //! `search.rs` (full-text search: the search rows every write keeps, a list's `search`, the
-//! rebuild of a type's rows).
+//! rebuild of a type's rows) and `preview.rs` (preview links, CONTRACT.md section 15).
 
 mod access;
 mod import;
 mod localization;
+mod preview;
 mod read;
 mod records;
 mod references;
@@ -35,6 +36,7 @@ use serde_json::Value;
 
 pub(crate) use access::AccessRules;
 pub use access::{AccessPolicies, Policy, PolicyAuth, PolicyDocument};
+pub use preview::{PREVIEW_TOKEN_PREFIX, PreviewLink, RevokedPreviews};
 pub use read::{DocumentLocation, ListRequest, Page};
 pub use references::MAX_LISTED_REFERRERS;
 pub use resolve::MAX_EXPANDED_NODES;

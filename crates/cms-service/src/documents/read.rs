@@ -68,6 +68,19 @@ impl DocumentService<'_> {
 
     /// One document, in the actor's organization (and its children when asked).
     pub async fn get(&self, actor: &Actor, id: &str, read: ReadOptions) -> Result<DocumentView> {
+        // A preview token reads its one document as its creator, in that document's
+        // organization only (CONTRACT.md section 15); any other id is 401.
+        let reader = actor.preview_reader(id)?;
+        let (actor, read) = match &reader {
+            Some(creator) => (
+                creator,
+                ReadOptions {
+                    include_children: false,
+                    ..read
+                },
+            ),
+            None => (actor, read),
+        };
         let orgs = self
             .readable_organizations(actor, read.include_children)
             .await?;

@@ -330,6 +330,10 @@ pub(crate) async fn standing(
     actor: &Actor,
     org_id: &str,
 ) -> Result<Option<Standing>> {
+    // A preview token has standing nowhere: it reads its one document only.
+    if actor.is_preview() {
+        return Err(Error::Unauthorized);
+    }
     let member = tx.member(org_id, &actor.user.id).await?;
     // A key and a plugin act in their one organization only, whatever their grant.
     if let Credential::ApiKey { .. } | Credential::Plugin { .. } = actor.credential {
@@ -402,6 +406,7 @@ pub(crate) fn session_of(actor: &Actor) -> Result<&SessionView> {
     match &actor.credential {
         Credential::Session(session) => Ok(session),
         Credential::ApiKey { .. } | Credential::Plugin { .. } => Err(Error::Forbidden),
+        Credential::Preview(_) => Err(Error::Unauthorized),
     }
 }
 
