@@ -25,6 +25,11 @@ mod people;
 use people::*;
 mod search;
 use search::search_never_reads_a_hidden_field;
+mod preview;
+use preview::{
+    preview_actor_is_refused_by_the_service, preview_link_needs_update_on_that_document,
+    preview_token_reads_one_draft_as_its_maker,
+};
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -579,6 +584,16 @@ fn rows() -> Vec<Row> {
         row!("22 search", search_never_reads_a_hidden_field,
             "editor: search=<word only in the admin-only secret / localized motto> on list and query, in en and de; search=title -<hidden word>; GraphQL allNote(search:)"
             => "total 0 (the admin finds 1); the hidden word excludes nothing and scores nothing; []"),
+        // 23. Preview links (issue 24, CONTRACT.md section 15).
+        row!("23 preview link", preview_token_reads_one_draft_as_its_maker,
+            "editor's token for beta: GET beta?depth=1; alpha, outsider's, child's note, list, by-ids, plugin route, organizations, user/access, GraphQL, PUT"
+            => "200 without a hidden value; 401 {error: Unauthorized} for everything else"),
+        row!("23 preview link", preview_actor_is_refused_by_the_service,
+            "the token's actor straight into the service: get another id, by-ids, list, update, delete, new link, organizations, members, keys, preferences"
+            => "Unauthenticated for each; the one read works"),
+        row!("23 preview link", preview_link_needs_update_on_that_document,
+            "viewer, read key: POST/DELETE /api/documents/{beta}/preview; stranger, its key, child admin"
+            => "403 {error: Forbidden}; 404 handler envelope"),
     ]
 }
 

@@ -96,7 +96,7 @@ impl Actor {
 
     /// How an operation refuses this actor: a preview token proves nothing outside its one
     /// read (401, CONTRACT.md section 15); anyone else is refused access (403).
-    fn refusal(&self) -> Error {
+    pub(crate) fn refusal(&self) -> Error {
         match self.credential {
             Credential::Preview(_) => Error::Unauthorized,
             _ => Error::Forbidden,

@@ -43,7 +43,7 @@ impl<'a> MemberService<'a> {
     pub async fn list(&self, actor: &Actor) -> Result<Vec<Member>> {
         let org = match (&actor.organization_id, &actor.grant.role) {
             (Some(org), role) if *role != EffectiveRole::None => org,
-            _ => return Err(Error::Forbidden),
+            _ => return Err(actor.refusal()),
         };
         let mut tx = self.inner.store.read_instance_wide().await?;
         let members = tx.members_of(org).await?;

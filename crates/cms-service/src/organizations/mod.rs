@@ -101,6 +101,10 @@ impl<'a> OrganizationService<'a> {
     /// The organizations the caller belongs to, with their role in each, oldest membership
     /// first. An API key (or a plugin actor) sees the one organization it is bound to.
     pub async fn list(&self, actor: &Actor) -> Result<Vec<Organization>> {
+        // A preview token's maker is no business of whoever holds the link.
+        if actor.is_preview() {
+            return Err(Error::Unauthorized);
+        }
         let mut tx = self.inner.store.read_instance_wide().await?;
         if actor.is_api_key() || actor.plugin_id().is_some() {
             let Some(org_id) = actor.organization_id.as_deref() else {
