@@ -373,6 +373,26 @@ async fn preview_url_is_written_back_by_the_schemas_endpoint(url: String) {
     };
     assert_eq!(of("post")["previewUrl"], TEMPLATE);
     assert!(of("author").get("previewUrl").is_none());
+
+    // The OpenAPI document describes the endpoints, the credential and the schema option.
+    let res = app.get("/api/openapi.json").cookie(&p.ada).send().await;
+    assert_eq!(res.status, StatusCode::OK);
+    let paths = &res.body["paths"];
+    let preview = &paths["/api/documents/{id}/preview"];
+    assert!(preview["post"]["responses"]["201"].is_object(), "{preview}");
+    assert!(preview["delete"]["responses"]["200"].is_object(), "{preview}");
+    let params = paths["/api/documents/{id}"]["get"]["parameters"]
+        .as_array()
+        .unwrap();
+    let has = |name: &str, place: &str| {
+        params
+            .iter()
+            .any(|p| p["name"] == name && p["in"] == place)
+    };
+    assert!(has("x-cms-preview", "header") && has("preview", "query"), "{params:?}");
+    assert!(
+        res.body["components"]["schemas"]["Schema"]["properties"]["previewUrl"].is_object()
+    );
     app.stop().await;
 }
 

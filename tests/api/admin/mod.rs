@@ -13,6 +13,7 @@ mod documents;
 mod journey;
 mod localization;
 mod pages;
+mod preview;
 mod rich_text;
 mod settings;
 

@@ -159,6 +159,7 @@ class Editor {
       this.may("publish") && (doc || this.editable) ? button("Publish", () => this.publish(), this.editable ? "" : "primary") : null,
       published && this.may("unpublish") ? button("Unpublish", () => this.unpublish()) : null,
       doc && !schema.singleton && this.may("delete") ? button("Delete", () => this.remove(), "danger") : null,
+      doc && schema.previewUrl && this.may("update") ? this.previewButton() : null,
       doc ? this.pluginActions() : null,
     );
   }
@@ -410,6 +411,30 @@ class Editor {
       compareDraft: this.l10n ? async () => (await data(get(`/api/documents/${seg(this.doc.id)}${query({ locale: "*" })}`)))?.draftData : null,
       onConflict: (error) => this.conflict(error, () => notify("Choose the version again to restore it.", "info")),
     });
+  }
+
+  // "Open preview" (CONTRACT.md section 15): a new preview link for the saved draft, opened
+  // in a new tab on the type's frontend. Not through `run`: the tab must open in the click
+  // itself (browsers block a window opened later), and opening one blocks no other action.
+  previewButton() {
+    return h("button", { type: "button", text: "Open preview", on: { click: () => this.openPreview() } });
+  }
+
+  async openPreview() {
+    const tab = window.open("", "_blank");
+    try {
+      const link = await data(post(`/api/documents/${seg(this.doc.id)}/preview`));
+      if (!tab) {
+        notify("The preview could not open a new tab: allow pop-ups for this site.", "error");
+        return;
+      }
+      // The frontend gets no handle on this page.
+      tab.opener = null;
+      tab.location.href = link.url;
+    } catch (error) {
+      tab?.close();
+      banner(this.messages, error.message);
+    }
   }
 
   // Plugin document actions: a button each, mounting the plugin's element in a dialog with
