@@ -143,7 +143,12 @@ async fn a_link_is_made_by_who_may_update_the_document(url: String) {
     // A type without previewUrl: url is null, the token works all the same.
     let bare = make_link(&app, &p.bob, &author).await;
     assert_eq!(bare["url"], Value::Null);
-    let res = read(&app, bare["token"].as_str().unwrap(), &format!("{DOCS}/{author}")).await;
+    let res = read(
+        &app,
+        bare["token"].as_str().unwrap(),
+        &format!("{DOCS}/{author}"),
+    )
+    .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
 
     // A viewer and a read key may not make one; another organization's document is not there.
@@ -161,7 +166,13 @@ async fn a_link_is_made_by_who_may_update_the_document(url: String) {
         .send()
         .await
         .assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
-    insert_organization(&app, "elsewhere", None, &[("x1", "post", json!({"title": "X"}))]).await;
+    insert_organization(
+        &app,
+        "elsewhere",
+        None,
+        &[("x1", "post", json!({"title": "X"}))],
+    )
+    .await;
     let res = app
         .req(Method::POST, &format!("{DOCS}/x1/preview"))
         .cookie(&p.ada)
@@ -196,8 +207,10 @@ async fn the_token_reads_that_draft_as_its_maker_sees_it(url: String) {
     let res = app
         .req(Method::PUT, &format!("{DOCS}/{post}"))
         .cookie(&p.ada)
-        .json(json!({"data": {"title": "Second draft", "slug": {"current": "second"}, "secret": "s4",
-                              "author": {"_ref": author}}}))
+        .json(
+            json!({"data": {"title": "Second draft", "slug": {"current": "second"}, "secret": "s4",
+                              "author": {"_ref": author}}}),
+        )
         .send()
         .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
@@ -270,12 +283,20 @@ async fn the_token_is_useless_anywhere_else(url: String) {
         .await;
     unauthorized(&gql);
     for (method, path, body) in [
-        (Method::PUT, format!("{DOCS}/{post}"), json!({"data": {"title": "x"}})),
+        (
+            Method::PUT,
+            format!("{DOCS}/{post}"),
+            json!({"data": {"title": "x"}}),
+        ),
         (Method::DELETE, format!("{DOCS}/{post}"), json!({})),
         (Method::POST, format!("{DOCS}/{post}/preview"), json!({})),
         (Method::DELETE, format!("{DOCS}/{post}/preview"), json!({})),
         (Method::POST, format!("{DOCS}/{post}/publish"), json!({})),
-        (Method::POST, DOCS.to_string(), json!({"type": "post", "data": {}})),
+        (
+            Method::POST,
+            DOCS.to_string(),
+            json!({"type": "post", "data": {}}),
+        ),
     ] {
         let res = app
             .req(method.clone(), &path)
@@ -286,7 +307,11 @@ async fn the_token_is_useless_anywhere_else(url: String) {
         unauthorized(&res);
     }
     // Nothing was written.
-    let res = app.get(&format!("{DOCS}/{post}")).cookie(&p.ada).send().await;
+    let res = app
+        .get(&format!("{DOCS}/{post}"))
+        .cookie(&p.ada)
+        .send()
+        .await;
     assert_eq!(res.body["data"]["draftData"]["title"], "Héllo wörld");
     assert_eq!(res.body["data"]["publishedData"], Value::Null);
     app.stop().await;
@@ -355,7 +380,10 @@ async fn expired_revoked_and_orphaned_tokens_stop_working(url: String) {
         .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     unauthorized(&read(&app, &temp, &format!("{DOCS}/{post_gone}")).await);
-    assert_eq!(read(&app, &token, &author_path).await.status, StatusCode::OK);
+    assert_eq!(
+        read(&app, &token, &author_path).await.status,
+        StatusCode::OK
+    );
     app.stop().await;
 }
 
@@ -380,19 +408,20 @@ async fn preview_url_is_written_back_by_the_schemas_endpoint(url: String) {
     let paths = &res.body["paths"];
     let preview = &paths["/api/documents/{id}/preview"];
     assert!(preview["post"]["responses"]["201"].is_object(), "{preview}");
-    assert!(preview["delete"]["responses"]["200"].is_object(), "{preview}");
+    assert!(
+        preview["delete"]["responses"]["200"].is_object(),
+        "{preview}"
+    );
     let params = paths["/api/documents/{id}"]["get"]["parameters"]
         .as_array()
         .unwrap();
-    let has = |name: &str, place: &str| {
-        params
-            .iter()
-            .any(|p| p["name"] == name && p["in"] == place)
-    };
-    assert!(has("x-cms-preview", "header") && has("preview", "query"), "{params:?}");
+    let has =
+        |name: &str, place: &str| params.iter().any(|p| p["name"] == name && p["in"] == place);
     assert!(
-        res.body["components"]["schemas"]["Schema"]["properties"]["previewUrl"].is_object()
+        has("x-cms-preview", "header") && has("preview", "query"),
+        "{params:?}"
     );
+    assert!(res.body["components"]["schemas"]["Schema"]["properties"]["previewUrl"].is_object());
     app.stop().await;
 }
 
@@ -411,7 +440,10 @@ async fn a_bad_preview_url_stops_the_start_naming_schema_and_problem() {
     let file = config.data_dir.join("site.json");
     config.schemas.paths = vec![config.data_dir.join("*.json").display().to_string()];
     for (template, says) in [
-        ("https://www.example.com/{slug}/{draft}", "unknown placeholder `{draft}`"),
+        (
+            "https://www.example.com/{slug}/{draft}",
+            "unknown placeholder `{draft}`",
+        ),
         ("ftp://www.example.com/{id}", "http:// or https://"),
         ("/relative/{id}", "http:// or https://"),
         ("https://{slug}.example.com/", "fixed host"),

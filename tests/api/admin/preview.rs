@@ -40,7 +40,11 @@ async fn open_preview_opens_the_filled_url_in_a_new_tab(url: String) {
             .cookie(&ada)
             .send()
     };
-    let page = create("page", json!({"title": "Draft title", "slug": {"current": "über uns"}})).await;
+    let page = create(
+        "page",
+        json!({"title": "Draft title", "slug": {"current": "über uns"}}),
+    )
+    .await;
     let page = page.body["data"]["id"].as_str().unwrap().to_string();
     let note = create("note", json!({"title": "No frontend"})).await;
     let note = note.body["data"]["id"].as_str().unwrap().to_string();

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use axum::http::{Method, StatusCode};
-use cms::service::documents::{ListRequest, ReadOptions};
 use cms::service::documents::DraftUpdate;
+use cms::service::documents::{ListRequest, ReadOptions};
 use cms::service::{Actor, Credentials, ErrorKind};
 use serde_json::{Value, json};
 
@@ -141,16 +141,26 @@ pub(super) async fn preview_link_needs_update_on_that_document(fx: Arc<Fx>) {
     forbidden("viewer", &res);
     let res = app.req(Method::POST, &path).key(&fx.read_key).send().await;
     forbidden("read key", &res);
-    let res = app.req(Method::DELETE, &path).key(&fx.read_key).send().await;
+    let res = app
+        .req(Method::DELETE, &path)
+        .key(&fx.read_key)
+        .send()
+        .await;
     forbidden("read key revokes", &res);
     for (who, res) in [
         (
             "stranger",
-            app.req(Method::POST, &path).cookie(&fx.stranger).send().await,
+            app.req(Method::POST, &path)
+                .cookie(&fx.stranger)
+                .send()
+                .await,
         ),
         (
             "stranger key",
-            app.req(Method::POST, &path).key(&fx.stranger_key).send().await,
+            app.req(Method::POST, &path)
+                .key(&fx.stranger_key)
+                .send()
+                .await,
         ),
         (
             "child admin",

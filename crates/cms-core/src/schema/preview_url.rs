@@ -116,7 +116,10 @@ fn check_address(template: &str) -> Result<(), String> {
         .iter()
         .find_map(|scheme| lower.strip_prefix(scheme))
         .ok_or("previewUrl must be an http:// or https:// URL template")?;
-    if template.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    if template
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control())
+    {
         return Err("previewUrl may not contain whitespace or control characters".into());
     }
     let host_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());

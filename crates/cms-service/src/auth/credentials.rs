@@ -55,12 +55,13 @@ impl AuthService<'_> {
         // one the browser still sends) does not hide the preview token beside it.
         match (session, &credentials.preview) {
             (Some(resolved), _) => Ok(Some(resolved)),
-            (None, Some(preview)) if credentials.bearer.is_none() => {
-                Ok(self.actor_for_preview(preview).await?.map(|actor| Resolved {
+            (None, Some(preview)) if credentials.bearer.is_none() => Ok(self
+                .actor_for_preview(preview)
+                .await?
+                .map(|actor| Resolved {
                     actor,
                     session_extended: false,
-                }))
-            }
+                })),
             (None, _) => Ok(None),
         }
     }

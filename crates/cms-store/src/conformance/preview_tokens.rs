@@ -1,7 +1,7 @@
 //! Preview tokens: found by their hash with the creator's current grant, deleted per document
 //! within the organization only, and gone with their document.
 
-use super::{document, open, role, user, with_two_organizations};
+use super::{document, open, role, with_two_organizations};
 use crate::organizations::MemberRecord;
 use crate::preview_tokens::PreviewTokenRecord;
 
@@ -67,7 +67,10 @@ async fn preview_tokens_resolve_with_their_creators_grant(url: String) {
     );
     assert_eq!(
         grant.role_capabilities.map(|c| c.0),
-        Some(vec!["document.read".to_string(), "document.update".to_string()])
+        Some(vec![
+            "document.read".to_string(),
+            "document.update".to_string()
+        ])
     );
     assert!(tx.preview_grant("nope").await.unwrap().is_none());
     drop(tx);

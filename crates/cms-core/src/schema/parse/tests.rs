@@ -364,13 +364,17 @@ fn preview_url_is_a_checked_template_on_document_schemas() {
             .is_none()
     );
     assert_eq!(
-        err(json!({ "type": "document", "name": "p", "fields": fields.clone(),
-                    "previewUrl": "https://x.test/{draft}" })),
+        err(
+            json!({ "type": "document", "name": "p", "fields": fields.clone(),
+                    "previewUrl": "https://x.test/{draft}" })
+        ),
         "schema \"p\": previewUrl has an unknown placeholder `{draft}` (known: {id}, {slug}, {token}, {type})"
     );
     assert_eq!(
-        err(json!({ "type": "document", "name": "p", "fields": fields.clone(),
-                    "previewUrl": "mailto:x@example.com?{id}" })),
+        err(
+            json!({ "type": "document", "name": "p", "fields": fields.clone(),
+                    "previewUrl": "mailto:x@example.com?{id}" })
+        ),
         "schema \"p\": previewUrl must be an http:// or https:// URL template"
     );
     assert_eq!(
