@@ -25,6 +25,8 @@ mod people;
 use people::*;
 mod search;
 use search::search_never_reads_a_hidden_field;
+mod delivery;
+use delivery::{cookie_writes_pass_from_listed_origins_only, entity_tags_confirm_no_hidden_field};
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -55,6 +57,8 @@ const QUERY: &str = "/api/documents/query";
 const GQL: &str = "/api/graphql";
 /// The upload limit of the fixture (`assets.maxUploadBytes`).
 const MAX_UPLOAD: usize = 64 * 1024;
+/// The one origin of the fixture's `cors.origins`.
+const LISTED_ORIGIN: &str = "https://site.example";
 /// The JSON body limit of the fixture (`server.maxJsonBytes`).
 const MAX_JSON: usize = 256 * 1024;
 
@@ -217,6 +221,7 @@ async fn fixture(url: &str) -> Fx {
     config.auth.invite_only = false;
     config.assets.max_upload_bytes = MAX_UPLOAD as u64;
     config.server.max_json_bytes = MAX_JSON;
+    config.cors.origins = vec![LISTED_ORIGIN.to_string()];
     config.locales.available = vec!["en".into(), "de".into()];
     let model = crate::agent::Model::puppet().await;
     config.agent.base_url = Some(model.base_url.clone());
@@ -579,6 +584,13 @@ fn rows() -> Vec<Row> {
         row!("22 search", search_never_reads_a_hidden_field,
             "editor: search=<word only in the admin-only secret / localized motto> on list and query, in en and de; search=title -<hidden word>; GraphQL allNote(search:)"
             => "total 0 (the admin finds 1); the hidden word excludes nothing and scores nothing; []"),
+        // 23. Delivery to frontends (issue 24, CONTRACT.md section 15).
+        row!("23 delivery", cookie_writes_pass_from_listed_origins_only,
+            "editor cookie POST /api/documents with Origin https://evil.example, http://site.example, https://site.example.evil.example, https://site.example:8443 (only https://site.example is listed)"
+            => "403 {error: Forbidden}, no CORS header, nothing written (the listed origin passes the check)"),
+        row!("23 delivery", entity_tags_confirm_no_hidden_field,
+            "editor: GET a note by id, at depth 1, the list and by-ids with If-None-Match: <the admin's ETag>"
+            => "200 with the editor's own tag and no admin-only value (never 304)"),
     ]
 }
 
