@@ -182,6 +182,12 @@ async fn cors_admits_the_listed_origins_only(url: String) {
         items(&res, "access-control-expose-headers"),
         sorted(&["etag", "x-request-id"])
     );
+    // The CORS layer's `Vary` joins the validators' own.
+    let vary = items(&res, "vary");
+    for name in ["origin", "x-cms-organization", "accept-encoding"] {
+        assert!(vary.contains(&name.to_string()), "{vary:?}");
+    }
+    assert!(res.header("etag").is_some());
     // Without an Origin (a server, curl): nothing changes.
     let res = app.get("/api/schemas").key(&key).send().await;
     assert_eq!(cors_headers(&res), Vec::<String>::new());

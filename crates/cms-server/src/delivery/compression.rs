@@ -92,3 +92,36 @@ pub(crate) async fn tag_coding(req: Request, next: Next) -> Response<Body> {
     }
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(content_type: &str, size: usize, keep: bool) -> Response<Body> {
+        let mut response = Response::new(Body::from(vec![b'x'; size]));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_str(content_type).unwrap(),
+        );
+        if keep {
+            response.extensions_mut().insert(KeepIdentity);
+        }
+        response
+    }
+
+    #[test]
+    fn json_and_text_of_a_kibibyte_are_compressed() {
+        let compressed = |t: &str, size: usize, keep: bool| {
+            JsonAndText.should_compress(&response(t, size, keep))
+        };
+        assert!(compressed("application/json", 1024, false));
+        assert!(compressed("application/problem+json", 4096, false));
+        assert!(compressed("text/html; charset=utf-8", 2048, false));
+        assert!(compressed("Text/JavaScript", 2048, false));
+        assert!(!compressed("application/json", 1023, false));
+        assert!(!compressed("text/event-stream", 4096, false));
+        assert!(!compressed("image/svg", 4096, false));
+        assert!(!compressed("application/octet-stream", 4096, false));
+        assert!(!compressed("text/plain; charset=utf-8", 4096, true));
+    }
+}
