@@ -348,6 +348,17 @@ impl Builder {
             trusted_proxies: config.trusted_proxies()?,
             graphql_path: config.graphql.path.clone(),
             docs_ui: config.openapi.docs_ui,
+            cors: cms_server::CorsSettings {
+                origins: match config.cors_origins()? {
+                    origins if origins.iter().any(|o| o == "*") => cms_server::CorsOrigins::Any,
+                    origins => cms_server::CorsOrigins::Listed(origins),
+                },
+                max_age_seconds: config.cors.max_age_seconds,
+            },
+            caching: cms_server::CacheSettings {
+                public_max_age_seconds: config.delivery.public_max_age_seconds,
+                stale_while_revalidate_seconds: config.delivery.stale_while_revalidate_seconds,
+            },
         };
         // The router refuses (by panicking) a configured path that another route already
         // serves, such as `graphql.path = "/api/documents"`: a start-up error, not a crash.

@@ -30,6 +30,8 @@ use preview::{
     preview_actor_is_refused_by_the_service, preview_link_needs_update_on_that_document,
     preview_token_reads_one_draft_as_its_maker,
 };
+mod delivery;
+use delivery::{cookie_writes_pass_from_listed_origins_only, entity_tags_confirm_no_hidden_field};
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -60,6 +62,8 @@ const QUERY: &str = "/api/documents/query";
 const GQL: &str = "/api/graphql";
 /// The upload limit of the fixture (`assets.maxUploadBytes`).
 const MAX_UPLOAD: usize = 64 * 1024;
+/// The one origin of the fixture's `cors.origins`.
+const LISTED_ORIGIN: &str = "https://site.example";
 /// The JSON body limit of the fixture (`server.maxJsonBytes`).
 const MAX_JSON: usize = 256 * 1024;
 
@@ -222,6 +226,7 @@ async fn fixture(url: &str) -> Fx {
     config.auth.invite_only = false;
     config.assets.max_upload_bytes = MAX_UPLOAD as u64;
     config.server.max_json_bytes = MAX_JSON;
+    config.cors.origins = vec![LISTED_ORIGIN.to_string()];
     config.locales.available = vec!["en".into(), "de".into()];
     let model = crate::agent::Model::puppet().await;
     config.agent.base_url = Some(model.base_url.clone());
@@ -594,6 +599,13 @@ fn rows() -> Vec<Row> {
         row!("23 preview link", preview_link_needs_update_on_that_document,
             "viewer, read key: POST/DELETE /api/documents/{beta}/preview; stranger, its key, child admin"
             => "403 {error: Forbidden}; 404 handler envelope"),
+        // 24. Delivery to frontends (issue 24, CONTRACT.md section 15).
+        row!("24 delivery", cookie_writes_pass_from_listed_origins_only,
+            "editor cookie POST /api/documents with Origin https://evil.example, http://site.example, https://site.example.evil.example, https://site.example:8443 (only https://site.example is listed)"
+            => "403 {error: Forbidden}, no CORS header, nothing written (the listed origin passes the check)"),
+        row!("24 delivery", entity_tags_confirm_no_hidden_field,
+            "editor: GET a note by id, at depth 1, the list and by-ids with If-None-Match: <the admin's ETag>"
+            => "200 with the editor's own tag and no admin-only value (never 304)"),
     ]
 }
 

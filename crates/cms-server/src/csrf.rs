@@ -1,7 +1,9 @@
 //! The CSRF check for cookie-authenticated writes (CONTRACT.md section 12): a browser sends
 //! `Origin` (or at least `Referer`) on a cross-site POST, PUT, PATCH or DELETE, and another
 //! site cannot make it lie, so a write whose origin is not this instance is refused. Requests
-//! with an API key or a Bearer token carry their credential explicitly and are exempt.
+//! with an API key or a Bearer token carry their credential explicitly and are exempt. An
+//! origin listed in `cors.origins` passes too (CONTRACT.md section 15): the operator trusts
+//! its pages with the API, credentials included (`delivery::cors`).
 
 use axum::http::{HeaderMap, Method, Uri, header};
 
@@ -46,15 +48,22 @@ pub fn applies_to(method: &Method) -> bool {
     )
 }
 
+/// The origin a request says it comes from: its `Origin`, or without one its `Referer`'s.
+pub fn claimed_origin(headers: &HeaderMap) -> Option<Origin> {
+    let text = |name| headers.get(name).and_then(|v| v.to_str().ok());
+    match text(header::ORIGIN) {
+        Some(origin) => Origin::of_url(origin),
+        None => text(header::REFERER).and_then(Origin::of_url),
+    }
+}
+
 /// Whether the request's `Origin` (or, without one, `Referer`) is this instance: `public` when
 /// `server.publicUrl` is set, else the request's own `Host`.
 pub fn same_origin(headers: &HeaderMap, uri: &Uri, public: Option<&Origin>) -> bool {
     let text = |name| headers.get(name).and_then(|v| v.to_str().ok());
-    let claimed = match text(header::ORIGIN) {
-        Some(origin) => Origin::of_url(origin),
-        None => text(header::REFERER).and_then(Origin::of_url),
+    let Some(claimed) = claimed_origin(headers) else {
+        return false;
     };
-    let Some(claimed) = claimed else { return false };
     match public {
         Some(public) => claimed == *public,
         None => {

@@ -6,6 +6,7 @@
 
 mod client_address;
 mod csrf;
+mod delivery;
 mod error;
 mod extract;
 mod graphql;
@@ -32,6 +33,7 @@ use utoipa_axum::router::OpenApiRouter;
 
 pub use axum::Router;
 pub use client_address::TrustedProxy;
+pub use delivery::{CacheSettings, CorsOrigins, CorsSettings};
 pub use error::{ApiError, ApiResult, error_name};
 pub use extract::{ApiJson, ApiQuery, Authed, Client, MaybeAuthed};
 pub use plugins::{ExtensionError, Extensions, PluginRoute, RouteWrap};
@@ -53,6 +55,10 @@ pub struct ServerSettings {
     /// Whether `/api/docs` serves the rendered reference (`openapi.docsUi`); the document at
     /// `/api/openapi.json` is served either way.
     pub docs_ui: bool,
+    /// Which origins may call the API from a browser (`cors.*`).
+    pub cors: CorsSettings,
+    /// `Cache-Control` of answers to the `public` role (`delivery.*`).
+    pub caching: CacheSettings,
 }
 
 impl Default for ServerSettings {
@@ -63,6 +69,8 @@ impl Default for ServerSettings {
             trusted_proxies: Vec::new(),
             graphql_path: DEFAULT_GRAPHQL_PATH.to_string(),
             docs_ui: true,
+            cors: CorsSettings::default(),
+            caching: CacheSettings::default(),
         }
     }
 }
@@ -88,6 +96,8 @@ pub(crate) struct AppState {
     pub(crate) openapi: Arc<[u8]>,
     /// What the plugins declared (`GET /api/plugins`).
     pub(crate) plugins: Arc<[plugins::PluginManifest]>,
+    /// CORS and the cache headers (CONTRACT.md section 15).
+    pub(crate) delivery: Arc<delivery::Delivery>,
 }
 
 impl AppState {
@@ -175,6 +185,8 @@ pub fn build(
     let graphql_path = settings.graphql_path.clone();
     let security_headers =
         security_headers::SecurityHeaders::new(settings.public_url.as_deref(), &graphql_path);
+    let delivery = Arc::new(delivery::Delivery::new(&settings.cors, &settings.caching));
+    let cors = delivery.cors.clone();
     let (routes, mut collected) = api(max_upload_bytes, &graphql_path).split_for_parts();
     extensions.check(&collected, &graphql_path)?;
     extensions.describe(&mut collected);
@@ -187,6 +199,7 @@ pub fn build(
         agent,
         settings: Arc::new(settings),
         public_origin,
+        delivery,
     };
     let router = extensions
         .mount(routes, &state.cms)
@@ -205,6 +218,12 @@ pub fn build(
         // A bug that panics in a handler answers 500 in the envelope, and is logged, instead of
         // dropping the connection.
         .layer(CatchPanicLayer::custom(panic_response))
+        .layer(delivery::compression::layer())
+        // Outside the compression, which sets the coding the tag is suffixed with.
+        .layer(axum_middleware::from_fn(delivery::compression::tag_coding))
+        // Outside the caller's resolution: a preflight never reaches authentication, CSRF or
+        // a rate limit. Inside the security headers, which every answer carries.
+        .layer(axum_middleware::from_fn_with_state(cors, delivery::cors::gate))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         // Around everything the service answers, refusals and panics included.
         .layer(axum_middleware::from_fn_with_state(

@@ -39,6 +39,7 @@ pub async fn resolve_actor(
     if from_cookie
         && csrf::applies_to(req.method())
         && !csrf::same_origin(req.headers(), req.uri(), state.public_origin.as_ref())
+        && !state.delivery.cors.lets_write(req.headers())
     {
         return crate::error::access_refusal(StatusCode::FORBIDDEN);
     }

@@ -68,6 +68,30 @@ impl PreviewCredential {
     }
 }
 
+/// Whom an answer is for, as caches must treat it (CONTRACT.md section 15): an answer to
+/// credentials is private to them, an answer to the `public` role may be shared by any cache,
+/// and an answer to a preview token must not be stored at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Audience {
+    /// A session, an API key, or a plugin's own work.
+    Credentialed,
+    /// Anonymous reads naming an organization, as its `public` role.
+    Public,
+    /// A preview link's token, reading one document's draft.
+    Preview,
+}
+
+impl Audience {
+    /// A stable name, for what is derived from the audience (entity tags).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Audience::Credentialed => "credentialed",
+            Audience::Public => "public",
+            Audience::Preview => "preview",
+        }
+    }
+}
+
 /// The id prefix of a plugin actor's synthetic user: documents a plugin writes carry
 /// `createdBy: "plugin:<id>"`.
 pub const PLUGIN_USER_PREFIX: &str = "plugin:";
@@ -191,6 +215,17 @@ impl Actor {
             }
             Credential::Preview(_) => Err(Error::Unauthorized),
             _ => Ok(()),
+        }
+    }
+
+    /// Whom answers to this actor are for. Every kind of credential is named here, so a new
+    /// kind must say how caches treat what it reads.
+    pub fn audience(&self) -> Audience {
+        match self.credential {
+            Credential::Session(_) | Credential::ApiKey { .. } | Credential::Plugin { .. } => {
+                Audience::Credentialed
+            }
+            Credential::Preview(_) => Audience::Preview,
         }
     }
 

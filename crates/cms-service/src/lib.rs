@@ -45,7 +45,9 @@ use cms_core::schema::Schemas;
 use cms_store::Store;
 
 pub use account::{AccountService, EmailVerified, ProfileUpdate};
-pub use actor::{Actor, Credential, PLUGIN_USER_PREFIX, PreviewCredential, SessionView, User};
+pub use actor::{
+    Actor, Audience, Credential, PLUGIN_USER_PREFIX, PreviewCredential, SessionView, User,
+};
 pub use api_keys::{ApiKey, ApiKeyService, CreatedApiKey, NewApiKey};
 pub use assets::{AssetService, AssetSettings};
 pub use auth::{
@@ -200,6 +202,9 @@ pub(crate) struct Inner {
     pub(crate) secret_box: Option<plugin_settings::secret_box::SecretBox>,
     /// How far the field indexes built beside the service have come.
     pub(crate) field_indexing: field_indexes::FieldIndexing,
+    /// A digest of the schemas as registered: part of every document read's entity tag, so a
+    /// start with other schemas never answers 304 to a body shaped by the old ones.
+    pub(crate) schema_fingerprint: [u8; 32],
 }
 
 impl Inner {
@@ -273,6 +278,7 @@ impl Cms {
             .map(plugin_settings::secret_box::SecretBox::new);
         let media_signer =
             cms_core::asset::MediaSigner::new(parts.settings.assets.signing_secret.as_deref());
+        let schema_fingerprint = documents::schema_fingerprint(&parts.schemas);
         let cms = Cms(Arc::new(Inner {
             store: parts.store,
             storage: parts.storage,
@@ -290,6 +296,7 @@ impl Cms {
             plugin_settings: parts.plugin_settings,
             secret_box,
             field_indexing: Default::default(),
+            schema_fingerprint,
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
         // Beside the service: on a large table the indexes take minutes to build.

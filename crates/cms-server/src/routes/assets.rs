@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use axum::Json;
 use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Path, Request, State};
 use axum::http::{StatusCode, header};
+use axum::response::Response;
 use cms_service::assets::{
     AssetQuery, AssetView, BulkDeleted, DirectUpload, MetadataChange, ReferenceView, SignedUrl,
     StagedFile, UploadMetadata, UploadTicket,
@@ -22,6 +23,7 @@ use super::documents::Deleted;
 use super::params::{bad, flag, text};
 use super::{Data, Paged, created, ok, paged};
 use crate::AppState;
+use crate::delivery::validators::{Conditional, IfNoneMatch, NotModified};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::{ApiJson, ApiQuery, Authed};
 
@@ -86,13 +88,14 @@ struct ListQuery {
 }
 
 /// Lists the assets of the caller's organization, newest first.
-#[utoipa::path(get, path = "/api/assets", tag = TAG, params(ListQuery),
-    responses((status = 200, description = "A page of assets", body = Paged<AssetView>)))]
+#[utoipa::path(get, path = "/api/assets", tag = TAG, params(ListQuery, IfNoneMatch),
+    responses((status = 200, description = "A page of assets", body = Paged<AssetView>, headers(("ETag" = String, description = "Strong entity tag of the answer"), ("Cache-Control" = String, description = "`private, no-cache` for credentials"))), NotModified))]
 async fn list(
     State(state): State<AppState>,
     Authed(actor): Authed,
+    conditional: Conditional,
     ApiQuery(q): ApiQuery<ListQuery>,
-) -> ApiResult<Json<Paged<AssetView>>> {
+) -> ApiResult<Response> {
     let query = AssetQuery {
         asset_type: q.asset_type,
         mime_type: q.mime_type,
@@ -102,7 +105,7 @@ async fn list(
         include_children: q.include_child_organizations.unwrap_or(false),
     };
     let page = state.cms.assets().list(&actor, query).await?;
-    Ok(paged(page.data, page.pagination))
+    Ok(conditional.respond(&paged(page.data, page.pagination).0))
 }
 
 /// The multipart form of an upload, as the handler reads it field by field (the file is
@@ -268,16 +271,18 @@ fn form_error(e: axum::extract::multipart::MultipartError) -> Error {
 
 /// Reads one asset.
 #[utoipa::path(get, path = "/api/assets/{id}", tag = TAG,
-    params(("id" = String, Path, description = "The asset id"), ChildrenQuery),
-    responses((status = 200, description = "The asset", body = Data<AssetView>)))]
+    params(("id" = String, Path, description = "The asset id"), ChildrenQuery, IfNoneMatch),
+    responses((status = 200, description = "The asset", body = Data<AssetView>, headers(("ETag" = String, description = "Strong entity tag of the answer"), ("Cache-Control" = String, description = "`private, no-cache` for credentials"))), NotModified))]
 async fn get(
     State(state): State<AppState>,
     Authed(actor): Authed,
+    conditional: Conditional,
     Path(id): Path<String>,
     ApiQuery(q): ApiQuery<ChildrenQuery>,
-) -> ApiResult<Json<Data<AssetView>>> {
+) -> ApiResult<Response> {
     let children = q.include_child_organizations.unwrap_or(false);
-    Ok(ok(state.cms.assets().get(&actor, &id, children).await?))
+    let asset = state.cms.assets().get(&actor, &id, children).await?;
+    Ok(conditional.respond(&ok(asset).0))
 }
 
 /// A metadata change: each field named is set (a string; empty or `null` clears it), the

@@ -5,7 +5,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
 use cms_core::Timestamp;
 use cms_service::documents::{
     DocumentView, DraftUpdate, ListRequest, MAX_DEPTH, NewDocument, Perspective, ReadOptions,
@@ -20,6 +20,7 @@ use utoipa_axum::routes;
 use super::params::{bad, flag, text};
 use super::{Data, Paged, created, ok, paged};
 use crate::AppState;
+use crate::delivery::validators::{Conditional, IfNoneMatch, NotModified};
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiQuery, Authed};
 
@@ -168,13 +169,14 @@ fn kept_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D
 }
 
 /// Lists the documents of one type, a page at a time.
-#[utoipa::path(get, path = "/api/documents", tag = TAG, params(ListQuery),
-    responses((status = 200, description = "A page of documents", body = Paged<DocumentView>)))]
+#[utoipa::path(get, path = "/api/documents", tag = TAG, params(ListQuery, IfNoneMatch),
+    responses((status = 200, description = "A page of documents", body = Paged<DocumentView>, headers(("ETag" = String, description = "Strong entity tag of the answer"), ("Cache-Control" = String, description = "`private, no-cache` for credentials"))), NotModified))]
 async fn list(
     State(state): State<AppState>,
     Authed(actor): Authed,
+    conditional: Conditional,
     ApiQuery(q): ApiQuery<ListQuery>,
-) -> ApiResult<Json<Paged<DocumentView>>> {
+) -> ApiResult<Response> {
     let doc_type = q.doc_type.ok_or_else(|| bad("`type` is required".into()))?;
     let request = ListRequest {
         doc_type,
@@ -192,7 +194,7 @@ async fn list(
         search: q.search,
     };
     let page = state.cms.documents().list(&actor, request).await?;
-    Ok(paged(page.data, page.pagination))
+    Ok(conditional.respond(&paged(page.data, page.pagination).0))
 }
 
 /// A query: the list's options plus a `where` filter. `select` (the full document is returned)
@@ -333,22 +335,32 @@ async fn create(
 
 /// Reads one document. With a preview link's token and no other credentials, reads that one
 /// document's draft as the link's maker sees it (CONTRACT.md section 15).
+/// With no references resolved, the tag is decided from the stored document before any body
+/// is built (`RevisionTag`), so a current client's 304 costs one point read.
 #[utoipa::path(get, path = "/api/documents/{id}", tag = TAG,
-    params(("id" = String, Path, description = "The document id"), ReadQuery,
+    params(("id" = String, Path, description = "The document id"), ReadQuery, IfNoneMatch,
         ("x-cms-preview" = Option<String>, Header, description = "A preview link's token (POST /api/documents/{id}/preview): reads this document's draft without other credentials; answers carry `Cache-Control: private, no-store`"),
         ("preview" = Option<String>, Query, description = "The preview token as a query parameter, when a header cannot be sent")),
-    responses((status = 200, description = "The document", body = Data<DocumentView>)))]
+    responses((status = 200, description = "The document", body = Data<DocumentView>, headers(("ETag" = String, description = "Strong entity tag of the answer"), ("Cache-Control" = String, description = "`private, no-cache` for credentials; `private, no-store` for a preview token"))), NotModified))]
 async fn get(
     State(state): State<AppState>,
     Authed(actor): Authed,
+    conditional: Conditional,
     Path(id): Path<String>,
     ApiQuery(q): ApiQuery<ReadQuery>,
-) -> ApiResult<Json<Data<DocumentView>>> {
-    Ok(ok(state
-        .cms
-        .documents()
-        .get(&actor, &id, q.options()?)
-        .await?))
+) -> ApiResult<Response> {
+    let documents = state.cms.documents();
+    let options = q.options()?;
+    if conditional.is_conditional()
+        && let Some(tag) = documents.revision_tag(&actor, &id, &options).await?
+        && let Some(not_modified) = conditional.not_modified(tag.as_str())
+    {
+        return Ok(not_modified);
+    }
+    Ok(match documents.get_tagged(&actor, &id, options).await? {
+        (document, Some(tag)) => conditional.respond_tagged(tag.as_str(), &ok(document).0),
+        (document, None) => conditional.respond(&ok(document).0),
+    })
 }
 
 /// A draft save.
@@ -631,13 +643,14 @@ struct ByIdsQuery {
 }
 
 /// Documents by id, in request order; missing or unreadable ids are left out.
-#[utoipa::path(get, path = "/api/documents/by-ids", tag = TAG, params(ByIdsQuery),
-    responses((status = 200, description = "The documents found", body = Data<Vec<DocumentView>>)))]
+#[utoipa::path(get, path = "/api/documents/by-ids", tag = TAG, params(ByIdsQuery, IfNoneMatch),
+    responses((status = 200, description = "The documents found", body = Data<Vec<DocumentView>>, headers(("ETag" = String, description = "Strong entity tag of the answer"), ("Cache-Control" = String, description = "`private, no-cache` for credentials"))), NotModified))]
 async fn by_ids(
     State(state): State<AppState>,
     Authed(actor): Authed,
+    conditional: Conditional,
     ApiQuery(q): ApiQuery<ByIdsQuery>,
-) -> ApiResult<Json<Data<Vec<DocumentView>>>> {
+) -> ApiResult<Response> {
     let ids: Vec<String> = q
         .ids
         .iter()
@@ -652,25 +665,28 @@ async fn by_ids(
         q.include_child_organizations,
         q.locale,
     )?;
-    Ok(ok(state.cms.documents().by_ids(&actor, &ids, read).await?))
+    let documents = state.cms.documents().by_ids(&actor, &ids, read).await?;
+    Ok(conditional.respond(&ok(documents).0))
 }
 
 /// The documents whose draft or published copy references this one.
 #[utoipa::path(get, path = "/api/documents/{id}/back-references", tag = TAG,
-    params(("id" = String, Path, description = "The document id"), ChildrenQuery),
-    responses((status = 200, description = "The referencing documents", body = Data<Vec<DocumentView>>)))]
+    params(("id" = String, Path, description = "The document id"), ChildrenQuery, IfNoneMatch),
+    responses((status = 200, description = "The referencing documents", body = Data<Vec<DocumentView>>, headers(("ETag" = String, description = "Strong entity tag of the answer"), ("Cache-Control" = String, description = "`private, no-cache` for credentials"))), NotModified))]
 async fn back_references(
     State(state): State<AppState>,
     Authed(actor): Authed,
+    conditional: Conditional,
     Path(id): Path<String>,
     ApiQuery(q): ApiQuery<ChildrenQuery>,
-) -> ApiResult<Json<Data<Vec<DocumentView>>>> {
+) -> ApiResult<Response> {
     let include_children = q.include_child_organizations.unwrap_or(false);
-    Ok(ok(state
+    let referrers = state
         .cms
         .documents()
         .back_references(&actor, &id, include_children)
-        .await?))
+        .await?;
+    Ok(conditional.respond(&ok(referrers).0))
 }
 
 /// A scheduled publish or unpublish.

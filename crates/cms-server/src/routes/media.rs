@@ -26,7 +26,12 @@ const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; img-src 'self' data:;
 
 /// Axum answers HEAD for this GET route with the same headers and no body.
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(get))
+    OpenApiRouter::new()
+        .routes(routes!(get))
+        // The stored bytes, as stored: ranges and the file's tag speak of them.
+        .route_layer(axum::middleware::map_response(
+            crate::delivery::compression::keep_identity,
+        ))
 }
 
 // Describes the response body only: the handler streams the bytes from storage.

@@ -2,6 +2,7 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
+use axum::response::Response;
 use cms_core::schema::Schema;
 use cms_service::Error;
 use utoipa_axum::router::OpenApiRouter;
@@ -9,6 +10,7 @@ use utoipa_axum::routes;
 
 use super::{Data, ok};
 use crate::AppState;
+use crate::delivery::validators::{Conditional, IfNoneMatch, NotModified};
 use crate::error::ApiResult;
 use crate::extract::Authed;
 
@@ -21,13 +23,14 @@ pub fn routes() -> OpenApiRouter<AppState> {
 }
 
 /// Every registered type, in registration order, as declared.
-#[utoipa::path(get, path = "/api/schemas", tag = TAG,
-    responses((status = 200, description = "The registered types", body = Data<Vec<Schema>>)))]
+#[utoipa::path(get, path = "/api/schemas", tag = TAG, params(IfNoneMatch),
+    responses((status = 200, description = "The registered types", body = Data<Vec<Schema>>, headers(("ETag" = String, description = "Strong entity tag of the answer"), ("Cache-Control" = String, description = "`private, no-cache` for credentials"))), NotModified))]
 async fn list(
     State(state): State<AppState>,
     Authed(_actor): Authed,
-) -> ApiResult<Json<Data<Vec<Schema>>>> {
-    Ok(ok(state.cms.schemas().all().to_vec()))
+    conditional: Conditional,
+) -> ApiResult<Response> {
+    Ok(conditional.respond(&ok(state.cms.schemas().all()).0))
 }
 
 /// One registered type, as declared.

@@ -295,6 +295,15 @@ impl<'a> Gate<'a> {
         }
     }
 
+    /// What the field rules of `doc_type` strip by for this caller: the role name the rules'
+    /// role lists are checked against, or `None` when no field rule applies (the type has none,
+    /// or the caller is an instance administrator). Two callers with the same answer see the
+    /// same fields of every document of the type.
+    pub(crate) fn field_view(&self, doc_type: &str) -> Option<&'a str> {
+        self.field_rules(doc_type)?;
+        Some(self.actor.grant.role.name().unwrap_or(""))
+    }
+
     /// Whether the caller may read every field of `doc_type` (so may see digests of its data).
     pub(crate) fn sees_whole(&self, doc_type: &str) -> bool {
         self.field_rules(doc_type)

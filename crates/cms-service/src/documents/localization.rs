@@ -36,6 +36,20 @@ impl Localization {
         }
     }
 
+    /// Everything of this localization that shapes a body: whether the request named a
+    /// locale, and the chain values are looked for in (the organization's locales decide it),
+    /// or `*`. Part of a document read's entity tag.
+    pub(crate) fn fingerprint(&self) -> String {
+        let named = if self.named { "named" } else { "default" };
+        match self.chain() {
+            Some(chain) => {
+                let tags: Vec<&str> = chain.iter().map(|t| t.as_str()).collect();
+                format!("{named}:{}", tags.join(","))
+            }
+            None => format!("{named}:*"),
+        }
+    }
+
     /// Where values are looked for, for a read in one locale; `None` for `*`.
     pub(crate) fn chain(&self) -> Option<Vec<&LocaleTag>> {
         match &self.choice {

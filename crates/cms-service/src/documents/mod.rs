@@ -27,6 +27,7 @@ mod schedules;
 mod search;
 mod slugs;
 mod validation;
+mod validator;
 mod versions;
 mod view;
 mod write;
@@ -43,6 +44,8 @@ pub use resolve::MAX_EXPANDED_NODES;
 pub use schedules::{ScheduleAction, ScheduleView};
 pub(crate) use schedules::{ScheduleStatus, schedule_follows_job};
 pub use search::search_signature;
+pub use validator::RevisionTag;
+pub(crate) use validator::schema_fingerprint;
 pub use view::{DocumentView, Meta, Perspective, Validation, VersionView};
 pub use write::DraftUpdate;
 

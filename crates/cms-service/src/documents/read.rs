@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use cms_core::CoreCapability;
 use cms_core::schema::Operation;
+use cms_store::Tx;
 use cms_store::documents::{DocumentRecord, ListSpec};
 use cms_store::filter_sql::DataColumn;
 use serde_json::{Map, Value};
@@ -13,10 +14,20 @@ use super::access::{self, ListRead};
 use super::localization::Localization;
 use super::records::new_record;
 use super::search::{ListSearch, scored_view};
+use super::validator::RevisionTag;
 use super::{DocumentService, DocumentView, MAX_DEPTH, Perspective, ReadOptions};
 use crate::actor::Actor;
 use crate::error::{Error, Result};
 use crate::paging::{MAX_BY_IDS, MAX_PAGE_SIZE, Pagination, page_or_default};
+
+/// One document found by id, with what its body is built from.
+pub(super) struct PointRead<'g> {
+    pub(super) tx: Box<dyn Tx>,
+    pub(super) orgs: Vec<String>,
+    pub(super) record: DocumentRecord,
+    pub(super) gate: access::Gate<'g>,
+    pub(super) localization: Localization,
+}
 
 /// Where a document lives, as [`DocumentService::locate`] reveals it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,23 +79,39 @@ impl DocumentService<'_> {
 
     /// One document, in the actor's organization (and its children when asked).
     pub async fn get(&self, actor: &Actor, id: &str, read: ReadOptions) -> Result<DocumentView> {
-        // A preview token reads its one document as its creator, in that document's
-        // organization only (CONTRACT.md section 15); any other id is 401.
-        let reader = actor.preview_reader(id)?;
-        let (actor, read) = match &reader {
-            Some(creator) => (
-                creator,
-                ReadOptions {
-                    include_children: false,
-                    ..read
-                },
-            ),
-            None => (actor, read),
-        };
+        let (creator, read) = preview_reader(actor, id, read)?;
+        let actor = creator.as_ref().unwrap_or(actor);
+        let found = self.point_read(actor, id, &read).await?;
+        self.view_of(found, &read).await
+    }
+
+    /// [`Self::get`], with the document's [`RevisionTag`] when the stored row decides the body
+    /// (no references resolved): the tag of exactly the row the body was built from.
+    pub async fn get_tagged(
+        &self,
+        actor: &Actor,
+        id: &str,
+        read: ReadOptions,
+    ) -> Result<(DocumentView, Option<RevisionTag>)> {
+        let (creator, read) = preview_reader(actor, id, read)?;
+        let actor = creator.as_ref().unwrap_or(actor);
+        let found = self.point_read(actor, id, &read).await?;
+        let tag = self.tag_of(actor, &found, &read);
+        Ok((self.view_of(found, &read).await?, tag))
+    }
+
+    /// The document `id` as a read of one document finds it, through every check of
+    /// [`Self::get`]: capability, tenancy, perspective, the schema's read rule, the locale.
+    pub(super) async fn point_read<'g>(
+        &'g self,
+        actor: &'g Actor,
+        id: &str,
+        read: &ReadOptions,
+    ) -> Result<PointRead<'g>> {
         let orgs = self
             .readable_organizations(actor, read.include_children)
             .await?;
-        check_read_options(&read)?;
+        check_read_options(read)?;
         let mut tx = self.inner.store.read_for(&orgs[0]).await?;
         let record = tx
             .document(&orgs, id)
@@ -98,9 +125,27 @@ impl DocumentService<'_> {
         let localization = self
             .localization_of(&mut *tx, &orgs[0], &record.doc_type, read.locale.as_deref())
             .await?;
+        Ok(PointRead {
+            tx,
+            orgs,
+            record,
+            gate,
+            localization,
+        })
+    }
+
+    /// The body of a point read: fields stripped, localized, references resolved.
+    async fn view_of(&self, found: PointRead<'_>, read: &ReadOptions) -> Result<DocumentView> {
+        let PointRead {
+            mut tx,
+            orgs,
+            record,
+            gate,
+            localization,
+        } = found;
         let mut views = vec![gate.stripped(record)];
         self.show(&localization, &mut views, read.perspective);
-        self.resolve(&mut *tx, &orgs, &mut views, &read, &gate, &localization)
+        self.resolve(&mut *tx, &orgs, &mut views, read, &gate, &localization)
             .await?;
         Ok(views.remove(0))
     }
@@ -408,4 +453,24 @@ fn check_read_options(read: &ReadOptions) -> Result<()> {
         return Err(Error::bad_request(format!("depth is 0 to {MAX_DEPTH}")));
     }
     Ok(())
+}
+
+/// Who reads document `id`, and how: a preview token reads its one document as its creator, in
+/// that document's organization only (CONTRACT.md section 15; any other id is 401); every
+/// other actor reads as itself (`None`).
+pub(super) fn preview_reader(
+    actor: &Actor,
+    id: &str,
+    read: ReadOptions,
+) -> Result<(Option<Actor>, ReadOptions)> {
+    Ok(match actor.preview_reader(id)? {
+        Some(creator) => (
+            Some(creator),
+            ReadOptions {
+                include_children: false,
+                ..read
+            },
+        ),
+        None => (None, read),
+    })
 }
