@@ -15,6 +15,7 @@ mod job_leases;
 mod jobs;
 mod organizations;
 mod people;
+mod public_role;
 mod rate_limits;
 mod references;
 mod row_security;
