@@ -30,6 +30,7 @@ mod module_tree;
 mod organizations;
 pub mod paging;
 pub mod plugin_settings;
+mod public_reads;
 mod queue;
 mod rate_limit;
 mod roles;
@@ -45,7 +46,7 @@ use cms_core::schema::Schemas;
 use cms_store::Store;
 
 pub use account::{AccountService, EmailVerified, ProfileUpdate};
-pub use actor::{Actor, Credential, PLUGIN_USER_PREFIX, SessionView, User};
+pub use actor::{Actor, Credential, PLUGIN_USER_PREFIX, PUBLIC_USER_PREFIX, SessionView, User};
 pub use api_keys::{ApiKey, ApiKeyService, CreatedApiKey, NewApiKey};
 pub use assets::{AssetService, AssetSettings};
 pub use auth::{
@@ -101,6 +102,9 @@ pub struct Settings {
     /// The string the key of secret plugin settings is derived from
     /// (CMS_SECRET_ENCRYPTION_KEY); `None`: secrets cannot be saved (422).
     pub secret_encryption_key: Option<String>,
+    /// Anonymous reads (the `public` role) one client address may make per minute, counted in
+    /// memory per instance (`delivery.publicReadsPerMinute`); 0 turns the limit off.
+    pub public_reads_per_minute: u32,
 }
 
 /// The queue's bounds (CONTRACT.md section 7).
@@ -145,6 +149,7 @@ impl Default for Settings {
             jobs: JobSettings::default(),
             assets: AssetSettings::default(),
             secret_encryption_key: None,
+            public_reads_per_minute: 600,
         }
     }
 }
@@ -197,6 +202,8 @@ pub(crate) struct Inner {
     pub(crate) secret_box: Option<plugin_settings::secret_box::SecretBox>,
     /// How far the field indexes built beside the service have come.
     pub(crate) field_indexing: field_indexes::FieldIndexing,
+    /// The in-memory limit on anonymous reads.
+    pub(crate) public_reads: public_reads::PublicReadLimiter,
 }
 
 impl Inner {
@@ -218,6 +225,25 @@ impl Inner {
     ) -> Result<Vec<String>> {
         let org = actor.require(capability)?;
         if include_children {
+            self.organization_and_children(org).await
+        } else {
+            Ok(vec![org.to_string()])
+        }
+    }
+
+    /// The organizations a read that serves published content covers
+    /// ([`Actor::require_delivery`]): like [`Inner::readable_organizations`], except that an
+    /// anonymous `public` reader passes with its role's `capability`, and reads its own
+    /// organization only (`includeChildOrganizations` is ignored for it: a child's content is
+    /// published under the child's own `public` role).
+    pub(crate) async fn deliverable_organizations(
+        &self,
+        actor: &Actor,
+        capability: cms_core::CoreCapability,
+        include_children: bool,
+    ) -> Result<Vec<String>> {
+        let org = actor.require_delivery(capability)?;
+        if include_children && !actor.is_public() {
             self.organization_and_children(org).await
         } else {
             Ok(vec![org.to_string()])
@@ -270,6 +296,8 @@ impl Cms {
             .map(plugin_settings::secret_box::SecretBox::new);
         let media_signer =
             cms_core::asset::MediaSigner::new(parts.settings.assets.signing_secret.as_deref());
+        let public_reads =
+            public_reads::PublicReadLimiter::new(parts.settings.public_reads_per_minute);
         let cms = Cms(Arc::new(Inner {
             store: parts.store,
             storage: parts.storage,
@@ -287,6 +315,7 @@ impl Cms {
             plugin_settings: parts.plugin_settings,
             secret_box,
             field_indexing: Default::default(),
+            public_reads,
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
         // Beside the service: on a large table the indexes take minutes to build.

@@ -251,7 +251,7 @@ async fn get_session(MaybeAuthed(actor): MaybeAuthed) -> Json<Option<SessionBody
             session,
             user: actor.user,
         }),
-        Credential::ApiKey { .. } | Credential::Plugin { .. } => None,
+        Credential::ApiKey { .. } | Credential::Plugin { .. } | Credential::Public { .. } => None,
     }))
 }
 

@@ -22,6 +22,7 @@ use super::{Data, Paged, created, ok, paged};
 use crate::AppState;
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiQuery, Authed};
+use cms_service::Actor;
 
 const TAG: &str = "documents";
 
@@ -50,14 +51,17 @@ fn depth(raw: Option<i64>) -> ApiResult<Option<u8>> {
     .transpose()
 }
 
+/// The read as asked; without a `perspective`, the actor's default (`published` for an
+/// anonymous `public` reader, `draft` for everyone else).
 fn read_options(
+    actor: &Actor,
     perspective: Option<Perspective>,
     raw_depth: Option<i64>,
     include_children: Option<bool>,
     locale: Option<String>,
 ) -> ApiResult<ReadOptions> {
     Ok(ReadOptions {
-        perspective: perspective.unwrap_or_default(),
+        perspective: perspective.unwrap_or_else(|| Perspective::default_for(actor)),
         depth: depth(raw_depth)?,
         include_children: include_children.unwrap_or(false),
         locale,
@@ -92,7 +96,8 @@ enum Status {
 #[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 struct ReadQuery {
-    /// The copy read: `draft` (default) or `published`.
+    /// The copy read: `draft` (default) or `published` (the default, and the only one, for
+    /// anonymous readers naming an organization).
     #[param(inline)]
     perspective: Option<Perspective>,
     /// How many levels of references are resolved, 0 (default) to 5.
@@ -108,8 +113,9 @@ struct ReadQuery {
 }
 
 impl ReadQuery {
-    fn options(&self) -> ApiResult<ReadOptions> {
+    fn options(&self, actor: &Actor) -> ApiResult<ReadOptions> {
         read_options(
+            actor,
             self.perspective,
             self.depth,
             self.include_child_organizations,
@@ -141,7 +147,8 @@ struct ListQuery {
     /// Only documents with (`published`) or without (`draft`) a published copy.
     #[param(inline)]
     status: Option<Status>,
-    /// The copy read: `draft` (default) or `published`.
+    /// The copy read: `draft` (default) or `published` (the default, and the only one, for
+    /// anonymous readers naming an organization).
     #[param(inline)]
     perspective: Option<Perspective>,
     /// How many levels of references are resolved, 0 (default) to 5.
@@ -184,6 +191,7 @@ async fn list(
         page: q.page,
         page_size: q.page_size.or(q.limit),
         read: read_options(
+            &actor,
             q.perspective,
             q.depth,
             q.include_child_organizations,
@@ -263,6 +271,7 @@ async fn query(
         page: body.page,
         page_size: body.limit,
         read: read_options(
+            &actor,
             body.perspective,
             body.depth,
             body.include_child_organizations,
@@ -344,7 +353,7 @@ async fn get(
     Ok(ok(state
         .cms
         .documents()
-        .get(&actor, &id, q.options()?)
+        .get(&actor, &id, q.options(&actor)?)
         .await?))
 }
 
@@ -612,7 +621,8 @@ struct ByIdsQuery {
     /// Document ids, comma-separated, the parameter repeatable; at most 100.
     #[serde(default)]
     ids: Vec<String>,
-    /// The copy read: `draft` (default) or `published`.
+    /// The copy read: `draft` (default) or `published` (the default, and the only one, for
+    /// anonymous readers naming an organization).
     #[param(inline)]
     perspective: Option<Perspective>,
     /// How many levels of references are resolved, 0 (default) to 5.
@@ -644,6 +654,7 @@ async fn by_ids(
         .map(String::from)
         .collect();
     let read = read_options(
+        &actor,
         q.perspective,
         q.depth,
         q.include_child_organizations,

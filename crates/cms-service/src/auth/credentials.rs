@@ -1,17 +1,23 @@
 //! Credential resolution: an API key, a bearer token or the session cookie turned into an
 //! [`Actor`] with its grant resolved (SPEC.md Authentication points 1 and 8), sliding the
-//! session's lifetime on the way.
+//! session's lifetime on the way; and a request without any of them that names an
+//! organization, turned into that organization's `public` reader (CONTRACT.md section 15).
 
-use cms_core::access::{self, Membership};
-use cms_core::{Grant, InstanceRole, KeyPermission, KeyScope};
+use std::net::IpAddr;
+
+use cms_core::access::{self, EffectiveRole, Membership};
+use cms_core::{BuiltInRole, CapabilitySet, Grant, InstanceRole, KeyPermission, KeyScope};
 use cms_store::users::UserRecord;
 
 use super::AuthService;
-use crate::actor::{Actor, Credential, SessionView, User};
+use crate::actor::{Actor, Credential, PUBLIC_USER_PREFIX, SessionView, User};
 use crate::error::{Error, Result};
 use crate::secret::Purpose;
 
 const DAY_MS: i64 = 86_400_000;
+
+/// The longest organization slug looked up: longer ones name no organization.
+const MAX_SLUG_BYTES: usize = 64;
 
 /// The credentials a request carried. The API key wins when present (SPEC.md point 1).
 #[derive(Debug, Default)]
@@ -19,6 +25,12 @@ pub struct Credentials {
     pub api_key: Option<String>,
     pub bearer: Option<String>,
     pub cookie: Option<String>,
+    /// The organization a request without credentials names (`x-cms-organization`, or the
+    /// `organization` query parameter), by slug: it then reads as that organization's
+    /// `public` role. Ignored beside any credential.
+    pub organization: Option<String>,
+    /// The client's address as the door vouches for it: what anonymous reads are counted by.
+    pub client_address: Option<IpAddr>,
 }
 
 /// The actor behind a request, and whether its session was extended (the door then sends the
@@ -44,10 +56,82 @@ impl AuthService<'_> {
             (None, Some(cookie)) => self.inner.secret.verify(Purpose::CookieSignature, cookie),
             (None, None) => None,
         };
-        match token {
-            Some(token) => self.actor_for_session(token).await,
-            None => Ok(None),
+        match (token, &credentials.cookie, &credentials.organization) {
+            (Some(token), _, _) => self.actor_for_session(token).await,
+            // A cookie that proves nothing leaves the request signed out, not public.
+            (None, None, Some(slug)) => {
+                let actor = self
+                    .actor_for_public(slug, credentials.client_address)
+                    .await?;
+                Ok(actor.map(|actor| Resolved {
+                    actor,
+                    session_extended: false,
+                }))
+            }
+            (None, _, _) => Ok(None),
         }
+    }
+
+    /// One query on the hot path, as for a key: the organization by its slug and its `public`
+    /// role's capabilities, after the read is counted against the client's limit. An unknown
+    /// slug and a role without capabilities both leave the request anonymous (`None`), so the
+    /// answer never tells whether an organization exists.
+    async fn actor_for_public(
+        &self,
+        slug: &str,
+        client_address: Option<IpAddr>,
+    ) -> Result<Option<Actor>> {
+        let now = self.inner.clock.now();
+        self.inner.public_reads.hit(client_address, now.millis())?;
+        if slug.is_empty()
+            || slug.len() > MAX_SLUG_BYTES
+            || !slug.bytes().all(|b| b.is_ascii_graphic())
+        {
+            return Ok(None);
+        }
+        let Some(found) = self
+            .inner
+            .store
+            .read_instance_wide()
+            .await?
+            .public_grant(slug)
+            .await?
+        else {
+            return Ok(None);
+        };
+        // Whatever the row says, `public` holds reads at most: a capability it may not hold
+        // (written around the service) grants nothing.
+        let capabilities: CapabilitySet = found
+            .capabilities
+            .map(|c| c.0)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|c| self.inner.capabilities.parse(c))
+            .filter(|c| BuiltInRole::Public.may_hold(c))
+            .collect();
+        if capabilities.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Actor {
+            user: User {
+                id: format!("{PUBLIC_USER_PREFIX}{}", found.organization_id),
+                email: String::new(),
+                name: BuiltInRole::Public.name().to_string(),
+                email_verified: false,
+                role: InstanceRole::Viewer,
+                image: None,
+                created_at: now,
+                updated_at: now,
+            },
+            organization_id: Some(found.organization_id),
+            grant: Grant {
+                role: EffectiveRole::Member(BuiltInRole::Public.into()),
+                capabilities,
+            },
+            credential: Credential::Public {
+                organization_slug: slug.to_string(),
+            },
+        }))
     }
 
     /// One query on the hot path: the session, its user and the user's role.

@@ -137,10 +137,20 @@ impl<'a> MemberService<'a> {
     }
 }
 
+/// The role a member or an invitation is to hold. `public` is refused (400): it stands for
+/// anonymous readers, never for a person (CONTRACT.md section 15).
 pub(super) fn role_name(raw: Option<&str>) -> Result<RoleName> {
-    required(raw, "role")?
+    let role = required(raw, "role")?
         .parse::<RoleName>()
-        .map_err(|e| Error::invalid(vec![Issue::new("role", "pattern", e.to_string())]))
+        .map_err(|e| Error::invalid(vec![Issue::new("role", "pattern", e.to_string())]))?;
+    if role.built_in().is_some_and(|r| !r.is_for_people()) {
+        return Err(Error::invalid(vec![Issue::new(
+            "role",
+            "notAssignable",
+            format!("`{role}` is the role of anonymous readers, not a person's role"),
+        )]));
+    }
+    Ok(role)
 }
 
 pub(super) fn no_such_role(role: &RoleName) -> Error {

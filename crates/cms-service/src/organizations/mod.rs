@@ -101,6 +101,9 @@ impl<'a> OrganizationService<'a> {
     /// The organizations the caller belongs to, with their role in each, oldest membership
     /// first. An API key (or a plugin actor) sees the one organization it is bound to.
     pub async fn list(&self, actor: &Actor) -> Result<Vec<Organization>> {
+        if actor.is_public() {
+            return Err(Error::Unauthorized);
+        }
         let mut tx = self.inner.store.read_instance_wide().await?;
         if actor.is_api_key() || actor.plugin_id().is_some() {
             let Some(org_id) = actor.organization_id.as_deref() else {
@@ -330,6 +333,10 @@ pub(crate) async fn standing(
     actor: &Actor,
     org_id: &str,
 ) -> Result<Option<Standing>> {
+    // An anonymous reader stands nowhere: organizations are for people, keys and plugins.
+    if actor.is_public() {
+        return Ok(None);
+    }
     let member = tx.member(org_id, &actor.user.id).await?;
     // A key and a plugin act in their one organization only, whatever their grant.
     if let Credential::ApiKey { .. } | Credential::Plugin { .. } = actor.credential {
@@ -402,6 +409,7 @@ pub(crate) fn session_of(actor: &Actor) -> Result<&SessionView> {
     match &actor.credential {
         Credential::Session(session) => Ok(session),
         Credential::ApiKey { .. } | Credential::Plugin { .. } => Err(Error::Forbidden),
+        Credential::Public { .. } => Err(Error::Unauthorized),
     }
 }
 
