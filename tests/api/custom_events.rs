@@ -133,9 +133,8 @@ async fn actor(app: &TestApp, session: &Session) -> Actor {
         .cms
         .auth()
         .authenticate(&Credentials {
-            api_key: None,
             bearer: Some(session.token.clone()),
-            cookie: None,
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -42,6 +42,7 @@ mod openapi;
 mod organizations;
 mod plugin_settings;
 mod plugins;
+mod public_role;
 mod query_folding;
 mod rate_limit;
 mod references;

@@ -245,7 +245,8 @@ impl<'a> RoleService<'a> {
 /// as members everywhere). API keys and plugins are refused: role endpoints are for sessions
 /// only.
 fn member_org(actor: &Actor) -> Result<&str> {
-    if actor.is_api_key() || actor.require_person().is_err() || actor.grant.role.name().is_none() {
+    actor.require_person()?;
+    if actor.is_api_key() || actor.grant.role.name().is_none() {
         return Err(Error::Forbidden);
     }
     actor.organization_id.as_deref().ok_or(Error::Forbidden)

@@ -41,6 +41,10 @@ impl<'a> MemberService<'a> {
     /// The members of the active organization, oldest first. Any member may list them
     /// (CONTRACT.md section 12), as may an instance administrator who entered it.
     pub async fn list(&self, actor: &Actor) -> Result<Vec<Member>> {
+        // An anonymous reader holds the `public` role but is nobody's fellow member.
+        if actor.is_public() {
+            return Err(Error::Unauthorized);
+        }
         let org = match (&actor.organization_id, &actor.grant.role) {
             (Some(org), role) if *role != EffectiveRole::None => org,
             _ => return Err(Error::Forbidden),
