@@ -23,6 +23,8 @@ use locales::{
 };
 mod people;
 use people::*;
+mod public_role;
+use public_role::*;
 mod search;
 use search::search_never_reads_a_hidden_field;
 
@@ -579,6 +581,23 @@ fn rows() -> Vec<Row> {
         row!("22 search", search_never_reads_a_hidden_field,
             "editor: search=<word only in the admin-only secret / localized motto> on list and query, in en and de; search=title -<hidden word>; GraphQL allNote(search:)"
             => "total 0 (the admin finds 1); the hidden word excludes nothing and scores nothing; []"),
+        // 23. The `public` role (issue 24, CONTRACT.md section 15): anonymous reads naming an
+        // organization. Its rows grant the parent's `public` role both reads.
+        row!("23 public role", public_reader_never_writes,
+            "no credential, x-cms-organization: parent (granted reads): POST/PUT/publish/DELETE documents, upload, API key, assistant chat, plugin routes, GraphQL mutation"
+            => "401 {error} each; nothing written"),
+        row!("23 public role", public_reader_sees_published_copies_only,
+            "same: get, depth, list sort=secret, by-ids, back-references, where secret, perspective=draft, a draft-only note, versions, GraphQL allNote{secret}"
+            => "200 without draftData, the admin-only field or draft-only notes; the filter value-blind; 403; 404; 401"),
+        row!("23 public role", public_reader_stays_in_its_organization,
+            "same with includeChildOrganizations=true: the child's and the outsider's notes and assets; organizations, members, roles, events, jobs, get-session"
+            => "404 / left out; 401 each; no session"),
+        row!("23 public role", unknown_or_ungranted_organization_stays_anonymous,
+            "x-cms-organization: an ungranted organization, an unknown slug, empty; the parent's slug beside a bad key or a forged cookie"
+            => "401 {error} alike (no oracle); 401 (no fall back to public)"),
+        row!("23 public role", public_role_holds_reads_only_and_is_nobodys,
+            "admin: PATCH /api/roles/public with a write or people capability; editor: PATCH public; owner: a member or an invitation with role public; DELETE public"
+            => "400 naming the capability; 403; 400; 403"),
     ]
 }
 
