@@ -781,7 +781,63 @@ async fn anonymous_reads_are_limited_per_address(url: String) {
     app.stop().await;
 }
 
+async fn openapi_describes_anonymous_reads(url: String) {
+    let app = app_with(&url, |_| {}).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let res = app.get("/api/openapi.json").cookie(&ada).send().await;
+    assert_eq!(res.status, StatusCode::OK);
+    let paths = &res.body["paths"];
+    let names = |op: &Value| -> Vec<(String, String)> {
+        op["parameters"]
+            .as_array()
+            .map(|ps| {
+                ps.iter()
+                    .map(|p| {
+                        (
+                            p["name"].as_str().unwrap().to_string(),
+                            p["in"].as_str().unwrap().to_string(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    for (path, method) in [
+        ("/api/documents", "get"),
+        ("/api/documents/query", "post"),
+        ("/api/documents/by-ids", "get"),
+        ("/api/documents/{id}", "get"),
+        ("/api/documents/{id}/back-references", "get"),
+        ("/api/assets", "get"),
+        ("/api/assets/{id}", "get"),
+        ("/api/graphql", "post"),
+    ] {
+        let op = &paths[path][method];
+        let params = names(op);
+        assert!(
+            params.contains(&("x-cms-organization".into(), "header".into())),
+            "{path}: {params:?}"
+        );
+        assert!(
+            params.contains(&("organization".into(), "query".into())),
+            "{path}: {params:?}"
+        );
+        let limit = op["responses"]["429"]["description"].as_str().unwrap();
+        assert!(limit.contains("publicReadsPerMinute"), "{path}: {limit}");
+    }
+    // Writes and person-bound reads do not take it.
+    for (path, method) in [("/api/documents", "post"), ("/api/documents/{id}/versions", "get")] {
+        let params = names(&paths[path][method]);
+        assert!(
+            !params.iter().any(|(n, _)| n == "x-cms-organization"),
+            "{path}: {params:?}"
+        );
+    }
+    app.stop().await;
+}
+
 cms_store::both_engines!(
+    openapi_describes_anonymous_reads,
     the_role_exists_and_only_reads_may_be_granted,
     anonymous_reads_serve_published_content,
     hidden_fields_and_child_organizations_stay_out,
