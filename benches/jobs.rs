@@ -155,9 +155,8 @@ async fn latency(url: &str, publishes: usize) -> (Duration, Duration) {
         .signed_in()
         .expect("no e-mail verification here");
     let credentials = Credentials {
-        api_key: None,
         bearer: Some(auth.token),
-        cookie: None,
+        ..Default::default()
     };
     let actor = app
         .cms

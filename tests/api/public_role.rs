@@ -143,7 +143,12 @@ async fn the_role_exists_and_only_reads_may_be_granted(url: String) {
         res.body["data"]["capabilities"],
         json!(["document.read", "asset.read"])
     );
-    for other in ["document.create", "document.publish", "apiKey.manage", "role.manage"] {
+    for other in [
+        "document.create",
+        "document.publish",
+        "apiKey.manage",
+        "role.manage",
+    ] {
         let res = grant(&app, &ada, json!(["document.read", other])).await;
         let message = res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
         assert!(message.contains(other), "{other}: {message}");
@@ -230,8 +235,10 @@ async fn content(app: &TestApp, ada: &Session) -> Content {
     .await;
     let res = app
         .req(Method::PUT, &format!("{DOCS}/{post}"))
-        .json(json!({"data": {"title": "DRAFT-ONLY edit", "secret": "S-SECRET", "teaser": "For all",
-                              "author": {"_ref": author}}}))
+        .json(
+            json!({"data": {"title": "DRAFT-ONLY edit", "secret": "S-SECRET", "teaser": "For all",
+                              "author": {"_ref": author}}}),
+        )
         .cookie(ada)
         .send()
         .await;
@@ -279,14 +286,21 @@ async fn anonymous_reads_serve_published_content(url: String) {
         let doc = &res.body["data"];
         assert!(doc.get("draftData").is_none(), "{doc}");
         assert_eq!(doc["publishedData"]["title"], "Published");
-        assert_eq!(doc["publishedData"]["teaser"], "For all", "a rule naming public");
+        assert_eq!(
+            doc["publishedData"]["teaser"], "For all",
+            "a rule naming public"
+        );
         assert!(doc["publishedData"].get("secret").is_none(), "{doc}");
         published_only("get", &res.body);
     }
     // A type it reads whole carries the digest of its published copy.
     let res = anonymous(&app, &c.slug, &format!("{DOCS}/{}", c.author)).await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
-    assert!(res.body["data"]["publishedHash"].is_string(), "{}", res.body);
+    assert!(
+        res.body["data"]["publishedHash"].is_string(),
+        "{}",
+        res.body
+    );
     assert!(res.body["data"].get("draftData").is_none());
 
     // Drafts are out of reach: asked for (403), or draft-only (404).
@@ -298,15 +312,10 @@ async fn anonymous_reads_serve_published_content(url: String) {
     // Lists, queries and by-ids leave draft-only documents out.
     let res = anonymous(&app, &c.slug, &format!("{DOCS}?type=post")).await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
-    assert_eq!(ids(&res.body), [c.post.clone()]);
+    assert_eq!(ids(&res.body), [c.post.as_str()]);
     assert_eq!(res.body["pagination"]["total"], 1);
     published_only("list", &res.body);
-    let res = anonymous(
-        &app,
-        &c.slug,
-        &format!("{DOCS}?type=post&status=draft"),
-    )
-    .await;
+    let res = anonymous(&app, &c.slug, &format!("{DOCS}?type=post&status=draft")).await;
     assert_eq!(ids(&res.body), Vec::<String>::new());
     let res = anonymous(
         &app,
@@ -323,7 +332,7 @@ async fn anonymous_reads_serve_published_content(url: String) {
         .send()
         .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
-    assert_eq!(ids(&res.body), [c.post.clone()]);
+    assert_eq!(ids(&res.body), [c.post.as_str()]);
     published_only("query", &res.body);
 
     // References resolve to published copies; back-references show the published side.
@@ -340,7 +349,7 @@ async fn anonymous_reads_serve_published_content(url: String) {
     )
     .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
-    assert_eq!(ids(&res.body), [c.post.clone()]);
+    assert_eq!(ids(&res.body), [c.post.as_str()]);
     published_only("back-references", &res.body);
     let res = anonymous(
         &app,
@@ -390,7 +399,11 @@ async fn hidden_fields_and_child_organizations_stay_out(url: String) {
     assert_eq!(totals[0].1, totals[1].1, "no oracle: {totals:?}");
     let res = anonymous(&app, &c.slug, &format!("{DOCS}?type=post&search=S-SECRET")).await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
-    assert_eq!(ids(&res.body), Vec::<String>::new(), "search reads no hidden field");
+    assert_eq!(
+        ids(&res.body),
+        Vec::<String>::new(),
+        "search reads no hidden field"
+    );
     let res = app
         .get(&format!("{DOCS}?type=post&search=S-SECRET"))
         .cookie(&ada)
@@ -402,13 +415,23 @@ async fn hidden_fields_and_child_organizations_stay_out(url: String) {
     // includeChildOrganizations, the parent's public readers never do.
     let child = "child-org";
     crate::support::insert_organization(&app, child, Some(&c.org), &[]).await;
-    insert_published(&app, child, "child-post", json!({"title": "From the child"})).await;
+    insert_published(
+        &app,
+        child,
+        "child-post",
+        json!({"title": "From the child"}),
+    )
+    .await;
     let res = app
         .get(&format!("{DOCS}?type=post&includeChildOrganizations=true"))
         .cookie(&ada)
         .send()
         .await;
-    assert!(ids(&res.body).contains(&"child-post".to_string()), "{}", res.body);
+    assert!(
+        ids(&res.body).contains(&"child-post".to_string()),
+        "{}",
+        res.body
+    );
     for path in [
         format!("{DOCS}?type=post&includeChildOrganizations=true"),
         format!("{DOCS}/child-post?includeChildOrganizations=true"),
@@ -500,7 +523,11 @@ async fn graphql_queries_read_published_and_mutations_never(url: String) {
         res.body
     );
     let res = gql(format!("{{ Post(id: \"{}\") {{ title }} }}", c.post)).await;
-    assert_eq!(res.body["data"]["Post"]["title"], "Published", "{}", res.body);
+    assert_eq!(
+        res.body["data"]["Post"]["title"], "Published",
+        "{}",
+        res.body
+    );
     let res = gql(format!("{{ Post(id: \"{}\") {{ title }} }}", c.draft_only)).await;
     assert_eq!(res.body["data"]["Post"], Value::Null, "{}", res.body);
     // Asking for drafts is refused.
@@ -522,7 +549,11 @@ async fn graphql_queries_read_published_and_mutations_never(url: String) {
         .send()
         .await;
     assert_eq!(res.body["data"]["draftData"]["title"], "DRAFT-ONLY edit");
-    let res = app.get(&format!("{DOCS}?type=post")).cookie(&ada).send().await;
+    let res = app
+        .get(&format!("{DOCS}?type=post"))
+        .cookie(&ada)
+        .send()
+        .await;
     assert_eq!(res.body["pagination"]["total"], 2, "nothing created");
     app.stop().await;
 }
@@ -613,10 +644,19 @@ async fn every_write_door_refuses_the_public_reader(url: String) {
             .send()
             .await,
         ),
-        ("versions", anonymous(&app, &slug, &format!("{post}/versions")).await),
-        ("organizations", anonymous(&app, &slug, "/api/organizations").await),
+        (
+            "versions",
+            anonymous(&app, &slug, &format!("{post}/versions")).await,
+        ),
+        (
+            "organizations",
+            anonymous(&app, &slug, "/api/organizations").await,
+        ),
         ("roles", anonymous(&app, &slug, ROLES).await),
-        ("members", anonymous(&app, &slug, "/api/organizations/members").await),
+        (
+            "members",
+            anonymous(&app, &slug, "/api/organizations/members").await,
+        ),
         ("events", anonymous(&app, &slug, "/api/events").await),
         ("jobs", anonymous(&app, &slug, "/api/jobs").await),
         (
@@ -627,9 +667,15 @@ async fn every_write_door_refuses_the_public_reader(url: String) {
                 .send()
                 .await,
         ),
-        ("preferences", anonymous(&app, &slug, "/api/user/cms-preference").await),
+        (
+            "preferences",
+            anonymous(&app, &slug, "/api/user/cms-preference").await,
+        ),
         ("access", anonymous(&app, &slug, "/api/user/access").await),
-        ("api keys", anonymous(&app, &slug, "/api/settings/api-keys").await),
+        (
+            "api keys",
+            anonymous(&app, &slug, "/api/settings/api-keys").await,
+        ),
         ("openapi", anonymous(&app, &slug, "/api/openapi.json").await),
     ];
     for (what, res) in &attempts {
@@ -654,7 +700,10 @@ async fn anonymous_asset_reads_need_asset_read(url: String) {
     let res = app
         .req(Method::POST, ASSETS)
         .cookie(&ada)
-        .multipart(&[("title", "Logo")], Some(("file", "logo.png", &png(4, 3, 0))))
+        .multipart(
+            &[("title", "Logo")],
+            Some(("file", "logo.png", &png(4, 3, 0))),
+        )
         .send()
         .await;
     assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
@@ -670,7 +719,7 @@ async fn anonymous_asset_reads_need_asset_read(url: String) {
     grant(&app, &ada, json!(["asset.read"])).await;
     let res = anonymous(&app, &slug, ASSETS).await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
-    assert_eq!(ids(&res.body), [id.clone()]);
+    assert_eq!(ids(&res.body), [id.as_str()]);
     let res = app
         .get(&format!("{ASSETS}/{id}?organization={slug}"))
         .send()
@@ -687,7 +736,10 @@ async fn anonymous_asset_reads_need_asset_read(url: String) {
         &anonymous(&app, &slug, &format!("{ASSETS}/{id}/signed-url")).await,
     );
     // With document.read gone, documents are closed again.
-    unauthorized("documents", &anonymous(&app, &slug, &format!("{DOCS}?type=post")).await);
+    unauthorized(
+        "documents",
+        &anonymous(&app, &slug, &format!("{DOCS}?type=post")).await,
+    );
     // The bytes of a public asset are served to anyone, named organization or not.
     let path = url_path
         .find("/media/")
@@ -718,7 +770,11 @@ async fn private_media_needs_a_person_or_a_signature(url: String) {
     let res = app.get(&path).cookie(&ada).send().await;
     assert_eq!(res.status, StatusCode::OK, "the owner's session");
     let res = anonymous(&app, &slug, &path).await;
-    assert_eq!(res.status, StatusCode::UNAUTHORIZED, "public readers count as nobody");
+    assert_eq!(
+        res.status,
+        StatusCode::UNAUTHORIZED,
+        "public readers count as nobody"
+    );
     app.stop().await;
 }
 
@@ -826,7 +882,10 @@ async fn openapi_describes_anonymous_reads(url: String) {
         assert!(limit.contains("publicReadsPerMinute"), "{path}: {limit}");
     }
     // Writes and person-bound reads do not take it.
-    for (path, method) in [("/api/documents", "post"), ("/api/documents/{id}/versions", "get")] {
+    for (path, method) in [
+        ("/api/documents", "post"),
+        ("/api/documents/{id}/versions", "get"),
+    ] {
         let params = names(&paths[path][method]);
         assert!(
             !params.iter().any(|(n, _)| n == "x-cms-organization"),

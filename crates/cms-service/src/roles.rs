@@ -6,7 +6,8 @@
 //! no cache to wait for (well inside the spec's 30-second window).
 
 use cms_core::{
-    BuiltInRole, CapabilitySet, CoreCapability, Issues, PUBLIC_GRANTABLE, RoleName, Timestamp, new_id,
+    BuiltInRole, CapabilitySet, CoreCapability, Issues, PUBLIC_GRANTABLE, RoleName, Timestamp,
+    new_id,
 };
 use cms_store::Json;
 use cms_store::roles::RoleRecord;
@@ -228,7 +229,9 @@ impl<'a> RoleService<'a> {
                     "notAllowed",
                     format!(
                         "`{name}` cannot be given to `public`: anonymous readers may hold only {}",
-                        PUBLIC_GRANTABLE.map(|c| format!("`{}`", c.as_str())).join(" and ")
+                        PUBLIC_GRANTABLE
+                            .map(|c| format!("`{}`", c.as_str()))
+                            .join(" and ")
                     ),
                 ),
                 Some(cap) if !actor.grant.capabilities.contains(&cap) => {

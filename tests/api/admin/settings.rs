@@ -321,11 +321,19 @@ async fn the_public_role_opens_anonymous_reads(url: String) {
         )
         .await;
     assert!(
-        !roles_offered.as_array().unwrap().iter().any(|v| v == "public"),
+        !roles_offered
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v == "public"),
         "{roles_offered}"
     );
     assert!(
-        roles_offered.as_array().unwrap().iter().any(|v| v == "viewer"),
+        roles_offered
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v == "viewer"),
         "the page offers roles: {roles_offered}"
     );
     ui.stop().await;

@@ -139,14 +139,24 @@ pub(super) async fn public_reader_sees_published_copies_only(fx: Arc<Fx>) {
         let res = app.get(&path).header(HEADER, &slug).send().await;
         assert_eq!(res.status, StatusCode::OK, "{path}: {}", res.body);
         assert_no_hidden(&path, &res.body);
-        assert!(!res.body.to_string().contains("draftData"), "{path}: {}", res.body);
-        assert!(!res.body.to_string().contains("Cross"), "{path}: a draft-only note");
+        assert!(
+            !res.body.to_string().contains("draftData"),
+            "{path}: {}",
+            res.body
+        );
+        assert!(
+            !res.body.to_string().contains("Cross"),
+            "{path}: a draft-only note"
+        );
     }
     // A filter on the hidden field is value-blind.
     let mut totals = Vec::new();
     for secret in ["S-ALPHA", "WRONG"] {
         let res = app
-            .post(QUERY, json!({"type": "note", "where": {"secret": {"equals": secret}}}))
+            .post(
+                QUERY,
+                json!({"type": "note", "where": {"secret": {"equals": secret}}}),
+            )
             .header(HEADER, &slug)
             .send()
             .await;
@@ -219,11 +229,19 @@ pub(super) async fn public_reader_stays_in_its_organization(fx: Arc<Fx>) {
     let assets = res.body["data"].as_array().unwrap();
     assert!(ids(&res.body).contains(&fx.asset));
     assert!(
-        assets.iter().all(|a| a["organizationId"] == fx.parent.as_str()),
+        assets
+            .iter()
+            .all(|a| a["organizationId"] == fx.parent.as_str()),
         "only the parent's assets"
     );
     // A person's standing: none.
-    for path in ["/api/organizations", "/api/organizations/members", "/api/roles", "/api/events", "/api/jobs"] {
+    for path in [
+        "/api/organizations",
+        "/api/organizations/members",
+        "/api/roles",
+        "/api/events",
+        "/api/jobs",
+    ] {
         let res = app.get(path).header(HEADER, &slug).send().await;
         unauthorized(path, &res);
     }
@@ -268,14 +286,24 @@ pub(super) async fn unknown_or_ungranted_organization_stays_anonymous(fx: Arc<Fx
 
 pub(super) async fn public_role_holds_reads_only_and_is_nobodys(fx: Arc<Fx>) {
     let app = &fx.app;
-    for capability in ["document.create", "asset.upload", "member.invite", "role.manage"] {
+    for capability in [
+        "document.create",
+        "asset.upload",
+        "member.invite",
+        "role.manage",
+    ] {
         let res = app
             .req(Method::PATCH, "/api/roles/public")
             .json(json!({"capabilities": ["document.read", capability]}))
             .cookie(&fx.admin)
             .send()
             .await;
-        assert_eq!(res.status, StatusCode::BAD_REQUEST, "{capability}: {}", res.body);
+        assert_eq!(
+            res.status,
+            StatusCode::BAD_REQUEST,
+            "{capability}: {}",
+            res.body
+        );
         assert!(res.body["message"].as_str().unwrap().contains(capability));
     }
     let res = app

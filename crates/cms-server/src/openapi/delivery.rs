@@ -42,19 +42,25 @@ pub(super) fn describe(doc: &mut OpenApi, graphql_path: &str) {
 
 fn add_organization(operation: &mut Operation) {
     let parameters = operation.parameters.get_or_insert_with(Vec::new);
-    parameters.push(parameter(
-        "x-cms-organization",
-        ParameterIn::Header,
-        "Without credentials: the slug of the organization whose published content to read, \
+    parameters.push(
+        parameter(
+            "x-cms-organization",
+            ParameterIn::Header,
+            "Without credentials: the slug of the organization whose published content to read, \
          as its `public` role (only what that role was granted; `published` perspective only). \
          Ignored beside a credential.",
-    ).into());
-    parameters.push(parameter(
-        "organization",
-        ParameterIn::Query,
-        "The same as the `x-cms-organization` header, for clients that cannot send headers; \
+        )
+        .into(),
+    );
+    parameters.push(
+        parameter(
+            "organization",
+            ParameterIn::Query,
+            "The same as the `x-cms-organization` header, for clients that cannot send headers; \
          the header wins.",
-    ).into());
+        )
+        .into(),
+    );
     operation.responses.responses.insert(
         "429".to_string(),
         utoipa::openapi::ResponseBuilder::new()

@@ -214,7 +214,9 @@ impl<'a> AssetService<'a> {
 
     /// One asset of the actor's organization (or of a child, when asked).
     pub async fn get(&self, actor: &Actor, id: &str, include_children: bool) -> Result<AssetView> {
-        let orgs = self.delivered_organizations(actor, include_children).await?;
+        let orgs = self
+            .delivered_organizations(actor, include_children)
+            .await?;
         let mut tx = self.inner.store.read_for(&orgs[0]).await?;
         let record = tx.asset(&orgs, id).await?.ok_or_else(not_found)?;
         let mut views = self.views(&mut *tx, actor, vec![record]).await?;
@@ -229,7 +231,9 @@ impl<'a> AssetService<'a> {
         ids: &[String],
         include_children: bool,
     ) -> Result<Vec<AssetView>> {
-        let orgs = self.delivered_organizations(actor, include_children).await?;
+        let orgs = self
+            .delivered_organizations(actor, include_children)
+            .await?;
         if ids.len() > crate::paging::MAX_BY_IDS {
             return Err(Error::bad_request(format!(
                 "at most {} ids per request",

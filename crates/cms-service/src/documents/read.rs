@@ -293,7 +293,9 @@ impl DocumentService<'_> {
         id: &str,
         include_children: bool,
     ) -> Result<Vec<DocumentView>> {
-        let orgs = self.delivered_organizations(actor, include_children).await?;
+        let orgs = self
+            .delivered_organizations(actor, include_children)
+            .await?;
         let perspective = Perspective::default_for(actor);
         let mut tx = self.inner.store.read_for(&orgs[0]).await?;
         let target = tx
@@ -352,7 +354,10 @@ impl DocumentService<'_> {
         if !actor.is_public() {
             return self.singleton_row(actor, doc_type).await.map(Some);
         }
-        let org = actor.organization_id.as_deref().ok_or(Error::Unauthorized)?;
+        let org = actor
+            .organization_id
+            .as_deref()
+            .ok_or(Error::Unauthorized)?;
         let row = self
             .inner
             .store

@@ -36,7 +36,10 @@ async fn public_grant_is_the_organization_and_its_public_role(url: String) {
         assert_eq!(bare.organization_id, "o2");
         assert!(bare.capabilities.is_none());
         assert!(tx.public_grant("nobody").await.unwrap().is_none());
-        assert!(tx.public_grant("o1").await.unwrap().is_none(), "slugs, not ids");
+        assert!(
+            tx.public_grant("o1").await.unwrap().is_none(),
+            "slugs, not ids"
+        );
     }
     store.close().await;
 }
@@ -121,12 +124,22 @@ async fn migration_gives_existing_organizations_the_public_role(url: String) {
     for id in ["o1", "o2", "o3"] {
         let public = tx.role(id, "public").await.unwrap().expect("a public role");
         assert!(public.is_built_in, "{id}");
-        assert!(public.capabilities.0.is_empty(), "{id}: nothing turns public");
+        assert!(
+            public.capabilities.0.is_empty(),
+            "{id}: nothing turns public"
+        );
     }
     // o2's custom role lives on under the new name, with its member and its invitation.
-    let legacy = tx.role("o2", "public-legacy").await.unwrap().expect("renamed");
+    let legacy = tx
+        .role("o2", "public-legacy")
+        .await
+        .unwrap()
+        .expect("renamed");
     assert!(!legacy.is_built_in);
-    assert_eq!(legacy.capabilities.0, vec!["document.read", "document.create"]);
+    assert_eq!(
+        legacy.capabilities.0,
+        vec!["document.read", "document.create"]
+    );
     assert_eq!(
         tx.member("o2", "u1").await.unwrap().unwrap().role,
         "public-legacy"
@@ -145,7 +158,11 @@ async fn migration_gives_existing_organizations_the_public_role(url: String) {
     assert_eq!(renamed[0].capabilities.0, vec!["asset.read"]);
     assert!(renamed[0].name.parse::<cms_core::RoleName>().is_ok());
     assert_eq!(
-        tx.role("o3", "public-legacy").await.unwrap().unwrap().capabilities,
+        tx.role("o3", "public-legacy")
+            .await
+            .unwrap()
+            .unwrap()
+            .capabilities,
         Json(vec!["document.read".to_string()])
     );
     drop(tx);
