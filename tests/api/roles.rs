@@ -279,7 +279,7 @@ async fn role_endpoints_are_for_member_sessions_and_managers(url: String) {
     // Any member lists; managing needs role.manage.
     let res = app.get(ROLES).cookie(&bob).send().await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
-    assert_eq!(res.body["data"].as_array().unwrap().len(), 4);
+    assert_eq!(res.body["data"].as_array().unwrap().len(), 5);
     app.post(ROLES, json!({"name": "x", "capabilities": []}))
         .cookie(&bob)
         .send()
