@@ -325,6 +325,7 @@ impl Builder {
                     direct_upload: config.storage.direct_upload,
                 },
                 secret_encryption_key: config.plugins.encryption_key().map(str::to_string),
+                public_reads_per_minute: config.delivery.public_reads_per_minute,
             },
             clock: self
                 .clock

@@ -58,9 +58,10 @@ async fn the_first_sign_up_becomes_super_admin_and_owner_of_default(url: String)
         tx.member(&org_id, user_id).await.unwrap().unwrap().role,
         "owner"
     );
-    // The four built-in roles are seeded with the capabilities of CONTRACT.md section 12.
+    // The built-in roles are seeded with the capabilities of CONTRACT.md sections 12 and 15
+    // (`public` with none).
     let roles = tx.roles(&org_id).await.unwrap();
-    assert_eq!(roles.len(), 4);
+    assert_eq!(roles.len(), BuiltInRole::ALL.len());
     for role in BuiltInRole::ALL {
         let stored = roles
             .iter()

@@ -44,6 +44,7 @@ mod organizations;
 mod plugin_settings;
 mod plugins;
 mod preview;
+mod public_role;
 mod query_folding;
 mod rate_limit;
 mod references;

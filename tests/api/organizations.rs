@@ -90,7 +90,7 @@ async fn listing_and_creating_organizations(url: String) {
         .into_iter()
         .map(|r| r.name)
         .collect();
-    assert_eq!(roles.len(), 4, "{roles:?}");
+    assert_eq!(roles.len(), 5, "{roles:?}");
     assert_eq!(
         tx.member(&id(&acme), &user_id(&ada))
             .await

@@ -45,7 +45,7 @@ async fn roles_are_listed_created_edited_and_deleted(url: String) {
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     assert_eq!(
         role_names(&res.body),
-        ["owner", "admin", "editor", "viewer"]
+        ["owner", "admin", "editor", "viewer", "public"]
     );
     let viewer = &res.body["data"][3];
     for key in ["id", "description", "createdAt", "updatedAt"] {
@@ -85,7 +85,7 @@ async fn roles_are_listed_created_edited_and_deleted(url: String) {
         .send()
         .await;
     again.assert_handler_error(StatusCode::CONFLICT, "Conflict");
-    for reserved in ["owner", "admin", "editor", "viewer"] {
+    for reserved in ["owner", "admin", "editor", "viewer", "public"] {
         let msg = app
             .post(ROLES, json!({"name": reserved, "capabilities": []}))
             .cookie(&ada)
@@ -211,7 +211,7 @@ async fn roles_are_listed_created_edited_and_deleted(url: String) {
     }
 
     // DELETE: built-ins never, unknown 404, an unassigned custom role goes.
-    for built_in in ["owner", "admin", "editor", "viewer"] {
+    for built_in in ["owner", "admin", "editor", "viewer", "public"] {
         app.req(Method::DELETE, &format!("{ROLES}/{built_in}"))
             .cookie(&ada)
             .send()
@@ -230,7 +230,7 @@ async fn roles_are_listed_created_edited_and_deleted(url: String) {
     let res = app.get(ROLES).cookie(&ada).send().await;
     assert_eq!(
         role_names(&res.body),
-        ["owner", "admin", "editor", "viewer"]
+        ["owner", "admin", "editor", "viewer", "public"]
     );
     app.stop().await;
 }
@@ -279,7 +279,7 @@ async fn role_endpoints_are_for_member_sessions_and_managers(url: String) {
     // Any member lists; managing needs role.manage.
     let res = app.get(ROLES).cookie(&bob).send().await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
-    assert_eq!(res.body["data"].as_array().unwrap().len(), 4);
+    assert_eq!(res.body["data"].as_array().unwrap().len(), 5);
     app.post(ROLES, json!({"name": "x", "capabilities": []}))
         .cookie(&bob)
         .send()

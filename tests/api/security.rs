@@ -23,6 +23,8 @@ use locales::{
 };
 mod people;
 use people::*;
+mod public_role;
+use public_role::*;
 mod search;
 use search::search_never_reads_a_hidden_field;
 mod preview;
@@ -606,6 +608,23 @@ fn rows() -> Vec<Row> {
         row!("24 delivery", entity_tags_confirm_no_hidden_field,
             "editor: GET a note by id, at depth 1, the list and by-ids with If-None-Match: <the admin's ETag>"
             => "200 with the editor's own tag and no admin-only value (never 304)"),
+        // 25. The `public` role (issue 24, CONTRACT.md section 15): anonymous reads naming an
+        // organization. Its rows grant the parent's `public` role both reads.
+        row!("25 public role", public_reader_never_writes,
+            "no credential, x-cms-organization: parent (granted reads): POST/PUT/publish/DELETE documents, upload, API key, assistant chat, plugin routes, GraphQL mutation"
+            => "401 {error} each; nothing written"),
+        row!("25 public role", public_reader_sees_published_copies_only,
+            "same: get, depth, list sort=secret, by-ids, back-references, where secret, perspective=draft, a draft-only note, versions, GraphQL allNote{secret}"
+            => "200 without draftData, the admin-only field or draft-only notes; the filter value-blind; 403; 404; 401"),
+        row!("25 public role", public_reader_stays_in_its_organization,
+            "same with includeChildOrganizations=true: the child's and the outsider's notes and assets; organizations, members, roles, events, jobs, get-session"
+            => "404 / left out; 401 each; no session"),
+        row!("25 public role", unknown_or_ungranted_organization_stays_anonymous,
+            "x-cms-organization: an ungranted organization, an unknown slug, empty; the parent's slug beside a bad key or a forged cookie"
+            => "401 {error} alike (no oracle); 401 (no fall back to public)"),
+        row!("25 public role", public_role_holds_reads_only_and_is_nobodys,
+            "admin: PATCH /api/roles/public with a write or people capability; editor: PATCH public; owner: a member or an invitation with role public; DELETE public"
+            => "400 naming the capability; 403; 400; 403"),
     ]
 }
 

@@ -35,7 +35,7 @@ pub use identity::{Email, Password};
 pub use issue::{Issue, Issues};
 pub use job::JobStatus;
 pub use locale::{LocaleChoice, LocaleTag, Locales};
-pub use role::{BuiltInRole, InstanceRole, RoleName};
+pub use role::{BuiltInRole, InstanceRole, PUBLIC_GRANTABLE, RoleName};
 pub use schema::{Schema, SchemaError, Schemas};
 pub use sign_up::FirstAdmin;
 pub use time::Timestamp;

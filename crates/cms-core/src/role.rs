@@ -5,23 +5,33 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::capability::CapabilitySet;
+use crate::capability::{Capability, CapabilitySet, CoreCapability};
 
-/// The four roles every organization has. They cannot be deleted.
+/// The roles every organization has. They cannot be deleted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BuiltInRole {
     Owner,
     Admin,
     Editor,
     Viewer,
+    /// Anonymous readers: a request without credentials that names the organization
+    /// (CONTRACT.md section 15). Never a person's role.
+    Public,
 }
 
+/// The only capabilities the `public` role may hold: anonymous callers read, nothing more.
+pub const PUBLIC_GRANTABLE: [CoreCapability; 2] =
+    [CoreCapability::DocumentRead, CoreCapability::AssetRead];
+
 impl BuiltInRole {
-    pub const ALL: [BuiltInRole; 4] = [
+    /// In the order the roles are listed: people's roles from the most powerful down, then
+    /// `public`.
+    pub const ALL: [BuiltInRole; 5] = [
         BuiltInRole::Owner,
         BuiltInRole::Admin,
         BuiltInRole::Editor,
         BuiltInRole::Viewer,
+        BuiltInRole::Public,
     ];
 
     pub fn name(self) -> &'static str {
@@ -30,6 +40,7 @@ impl BuiltInRole {
             BuiltInRole::Admin => "admin",
             BuiltInRole::Editor => "editor",
             BuiltInRole::Viewer => "viewer",
+            BuiltInRole::Public => "public",
         }
     }
 
@@ -43,6 +54,25 @@ impl BuiltInRole {
             BuiltInRole::Admin => "Every core capability",
             BuiltInRole::Editor => "Writes and publishes content and manages assets",
             BuiltInRole::Viewer => "Reads content and assets",
+            BuiltInRole::Public => {
+                "Anonymous reads of published content by requests that name the organization"
+            }
+        }
+    }
+
+    /// Whether a member or an invitation may hold this role: `public` stands for anonymous
+    /// callers, never for a person.
+    pub fn is_for_people(self) -> bool {
+        self != BuiltInRole::Public
+    }
+
+    /// Whether this role may be given `capability`: any declared one, except for `public`,
+    /// which holds at most [`PUBLIC_GRANTABLE`].
+    pub fn may_hold(self, capability: &Capability) -> bool {
+        match (self, capability) {
+            (BuiltInRole::Public, Capability::Core(c)) => PUBLIC_GRANTABLE.contains(c),
+            (BuiltInRole::Public, Capability::Plugin(_)) => false,
+            _ => true,
         }
     }
 
@@ -55,6 +85,8 @@ impl BuiltInRole {
             BuiltInRole::Admin => CapabilitySet::all_core(),
             BuiltInRole::Editor => CapabilitySet::content_writer(),
             BuiltInRole::Viewer => CapabilitySet::content_reader(),
+            // Nothing is public until an owner or admin says so.
+            BuiltInRole::Public => CapabilitySet::empty(),
         }
     }
 }
@@ -162,6 +194,20 @@ mod tests {
             BuiltInRole::Viewer.seed(&every).to_strings(),
             vec!["document.read", "asset.read"]
         );
+        assert!(BuiltInRole::Public.seed(&every).is_empty());
+    }
+
+    #[test]
+    fn public_holds_reads_only_and_is_nobodys_role() {
+        let public = BuiltInRole::from_name("public").unwrap();
+        assert_eq!(public, BuiltInRole::Public);
+        assert!(public.may_hold(&Capability::Core(CoreCapability::DocumentRead)));
+        assert!(public.may_hold(&Capability::Core(CoreCapability::AssetRead)));
+        assert!(!public.may_hold(&Capability::Core(CoreCapability::DocumentCreate)));
+        assert!(!public.may_hold(&Capability::Plugin("forms.export".into())));
+        assert!(!public.is_for_people());
+        assert!(BuiltInRole::Viewer.is_for_people());
+        assert!(BuiltInRole::Viewer.may_hold(&Capability::Core(CoreCapability::RoleManage)));
     }
 
     #[test]

@@ -125,14 +125,22 @@ impl<S: Send + Sync> FromRequestParts<S> for Authed {
     }
 }
 
-/// The actor when there is one; for endpoints that also answer the signed-out.
+/// The actor when there is one; for endpoints that also answer the signed-out (the session,
+/// the admin's pages, the API reference, `/media`). An anonymous `public` reader counts as
+/// signed out there: it is nobody, and those endpoints decide by who is asking.
 pub struct MaybeAuthed(pub Option<Actor>);
 
 impl<S: Send + Sync> FromRequestParts<S> for MaybeAuthed {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(MaybeAuthed(parts.extensions.get::<Actor>().cloned()))
+        Ok(MaybeAuthed(
+            parts
+                .extensions
+                .get::<Actor>()
+                .filter(|a| !a.is_public())
+                .cloned(),
+        ))
     }
 }
 

@@ -20,7 +20,7 @@ pub async fn resolve_actor(
 ) -> Response {
     let address = ClientAddress(client_ip(&state, req.extensions(), req.headers()));
     req.extensions_mut().insert(address);
-    let credentials = credentials(req.headers(), req.uri().query());
+    let credentials = credentials(req.headers(), req.uri().query(), address.0);
     let from_cookie = credentials.api_key.is_none()
         && credentials.bearer.is_none()
         && credentials.cookie.is_some();
@@ -86,7 +86,7 @@ async fn preview(actor: cms_service::Actor, mut req: Request, next: Next) -> Res
     response
 }
 
-fn credentials(headers: &HeaderMap, query: Option<&str>) -> Credentials {
+fn credentials(headers: &HeaderMap, query: Option<&str>, address: Option<IpAddr>) -> Credentials {
     let text = |name: &str| {
         headers
             .get(name)
@@ -105,8 +105,37 @@ fn credentials(headers: &HeaderMap, query: Option<&str>) -> Credentials {
         api_key: text("x-api-key"),
         bearer,
         cookie: session_cookie::read(headers),
+        organization: named_organization(headers, query),
+        client_address: address,
         preview: text("x-cms-preview").or_else(|| preview_parameter(query)),
     }
+}
+
+/// The header naming the organization an anonymous request reads (CONTRACT.md section 15).
+pub(crate) const ORGANIZATION_HEADER: &str = "x-cms-organization";
+
+/// The organization (a slug) a request names: the `x-cms-organization` header, else the
+/// `organization` query parameter. Only a request without credentials acts on it (as the
+/// organization's `public` role); the service decides that.
+fn named_organization(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        organization: Option<String>,
+    }
+    let from_header = headers
+        .get(ORGANIZATION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(String::from);
+    // A query the parameter cannot be read from (repeated, malformed) names nothing.
+    from_header.or_else(|| {
+        serde_html_form::from_str::<Named>(query?)
+            .ok()?
+            .organization
+            .map(|o| o.trim().to_string())
+            .filter(|o| !o.is_empty())
+    })
 }
 
 /// The `preview` query parameter: a preview link's token, for frontends that can only pass

@@ -33,6 +33,16 @@ pub enum Credential {
     Plugin {
         plugin_id: String,
     },
+    /// No credentials, but the request named an organization (`x-cms-organization` or
+    /// `?organization=`): an anonymous reader acting as that organization's built-in `public`
+    /// role (CONTRACT.md section 15). Built only by `AuthService::authenticate`, and only when
+    /// the role holds a capability. Its user is synthetic ([`PUBLIC_USER_PREFIX`] + the
+    /// organization's id), never a person: it passes only the reads that serve published
+    /// content ([`Actor::require_delivery`]); every other check refuses it as unauthenticated
+    /// (401), as for a request without credentials.
+    Public {
+        organization_slug: String,
+    },
     /// A preview link's token (CONTRACT.md section 15): it reads one document's draft as its
     /// creator sees it, and nothing else. The actor carrying it names no organization and holds
     /// no capability, so every operation refuses it (401, see [`Actor::require`]); only
@@ -96,6 +106,9 @@ impl Audience {
 /// `createdBy: "plugin:<id>"`.
 pub const PLUGIN_USER_PREFIX: &str = "plugin:";
 
+/// The id prefix of the `public` role's synthetic user (`public:<organization id>`).
+pub const PUBLIC_USER_PREFIX: &str = "public:";
+
 /// An authenticated caller. Built by the auth service from checked credentials, or by the
 /// host's own code for a plugin (`Cms::plugin_actor`); never from anything a request carries.
 #[derive(Debug, Clone)]
@@ -110,8 +123,13 @@ pub struct Actor {
 
 impl Actor {
     /// The active organization, when the actor holds `capability` there. Refusals are access
-    /// refusals (403), never hints about what exists.
+    /// refusals (403), never hints about what exists. An anonymous `public` reader is refused as
+    /// unauthenticated (401) whatever it asks: only the reads that serve published content let
+    /// it in, through [`Actor::require_delivery`].
     pub fn require(&self, capability: CoreCapability) -> Result<&str> {
+        if self.is_public() {
+            return Err(Error::Unauthorized);
+        }
         match &self.organization_id {
             Some(org) if self.grant.capabilities.has(capability) => Ok(org),
             _ => Err(self.refusal()),
@@ -119,10 +137,11 @@ impl Actor {
     }
 
     /// How an operation refuses this actor: a preview token proves nothing outside its one
-    /// read (401, CONTRACT.md section 15); anyone else is refused access (403).
+    /// read, an anonymous reader nothing outside published reads (401, CONTRACT.md section
+    /// 15); anyone else is refused access (403).
     pub(crate) fn refusal(&self) -> Error {
         match self.credential {
-            Credential::Preview(_) => Error::Unauthorized,
+            Credential::Preview(_) | Credential::Public { .. } => Error::Unauthorized,
             _ => Error::Forbidden,
         }
     }
@@ -151,10 +170,34 @@ impl Actor {
         matches!(self.credential, Credential::Preview(_))
     }
 
+    /// [`Actor::require`] for the reads that serve published content to frontends (documents
+    /// by id, lists, by ids, back references, asset records): the one check an anonymous
+    /// `public` reader passes, when its role holds `capability` (401 otherwise, as for any
+    /// request without credentials).
+    pub fn require_delivery(&self, capability: CoreCapability) -> Result<&str> {
+        if !self.is_public() {
+            return self.require(capability);
+        }
+        match &self.organization_id {
+            Some(org) if self.grant.capabilities.has(capability) => Ok(org),
+            _ => Err(Error::Unauthorized),
+        }
+    }
+
+    /// Whether this is an anonymous reader acting as an organization's `public` role.
+    pub fn is_public(&self) -> bool {
+        matches!(self.credential, Credential::Public { .. })
+    }
+
     /// The active organization, when the actor holds every one of `capabilities` there (a
     /// plugin route's `requiredCapabilities`). An empty list asks only for membership: an
     /// active organization in which the actor has a role.
     pub fn require_all(&self, capabilities: &[Capability]) -> Result<&str> {
+        // Anonymous readers are nobody's member: a gate asking for membership or capabilities
+        // refuses them as it refuses a request without credentials.
+        if self.is_public() {
+            return Err(Error::Unauthorized);
+        }
         let org = match &self.organization_id {
             Some(org) if self.grant.role != EffectiveRole::None && !self.is_preview() => org,
             _ => return Err(self.refusal()),
@@ -191,14 +234,18 @@ impl Actor {
     fn session_role(&self) -> Option<InstanceRole> {
         match self.credential {
             Credential::Session(_) => Some(self.user.role),
-            Credential::ApiKey { .. } | Credential::Plugin { .. } | Credential::Preview(_) => None,
+            Credential::ApiKey { .. }
+            | Credential::Plugin { .. }
+            | Credential::Preview(_)
+            | Credential::Public { .. } => None,
         }
     }
 
     /// The door check of a GraphQL mutation (SPEC.md Authentication point 4): an API key that
     /// may write no document (a `read` key, or a capability list without a document write) is
     /// refused (403) before the operation runs. Sessions pass: each mutation's own capability
-    /// check decides for them, as on REST.
+    /// check decides for them, as on REST. An anonymous `public` reader never mutates
+    /// (CONTRACT.md section 15): 401, as without credentials.
     pub fn require_mutation_scope(&self) -> Result<()> {
         const WRITES: [CoreCapability; 5] = [
             CoreCapability::DocumentCreate,
@@ -213,7 +260,7 @@ impl Actor {
             {
                 Err(Error::Forbidden)
             }
-            Credential::Preview(_) => Err(Error::Unauthorized),
+            Credential::Preview(_) | Credential::Public { .. } => Err(Error::Unauthorized),
             _ => Ok(()),
         }
     }
@@ -226,6 +273,7 @@ impl Actor {
                 Audience::Credentialed
             }
             Credential::Preview(_) => Audience::Preview,
+            Credential::Public { .. } => Audience::Public,
         }
     }
 
@@ -241,13 +289,13 @@ impl Actor {
         }
     }
 
-    /// Refuses (403) an actor that is not a person: operations bound to a user record
-    /// (sessions, API keys, profile, preferences, memberships, invitations) have none to bind
-    /// a plugin to. A preview token stands for no person either: 401.
+    /// Refuses an actor that is not a person: operations bound to a user record (sessions,
+    /// API keys, profile, preferences, memberships, invitations) have none to bind a plugin
+    /// (403), a preview token or an anonymous reader (401, as without credentials) to.
     pub fn require_person(&self) -> Result<()> {
         match self.credential {
             Credential::Plugin { .. } => Err(Error::Forbidden),
-            Credential::Preview(_) => Err(Error::Unauthorized),
+            Credential::Preview(_) | Credential::Public { .. } => Err(Error::Unauthorized),
             _ => Ok(()),
         }
     }

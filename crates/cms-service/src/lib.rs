@@ -30,6 +30,7 @@ mod module_tree;
 mod organizations;
 pub mod paging;
 pub mod plugin_settings;
+mod public_reads;
 mod queue;
 mod rate_limit;
 mod roles;
@@ -46,7 +47,8 @@ use cms_store::Store;
 
 pub use account::{AccountService, EmailVerified, ProfileUpdate};
 pub use actor::{
-    Actor, Audience, Credential, PLUGIN_USER_PREFIX, PreviewCredential, SessionView, User,
+    Actor, Audience, Credential, PLUGIN_USER_PREFIX, PUBLIC_USER_PREFIX, PreviewCredential,
+    SessionView, User,
 };
 pub use api_keys::{ApiKey, ApiKeyService, CreatedApiKey, NewApiKey};
 pub use assets::{AssetService, AssetSettings};
@@ -105,6 +107,9 @@ pub struct Settings {
     /// The string the key of secret plugin settings is derived from
     /// (CMS_SECRET_ENCRYPTION_KEY); `None`: secrets cannot be saved (422).
     pub secret_encryption_key: Option<String>,
+    /// Anonymous reads (the `public` role) one client address may make per minute, counted in
+    /// memory per instance (`delivery.publicReadsPerMinute`); 0 turns the limit off.
+    pub public_reads_per_minute: u32,
 }
 
 /// The queue's bounds (CONTRACT.md section 7).
@@ -150,6 +155,7 @@ impl Default for Settings {
             jobs: JobSettings::default(),
             assets: AssetSettings::default(),
             secret_encryption_key: None,
+            public_reads_per_minute: 600,
         }
     }
 }
@@ -205,6 +211,8 @@ pub(crate) struct Inner {
     /// A digest of the schemas as registered: part of every document read's entity tag, so a
     /// start with other schemas never answers 304 to a body shaped by the old ones.
     pub(crate) schema_fingerprint: [u8; 32],
+    /// The in-memory limit on anonymous reads.
+    pub(crate) public_reads: public_reads::PublicReadLimiter,
 }
 
 impl Inner {
@@ -226,6 +234,25 @@ impl Inner {
     ) -> Result<Vec<String>> {
         let org = actor.require(capability)?;
         if include_children {
+            self.organization_and_children(org).await
+        } else {
+            Ok(vec![org.to_string()])
+        }
+    }
+
+    /// The organizations a read that serves published content covers
+    /// ([`Actor::require_delivery`]): like [`Inner::readable_organizations`], except that an
+    /// anonymous `public` reader passes with its role's `capability`, and reads its own
+    /// organization only (`includeChildOrganizations` is ignored for it: a child's content is
+    /// published under the child's own `public` role).
+    pub(crate) async fn deliverable_organizations(
+        &self,
+        actor: &Actor,
+        capability: cms_core::CoreCapability,
+        include_children: bool,
+    ) -> Result<Vec<String>> {
+        let org = actor.require_delivery(capability)?;
+        if include_children && !actor.is_public() {
             self.organization_and_children(org).await
         } else {
             Ok(vec![org.to_string()])
@@ -279,6 +306,8 @@ impl Cms {
         let media_signer =
             cms_core::asset::MediaSigner::new(parts.settings.assets.signing_secret.as_deref());
         let schema_fingerprint = documents::schema_fingerprint(&parts.schemas);
+        let public_reads =
+            public_reads::PublicReadLimiter::new(parts.settings.public_reads_per_minute);
         let cms = Cms(Arc::new(Inner {
             store: parts.store,
             storage: parts.storage,
@@ -297,6 +326,7 @@ impl Cms {
             secret_box,
             field_indexing: Default::default(),
             schema_fingerprint,
+            public_reads,
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
         // Beside the service: on a large table the indexes take minutes to build.

@@ -1,11 +1,14 @@
-//! Organization roles: the built-in four and custom ones (SPEC.md "Role", "Built-in roles",
+//! Organization roles: the built-in five (`public` for anonymous readers) and custom ones (SPEC.md "Role", "Built-in roles",
 //! "Endpoints: Roles"). Sessions only: an API key is refused (Authentication point 6).
 //!
 //! A role edit is visible on the very next request: sessions and keys read their role's
 //! capabilities with the credentials, in the one indexed query every request makes, so there is
 //! no cache to wait for (well inside the spec's 30-second window).
 
-use cms_core::{BuiltInRole, CapabilitySet, CoreCapability, Issues, RoleName, Timestamp, new_id};
+use cms_core::{
+    BuiltInRole, CapabilitySet, CoreCapability, Issues, PUBLIC_GRANTABLE, RoleName, Timestamp,
+    new_id,
+};
 use cms_store::Json;
 use cms_store::roles::RoleRecord;
 use serde::Serialize;
@@ -95,6 +98,7 @@ impl<'a> RoleService<'a> {
         let description = description(input.description.as_deref(), &mut issues);
         let capabilities = self.capabilities(
             actor,
+            None,
             input.capabilities.as_deref().unwrap_or_default(),
             &mut issues,
         );
@@ -144,7 +148,7 @@ impl<'a> RoleService<'a> {
         let capabilities = edit
             .capabilities
             .as_deref()
-            .map(|caps| self.capabilities(actor, caps, &mut issues));
+            .map(|caps| self.capabilities(actor, BuiltInRole::from_name(name), caps, &mut issues));
         let mut tx = self.inner.store.write_instance_wide().await?;
         let current = tx
             .role(org, name)
@@ -200,10 +204,17 @@ impl<'a> RoleService<'a> {
         Ok(role.into())
     }
 
-    /// The declared capabilities of `raw`, with the reads their writes imply (SPEC.md
-    /// capability rule 2). Unknown ones, and ones the caller does not hold (a role could
-    /// otherwise hand out more than its author has), are issues naming them.
-    fn capabilities(&self, actor: &Actor, raw: &[String], issues: &mut Issues) -> CapabilitySet {
+    /// The declared capabilities of `raw` for `built_in` (a custom role: `None`), with the
+    /// reads their writes imply (SPEC.md capability rule 2). Unknown ones, ones the role may
+    /// not hold (`public` reads only, CONTRACT.md section 15), and ones the caller does not
+    /// hold (a role could otherwise hand out more than its author has), are issues naming them.
+    fn capabilities(
+        &self,
+        actor: &Actor,
+        built_in: Option<BuiltInRole>,
+        raw: &[String],
+        issues: &mut Issues,
+    ) -> CapabilitySet {
         let mut set = CapabilitySet::empty();
         for (i, name) in raw.iter().enumerate() {
             let path = format!("capabilities[{i}]");
@@ -212,6 +223,16 @@ impl<'a> RoleService<'a> {
                     &path,
                     "options",
                     format!("`{name}` is not a declared capability"),
+                ),
+                Some(cap) if built_in.is_some_and(|role| !role.may_hold(&cap)) => issues.add(
+                    &path,
+                    "notAllowed",
+                    format!(
+                        "`{name}` cannot be given to `public`: anonymous readers may hold only {}",
+                        PUBLIC_GRANTABLE
+                            .map(|c| format!("`{}`", c.as_str()))
+                            .join(" and ")
+                    ),
                 ),
                 Some(cap) if !actor.grant.capabilities.contains(&cap) => {
                     issues.add(&path, "notHeld", format!("you do not hold `{name}`"))
@@ -227,7 +248,8 @@ impl<'a> RoleService<'a> {
 /// as members everywhere). API keys and plugins are refused: role endpoints are for sessions
 /// only.
 fn member_org(actor: &Actor) -> Result<&str> {
-    if actor.is_api_key() || actor.require_person().is_err() || actor.grant.role.name().is_none() {
+    actor.require_person()?;
+    if actor.is_api_key() || actor.grant.role.name().is_none() {
         return Err(Error::Forbidden);
     }
     actor.organization_id.as_deref().ok_or(Error::Forbidden)

@@ -18,8 +18,25 @@ pub struct RoleRecord {
     pub updated_at: i64,
 }
 
+/// What an anonymous request naming an organization by its slug acts with (CONTRACT.md section
+/// 15), read in one query on the hot path: the organization and its `public` role's
+/// capabilities (`None` if the organization has no such role).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct PublicGrantRecord {
+    pub organization_id: String,
+    pub capabilities: Option<Json<Vec<String>>>,
+}
+
+pub(crate) const PUBLIC_GRANT_SQL: &str = "SELECT o.id AS organization_id, r.capabilities \
+     FROM organizations o \
+     LEFT JOIN roles r ON r.organization_id = o.id AND r.name = 'public' \
+     WHERE o.slug = $1";
+
 #[async_trait]
 pub trait Roles {
+    /// The organization with `slug` and its `public` role's capabilities; `None` when no
+    /// organization has that slug. Needs an instance-wide unit (roles of any organization).
+    async fn public_grant(&mut self, slug: &str) -> Result<Option<PublicGrantRecord>>;
     /// Fails with [`crate::StoreError::Unique`] when the name is taken in the organization.
     async fn insert_role(&mut self, role: &RoleRecord) -> Result<()>;
     async fn role(&mut self, organization_id: &str, name: &str) -> Result<Option<RoleRecord>>;
@@ -53,6 +70,19 @@ macro_rules! impl_roles {
     ($tx:ty) => {
         #[async_trait::async_trait]
         impl $crate::roles::Roles for $tx {
+            async fn public_grant(
+                &mut self,
+                slug: &str,
+            ) -> $crate::Result<Option<$crate::roles::PublicGrantRecord>> {
+                if let Some(points) = self.point_reads() {
+                    return points.public_grant(slug);
+                }
+                Ok(sqlx::query_as($crate::roles::PUBLIC_GRANT_SQL)
+                    .bind(slug)
+                    .fetch_optional(self.conn().await?)
+                    .await?)
+            }
+
             async fn insert_role(&mut self, r: &$crate::roles::RoleRecord) -> $crate::Result<()> {
                 sqlx::query(
                     "INSERT INTO roles (id, organization_id, name, description, capabilities, is_built_in, \

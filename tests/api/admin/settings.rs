@@ -243,6 +243,102 @@ async fn a_custom_role_is_created_edited_and_deleted(url: String) {
     ui.stop().await;
 }
 
+async fn the_public_role_opens_anonymous_reads(url: String) {
+    let app = TestApp::start(&url).await;
+    let (ada, _) = first_owner(&app).await;
+    let res = app
+        .post(
+            "/api/documents",
+            json!({"type": "post", "data": {"title": "Hello world"}, "publish": true}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    let post = res.body["data"]["id"].as_str().unwrap().to_string();
+    let org = app.active_organization(&ada).await;
+    let slug = get_data(&app, &ada, &format!("/api/organizations/{org}")).await["slug"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = format!("/api/documents/{post}");
+    let res = app
+        .get(&path)
+        .header("x-cms-organization", &slug)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED);
+
+    let ui = Ui::start(app, "settings-public-role").await;
+    ui.sign_in_as(&ada).await;
+    ui.open("/admin/settings/roles").await;
+    ui.find("li[data-role='public']").await;
+    ui.see("Anyone on the internet, without signing in").await;
+    let deletable = ui
+        .eval(
+            "return document.querySelectorAll(\"li[data-role='public'] button.danger\").length",
+            vec![],
+        )
+        .await;
+    assert_eq!(deletable, json!(0), "public cannot be deleted");
+
+    press(&ui, "li[data-role='public'] .actions button:first-child").await;
+    ui.see("Edit public").await;
+    // Only the two reads are offered.
+    let offered = ui
+        .eval(
+            "return [...document.querySelectorAll('.role-editor input[type=checkbox]')].map((b) => b.value).sort()",
+            vec![],
+        )
+        .await;
+    assert_eq!(offered, json!(["asset.read", "document.read"]));
+    ui.control("Read documents").await.click().await.unwrap();
+    ui.screenshot("public-role").await;
+    ui.click("Save role").await;
+    ui.see("The role public is saved.").await;
+    assert_eq!(
+        role_capabilities(&ui.app, &ada, "public").await,
+        Some(vec!["document.read".into()])
+    );
+
+    // A website without credentials now reads the published post.
+    let res = ui
+        .app
+        .get(&path)
+        .header("x-cms-organization", &slug)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert_eq!(res.body["data"]["publishedData"]["title"], "Hello world");
+    assert!(res.body["data"].get("draftData").is_none());
+
+    // Nobody is invited as `public`: the members page does not offer it.
+    ui.open("/admin/settings/members").await;
+    let roles_offered = ui
+        .eval(
+            "return [...document.querySelectorAll('select option')].map((o) => o.value)",
+            vec![],
+        )
+        .await;
+    assert!(
+        !roles_offered
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v == "public"),
+        "{roles_offered}"
+    );
+    assert!(
+        roles_offered
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v == "viewer"),
+        "the page offers roles: {roles_offered}"
+    );
+    ui.stop().await;
+}
+
 async fn an_api_key_secret_is_shown_once_and_works_until_deleted(url: String) {
     let app = TestApp::start(&url).await;
     let (ada, _) = first_owner(&app).await;
@@ -697,6 +793,7 @@ async fn a_plugin_tool_is_mounted_on_its_page(url: String) {
 crate::admin_scenarios!(
     members_and_invitations_are_managed_from_the_page,
     a_custom_role_is_created_edited_and_deleted,
+    the_public_role_opens_anonymous_reads,
     an_api_key_secret_is_shown_once_and_works_until_deleted,
     plugin_settings_keep_a_secret_saved_without_it,
     jobs_are_retried_and_cancelled_and_events_listed,

@@ -39,10 +39,13 @@ fn rc<'a>(ctx: &ResolverContext<'a>) -> async_graphql::Result<&'a RequestCtx> {
     ctx.ctx.data::<RequestCtx>()
 }
 
+/// The `perspective` argument; without one, the actor's default (`published` for an anonymous
+/// `public` reader, `draft` for everyone else).
 fn perspective_arg(ctx: &ResolverContext<'_>) -> async_graphql::Result<Perspective> {
+    let default = || Ok(Perspective::default_for(&rc(ctx)?.actor));
     match ctx.args.get("perspective") {
-        None => Ok(Perspective::Draft),
-        Some(v) if v.is_null() => Ok(Perspective::Draft),
+        None => default(),
+        Some(v) if v.is_null() => default(),
         Some(v) => Perspective::parse(v.enum_name()?)
             .ok_or_else(|| bad("`perspective` is `draft` or `published`")),
     }

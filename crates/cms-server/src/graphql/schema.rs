@@ -66,7 +66,7 @@ pub fn build(schemas: &Schemas) -> Result<Schema, SchemaError> {
         }
     }
     let perspective = Enum::new("Perspective")
-        .description("Which copy of a document a read shows: `draft` (the default) or `published`.")
+        .description("Which copy of a document a read shows: `draft` (the default) or `published` (the default, and the only one, for anonymous readers naming an organization).")
         .item("draft")
         .item("published");
     let mut builder = Schema::build("Query", Some("Mutation"), None)

@@ -7,6 +7,7 @@
 //! answers every operation shares, and a schema per registered document type.
 
 mod data;
+mod delivery;
 mod graphql;
 
 use cms_core::schema::Schemas;
@@ -94,6 +95,7 @@ pub(crate) fn finish(mut doc: OpenApi, schemas: &Schemas, graphql_path: &str) ->
     if let Some(item) = graphql::path_item() {
         doc.paths.paths.insert(graphql_path.to_string(), item);
     }
+    delivery::describe(&mut doc, graphql_path);
     for item in doc.paths.paths.values_mut() {
         operations(item).for_each(add_shared_errors);
     }

@@ -90,13 +90,18 @@ struct Access {
 /// is available (an extension beside SPEC.md's endpoints; a session or an API key).
 #[utoipa::path(get, path = "/api/user/access", tag = TAG,
     responses((status = 200, description = "The caller's role and capabilities", body = Data<Access>)))]
-async fn access(State(state): State<AppState>, Authed(actor): Authed) -> Json<Data<Access>> {
-    ok(Access {
+async fn access(
+    State(state): State<AppState>,
+    Authed(actor): Authed,
+) -> ApiResult<Json<Data<Access>>> {
+    // An anonymous `public` reader is nobody: no access to describe (401, as signed out).
+    actor.require_person()?;
+    Ok(ok(Access {
         organization_id: actor.organization_id.clone(),
         role: actor.grant.role.name().map(str::to_string),
         capabilities: actor.grant.capabilities.clone(),
         assistant: state.agent().availability(),
-    })
+    }))
 }
 
 /// The caller's editor preferences: a JSON object of the editor's own keys.

@@ -251,7 +251,10 @@ async fn get_session(MaybeAuthed(actor): MaybeAuthed) -> Json<Option<SessionBody
             session,
             user: actor.user,
         }),
-        Credential::ApiKey { .. } | Credential::Plugin { .. } | Credential::Preview(_) => None,
+        Credential::ApiKey { .. }
+        | Credential::Plugin { .. }
+        | Credential::Preview(_)
+        | Credential::Public { .. } => None,
     }))
 }
 

@@ -13,7 +13,7 @@ use utoipa_swagger_ui::Config;
 
 use crate::AppState;
 use crate::error::{handler_error, no_such_endpoint};
-use crate::extract::{Authed, MaybeAuthed};
+use crate::extract::MaybeAuthed;
 
 const TAG: &str = "meta";
 
@@ -33,7 +33,11 @@ pub fn routes() -> OpenApiRouter<AppState> {
 /// document type.
 #[utoipa::path(get, path = "/api/openapi.json", tag = TAG,
     responses((status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json")))]
-async fn openapi_json(State(state): State<AppState>, Authed(_actor): Authed) -> Response {
+async fn openapi_json(State(state): State<AppState>, MaybeAuthed(actor): MaybeAuthed) -> Response {
+    // A credential is needed; an anonymous `public` reader has none (MaybeAuthed leaves it out).
+    if actor.is_none() {
+        return crate::error::ApiError::Service(cms_service::Error::Unauthorized).into_response();
+    }
     (
         [(
             header::CONTENT_TYPE,

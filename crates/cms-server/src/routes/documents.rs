@@ -23,6 +23,7 @@ use crate::AppState;
 use crate::delivery::validators::{Conditional, IfNoneMatch, NotModified};
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiQuery, Authed};
+use cms_service::Actor;
 
 const TAG: &str = "documents";
 
@@ -51,14 +52,17 @@ fn depth(raw: Option<i64>) -> ApiResult<Option<u8>> {
     .transpose()
 }
 
+/// The read as asked; without a `perspective`, the actor's default (`published` for an
+/// anonymous `public` reader, `draft` for everyone else).
 fn read_options(
+    actor: &Actor,
     perspective: Option<Perspective>,
     raw_depth: Option<i64>,
     include_children: Option<bool>,
     locale: Option<String>,
 ) -> ApiResult<ReadOptions> {
     Ok(ReadOptions {
-        perspective: perspective.unwrap_or_default(),
+        perspective: perspective.unwrap_or_else(|| Perspective::default_for(actor)),
         depth: depth(raw_depth)?,
         include_children: include_children.unwrap_or(false),
         locale,
@@ -93,7 +97,8 @@ enum Status {
 #[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 struct ReadQuery {
-    /// The copy read: `draft` (default) or `published`.
+    /// The copy read: `draft` (default) or `published` (the default, and the only one, for
+    /// anonymous readers naming an organization).
     #[param(inline)]
     perspective: Option<Perspective>,
     /// How many levels of references are resolved, 0 (default) to 5.
@@ -109,8 +114,9 @@ struct ReadQuery {
 }
 
 impl ReadQuery {
-    fn options(&self) -> ApiResult<ReadOptions> {
+    fn options(&self, actor: &Actor) -> ApiResult<ReadOptions> {
         read_options(
+            actor,
             self.perspective,
             self.depth,
             self.include_child_organizations,
@@ -142,7 +148,8 @@ struct ListQuery {
     /// Only documents with (`published`) or without (`draft`) a published copy.
     #[param(inline)]
     status: Option<Status>,
-    /// The copy read: `draft` (default) or `published`.
+    /// The copy read: `draft` (default) or `published` (the default, and the only one, for
+    /// anonymous readers naming an organization).
     #[param(inline)]
     perspective: Option<Perspective>,
     /// How many levels of references are resolved, 0 (default) to 5.
@@ -186,6 +193,7 @@ async fn list(
         page: q.page,
         page_size: q.page_size.or(q.limit),
         read: read_options(
+            &actor,
             q.perspective,
             q.depth,
             q.include_child_organizations,
@@ -265,6 +273,7 @@ async fn query(
         page: body.page,
         page_size: body.limit,
         read: read_options(
+            &actor,
             body.perspective,
             body.depth,
             body.include_child_organizations,
@@ -350,7 +359,7 @@ async fn get(
     ApiQuery(q): ApiQuery<ReadQuery>,
 ) -> ApiResult<Response> {
     let documents = state.cms.documents();
-    let options = q.options()?;
+    let options = q.options(&actor)?;
     if conditional.is_conditional()
         && let Some(tag) = documents.revision_tag(&actor, &id, &options).await?
         && let Some(not_modified) = conditional.not_modified(tag.as_str())
@@ -627,7 +636,8 @@ struct ByIdsQuery {
     /// Document ids, comma-separated, the parameter repeatable; at most 100.
     #[serde(default)]
     ids: Vec<String>,
-    /// The copy read: `draft` (default) or `published`.
+    /// The copy read: `draft` (default) or `published` (the default, and the only one, for
+    /// anonymous readers naming an organization).
     #[param(inline)]
     perspective: Option<Perspective>,
     /// How many levels of references are resolved, 0 (default) to 5.
@@ -660,6 +670,7 @@ async fn by_ids(
         .map(String::from)
         .collect();
     let read = read_options(
+        &actor,
         q.perspective,
         q.depth,
         q.include_child_organizations,

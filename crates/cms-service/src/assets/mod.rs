@@ -179,7 +179,7 @@ impl<'a> AssetService<'a> {
     /// first.
     pub async fn list(&self, actor: &Actor, query: AssetQuery) -> Result<AssetPage> {
         let orgs = self
-            .readable_organizations(actor, query.include_children)
+            .delivered_organizations(actor, query.include_children)
             .await?;
         let (limit, offset) = crate::paging::window_or_default(query.limit, query.offset);
         if !(1..=MAX_LIMIT).contains(&limit) {
@@ -214,7 +214,9 @@ impl<'a> AssetService<'a> {
 
     /// One asset of the actor's organization (or of a child, when asked).
     pub async fn get(&self, actor: &Actor, id: &str, include_children: bool) -> Result<AssetView> {
-        let orgs = self.readable_organizations(actor, include_children).await?;
+        let orgs = self
+            .delivered_organizations(actor, include_children)
+            .await?;
         let mut tx = self.inner.store.read_for(&orgs[0]).await?;
         let record = tx.asset(&orgs, id).await?.ok_or_else(not_found)?;
         let mut views = self.views(&mut *tx, actor, vec![record]).await?;
@@ -229,7 +231,9 @@ impl<'a> AssetService<'a> {
         ids: &[String],
         include_children: bool,
     ) -> Result<Vec<AssetView>> {
-        let orgs = self.readable_organizations(actor, include_children).await?;
+        let orgs = self
+            .delivered_organizations(actor, include_children)
+            .await?;
         if ids.len() > crate::paging::MAX_BY_IDS {
             return Err(Error::bad_request(format!(
                 "at most {} ids per request",
@@ -640,7 +644,10 @@ impl<'a> AssetService<'a> {
         }
         let own = actor.organization_id.clone().unwrap_or_default();
         let mut scope = vec![own.clone()];
-        scope.extend(tx.child_organization_ids(&own).await?);
+        // An anonymous reader's answers tell nothing of child organizations.
+        if !actor.is_public() {
+            scope.extend(tx.child_organization_ids(&own).await?);
+        }
         let ids: Vec<String> = records.iter().map(|r| r.id.clone()).collect();
         let counts = tx.asset_reference_counts(&scope, &ids).await?;
         Ok(records
@@ -659,6 +666,19 @@ impl<'a> AssetService<'a> {
     ) -> Result<Vec<String>> {
         self.inner
             .readable_organizations(actor, CoreCapability::AssetRead, include_children)
+            .await
+    }
+
+    /// The organizations the asset reads that serve published content cover (list, get, by
+    /// ids): also for an anonymous `public` reader holding `asset.read`, in its own
+    /// organization only.
+    async fn delivered_organizations(
+        &self,
+        actor: &Actor,
+        include_children: bool,
+    ) -> Result<Vec<String>> {
+        self.inner
+            .deliverable_organizations(actor, CoreCapability::AssetRead, include_children)
             .await
     }
 

@@ -1,25 +1,39 @@
 //! Credential resolution: an API key, a bearer token, the session cookie or a preview token
 //! turned into an [`Actor`] with its grant resolved (SPEC.md Authentication points 1 and 8,
-//! CONTRACT.md section 15), sliding the session's lifetime on the way.
+//! CONTRACT.md section 15), sliding the session's lifetime on the way; and a request without
+//! any of them that names an organization, turned into that organization's `public` reader
+//! (CONTRACT.md section 15).
 
-use cms_core::access::{self, Membership};
-use cms_core::{CapabilitySet, EffectiveRole, Grant, InstanceRole, KeyPermission, KeyScope};
+use std::net::IpAddr;
+
+use cms_core::access::{self, EffectiveRole, Membership};
+use cms_core::{BuiltInRole, CapabilitySet, Grant, InstanceRole, KeyPermission, KeyScope};
 use cms_store::users::UserRecord;
 
 use super::AuthService;
-use crate::actor::{Actor, Credential, PreviewCredential, SessionView, User};
+use crate::actor::{Actor, Credential, PUBLIC_USER_PREFIX, PreviewCredential, SessionView, User};
 use crate::error::{Error, Result};
 use crate::secret::Purpose;
 
 const DAY_MS: i64 = 86_400_000;
 
+/// The longest organization slug looked up: longer ones name no organization.
+const MAX_SLUG_BYTES: usize = 64;
+
 /// The credentials a request carried. The API key wins when present (SPEC.md point 1); a
-/// preview token counts only when nothing else proves who is asking (CONTRACT.md section 15).
+/// preview token counts only when nothing else proves who is asking, and the organization
+/// named only when nothing at all was sent (CONTRACT.md section 15).
 #[derive(Debug, Default)]
 pub struct Credentials {
     pub api_key: Option<String>,
     pub bearer: Option<String>,
     pub cookie: Option<String>,
+    /// The organization a request without credentials names (`x-cms-organization`, or the
+    /// `organization` query parameter), by slug: it then reads as that organization's
+    /// `public` role. Ignored beside any credential.
+    pub organization: Option<String>,
+    /// The client's address as the door vouches for it: what anonymous reads are counted by.
+    pub client_address: Option<IpAddr>,
     /// A preview link's token (`x-cms-preview` or the `preview` query parameter).
     pub preview: Option<String>,
 }
@@ -51,18 +65,31 @@ impl AuthService<'_> {
             Some(token) => self.actor_for_session(token).await?,
             None => None,
         };
+        if session.is_some() {
+            return Ok(session);
+        }
+        let fresh = |actor: Option<Actor>| {
+            actor.map(|actor| Resolved {
+                actor,
+                session_extended: false,
+            })
+        };
         // A bearer token decides alone, like a key; a cookie that proves no session (a stale
-        // one the browser still sends) does not hide the preview token beside it.
-        match (session, &credentials.preview) {
-            (Some(resolved), _) => Ok(Some(resolved)),
-            (None, Some(preview)) if credentials.bearer.is_none() => Ok(self
-                .actor_for_preview(preview)
-                .await?
-                .map(|actor| Resolved {
-                    actor,
-                    session_extended: false,
-                })),
-            (None, _) => Ok(None),
+        // one the browser still sends) does not hide the preview token beside it, but it does
+        // leave the request signed out rather than public.
+        match (
+            &credentials.preview,
+            &credentials.cookie,
+            &credentials.organization,
+        ) {
+            (Some(preview), _, _) if credentials.bearer.is_none() => {
+                Ok(fresh(self.actor_for_preview(preview).await?))
+            }
+            (None, None, Some(slug)) if credentials.bearer.is_none() => Ok(fresh(
+                self.actor_for_public(slug, credentials.client_address)
+                    .await?,
+            )),
+            _ => Ok(None),
         }
     }
 
@@ -100,6 +127,68 @@ impl AuthService<'_> {
                 found.organization_id,
                 creator_grant,
             )),
+        }))
+    }
+
+    /// One query on the hot path, as for a key: the organization by its slug and its `public`
+    /// role's capabilities, after the read is counted against the client's limit. An unknown
+    /// slug and a role without capabilities both leave the request anonymous (`None`), so the
+    /// answer never tells whether an organization exists.
+    async fn actor_for_public(
+        &self,
+        slug: &str,
+        client_address: Option<IpAddr>,
+    ) -> Result<Option<Actor>> {
+        let now = self.inner.clock.now();
+        self.inner.public_reads.hit(client_address, now.millis())?;
+        if slug.is_empty()
+            || slug.len() > MAX_SLUG_BYTES
+            || !slug.bytes().all(|b| b.is_ascii_graphic())
+        {
+            return Ok(None);
+        }
+        let Some(found) = self
+            .inner
+            .store
+            .read_instance_wide()
+            .await?
+            .public_grant(slug)
+            .await?
+        else {
+            return Ok(None);
+        };
+        // Whatever the row says, `public` holds reads at most: a capability it may not hold
+        // (written around the service) grants nothing.
+        let capabilities: CapabilitySet = found
+            .capabilities
+            .map(|c| c.0)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|c| self.inner.capabilities.parse(c))
+            .filter(|c| BuiltInRole::Public.may_hold(c))
+            .collect();
+        if capabilities.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Actor {
+            user: User {
+                id: format!("{PUBLIC_USER_PREFIX}{}", found.organization_id),
+                email: String::new(),
+                name: BuiltInRole::Public.name().to_string(),
+                email_verified: false,
+                role: InstanceRole::Viewer,
+                image: None,
+                created_at: now,
+                updated_at: now,
+            },
+            organization_id: Some(found.organization_id),
+            grant: Grant {
+                role: EffectiveRole::Member(BuiltInRole::Public.into()),
+                capabilities,
+            },
+            credential: Credential::Public {
+                organization_slug: slug.to_string(),
+            },
         }))
     }
 

@@ -82,7 +82,7 @@ impl DocumentService<'_> {
         let (creator, read) = preview_reader(actor, id, read)?;
         let actor = creator.as_ref().unwrap_or(actor);
         let found = self.point_read(actor, id, &read).await?;
-        self.view_of(found, &read).await
+        self.view_of(actor, found, &read).await
     }
 
     /// [`Self::get`], with the document's [`RevisionTag`] when the stored row decides the body
@@ -97,7 +97,7 @@ impl DocumentService<'_> {
         let actor = creator.as_ref().unwrap_or(actor);
         let found = self.point_read(actor, id, &read).await?;
         let tag = self.tag_of(actor, &found, &read);
-        Ok((self.view_of(found, &read).await?, tag))
+        Ok((self.view_of(actor, found, &read).await?, tag))
     }
 
     /// The document `id` as a read of one document finds it, through every check of
@@ -109,9 +109,9 @@ impl DocumentService<'_> {
         read: &ReadOptions,
     ) -> Result<PointRead<'g>> {
         let orgs = self
-            .readable_organizations(actor, read.include_children)
+            .delivered_organizations(actor, read.include_children)
             .await?;
-        check_read_options(read)?;
+        check_read_options(actor, read)?;
         let mut tx = self.inner.store.read_for(&orgs[0]).await?;
         let record = tx
             .document(&orgs, id)
@@ -135,7 +135,12 @@ impl DocumentService<'_> {
     }
 
     /// The body of a point read: fields stripped, localized, references resolved.
-    async fn view_of(&self, found: PointRead<'_>, read: &ReadOptions) -> Result<DocumentView> {
+    async fn view_of(
+        &self,
+        actor: &Actor,
+        found: PointRead<'_>,
+        read: &ReadOptions,
+    ) -> Result<DocumentView> {
         let PointRead {
             mut tx,
             orgs,
@@ -147,16 +152,17 @@ impl DocumentService<'_> {
         self.show(&localization, &mut views, read.perspective);
         self.resolve(&mut *tx, &orgs, &mut views, read, &gate, &localization)
             .await?;
+        deliver(actor, &mut views);
         Ok(views.remove(0))
     }
 
     /// A page of documents of one type: GET /api/documents and POST /api/documents/query.
     pub async fn list(&self, actor: &Actor, request: ListRequest) -> Result<Page> {
         let orgs = self
-            .readable_organizations(actor, request.read.include_children)
+            .delivered_organizations(actor, request.read.include_children)
             .await?;
         let singleton = self.document_type(&request.doc_type)?;
-        check_read_options(&request.read)?;
+        check_read_options(actor, &request.read)?;
         let (page, page_size) = page_or_default(request.page, request.page_size);
         if page < 1 || !(1..=MAX_PAGE_SIZE).contains(&page_size) {
             return Err(Error::bad_request(format!(
@@ -174,7 +180,12 @@ impl DocumentService<'_> {
             self.list_search(&gate, &request.doc_type, raw, &locale)?;
         }
         if singleton {
-            let row = self.singleton_row(actor, &request.doc_type).await?;
+            let Some(row) = self.delivered_singleton(actor, &request.doc_type).await? else {
+                return Ok(Page {
+                    data: Vec::new(),
+                    pagination: Pagination::new(0, 1, page_size),
+                });
+            };
             gate.check(Operation::Read, &row)?;
             let mut views = vec![gate.stripped(row)];
             let mut tx = self.inner.store.read_for(&orgs[0]).await?;
@@ -201,6 +212,7 @@ impl DocumentService<'_> {
                 &localization,
             )
             .await?;
+            deliver(actor, &mut views);
             return Ok(Page {
                 pagination: Pagination::new(1, 1, page_size),
                 data: views,
@@ -282,6 +294,7 @@ impl DocumentService<'_> {
             &localization,
         )
         .await?;
+        deliver(actor, &mut views);
         Ok(Page {
             data: views,
             pagination: Pagination::new(total, page, page_size),
@@ -296,9 +309,9 @@ impl DocumentService<'_> {
         read: ReadOptions,
     ) -> Result<Vec<DocumentView>> {
         let orgs = self
-            .readable_organizations(actor, read.include_children)
+            .delivered_organizations(actor, read.include_children)
             .await?;
-        check_read_options(&read)?;
+        check_read_options(actor, &read)?;
         if ids.len() > MAX_BY_IDS {
             return Err(Error::bad_request(format!(
                 "at most {MAX_BY_IDS} ids per request"
@@ -330,21 +343,28 @@ impl DocumentService<'_> {
         self.show(&localization, &mut views, read.perspective);
         self.resolve(&mut *tx, &orgs, &mut views, &read, &gate, &localization)
             .await?;
+        deliver(actor, &mut views);
         Ok(views)
     }
 
-    /// Documents whose draft or published copy references `id`.
+    /// Documents whose draft or published copy references `id`. An anonymous `public` reader
+    /// reads the published side only: the target and the documents listed must be published,
+    /// and they show their published copy.
     pub async fn back_references(
         &self,
         actor: &Actor,
         id: &str,
         include_children: bool,
     ) -> Result<Vec<DocumentView>> {
-        let orgs = self.readable_organizations(actor, include_children).await?;
+        let orgs = self
+            .delivered_organizations(actor, include_children)
+            .await?;
+        let perspective = Perspective::default_for(actor);
         let mut tx = self.inner.store.read_for(&orgs[0]).await?;
         let target = tx
             .document(&orgs, id)
             .await?
+            .filter(|t| perspective == Perspective::Draft || t.published_data.is_some())
             .ok_or_else(|| Error::not_found("document"))?;
         let gate = self.gate(actor);
         gate.check(Operation::Read, &target)?;
@@ -352,7 +372,7 @@ impl DocumentService<'_> {
         let mut views: Vec<DocumentView> = records
             .into_iter()
             .map(DocumentView::from)
-            .filter(|v| gate.may_read(v))
+            .filter(|v| v.data(perspective).is_some() && gate.may_read(v))
             .map(|mut v| {
                 gate.strip(&mut v);
                 v
@@ -361,7 +381,8 @@ impl DocumentService<'_> {
         let localization = self
             .localization_in(&mut *tx, &orgs[0], self.any_localized(&views), None)
             .await?;
-        self.show(&localization, &mut views, Perspective::Draft);
+        self.show(&localization, &mut views, perspective);
+        deliver(actor, &mut views);
         Ok(views)
     }
 
@@ -382,6 +403,32 @@ impl DocumentService<'_> {
         let mut views = vec![gate.stripped(row)];
         self.show(&localization, &mut views, Perspective::Draft);
         Ok(views.remove(0))
+    }
+
+    /// The canonical row of a singleton type as a list shows it: created on first read for
+    /// people, keys and plugins; an anonymous `public` reader writes nothing, and sees the row
+    /// only once it is published (`None` otherwise: an empty list, as for any draft-only
+    /// document in the published perspective).
+    async fn delivered_singleton(
+        &self,
+        actor: &Actor,
+        doc_type: &str,
+    ) -> Result<Option<DocumentRecord>> {
+        if !actor.is_public() {
+            return self.singleton_row(actor, doc_type).await.map(Some);
+        }
+        let org = actor
+            .organization_id
+            .as_deref()
+            .ok_or(Error::Unauthorized)?;
+        let row = self
+            .inner
+            .store
+            .read_for(org)
+            .await?
+            .singleton(org, doc_type)
+            .await?;
+        Ok(row.filter(|r| r.published_data.is_some()))
     }
 
     /// The canonical row of a singleton type, created on first read so reads never 404.
@@ -436,6 +483,18 @@ impl DocumentService<'_> {
         }
     }
 
+    /// The organizations a read serving published content covers (get, list, by ids, back
+    /// references): also for an anonymous `public` reader, who reads its own organization only.
+    async fn delivered_organizations(
+        &self,
+        actor: &Actor,
+        include_children: bool,
+    ) -> Result<Vec<String>> {
+        self.inner
+            .deliverable_organizations(actor, CoreCapability::DocumentRead, include_children)
+            .await
+    }
+
     /// The organizations the actor reads: their own, plus its children when asked.
     pub(super) async fn readable_organizations(
         &self,
@@ -448,7 +507,12 @@ impl DocumentService<'_> {
     }
 }
 
-fn check_read_options(read: &ReadOptions) -> Result<()> {
+/// The depth asked for, and the perspective: an anonymous `public` reader reads published
+/// copies only, so asking it for drafts is an access refusal (403, CONTRACT.md section 15).
+fn check_read_options(actor: &Actor, read: &ReadOptions) -> Result<()> {
+    if actor.is_public() && read.perspective == Perspective::Draft {
+        return Err(Error::Forbidden);
+    }
     if read.resolution_depth() > MAX_DEPTH {
         return Err(Error::bad_request(format!("depth is 0 to {MAX_DEPTH}")));
     }
@@ -473,4 +537,12 @@ pub(super) fn preview_reader(
         ),
         None => (None, read),
     })
+}
+
+/// What an anonymous `public` reader is answered: the published copy and its hash, never the
+/// draft (CONTRACT.md section 15). Everyone else gets the documents as they are.
+fn deliver(actor: &Actor, views: &mut [DocumentView]) {
+    if actor.is_public() {
+        views.iter_mut().for_each(DocumentView::withhold_draft);
+    }
 }

@@ -6,6 +6,8 @@ use cms_store::versions::VersionRecord;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::actor::Actor;
+
 /// Which copy of a document a read evaluates: `where`, `sort` and `depth` apply to it.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Deserialize, utoipa::ToSchema,
@@ -18,6 +20,17 @@ pub enum Perspective {
 }
 
 impl Perspective {
+    /// The perspective a read takes when the request names none: `published` for an anonymous
+    /// `public` reader (the only one it may read, CONTRACT.md section 15), `draft` for everyone
+    /// else (SPEC.md).
+    pub fn default_for(actor: &Actor) -> Perspective {
+        if actor.is_public() {
+            Perspective::Published
+        } else {
+            Perspective::Draft
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Perspective> {
         match s {
             "draft" => Some(Perspective::Draft),
@@ -55,7 +68,9 @@ pub struct DocumentView {
     pub doc_type: String,
     pub organization_id: String,
     pub singleton: bool,
-    /// The draft copy, shaped by the type's schema (`<Type>Data` in the components).
+    /// The draft copy, shaped by the type's schema (`<Type>Data` in the components). Absent
+    /// only in answers to anonymous readers (the `public` role), who see published copies only.
+    #[serde(skip_serializing_if = "Value::is_null")]
     #[schema(value_type = Object)]
     pub draft_data: Value,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -98,6 +113,11 @@ impl From<DocumentRecord> for DocumentView {
 }
 
 impl DocumentView {
+    /// Leaves the draft out of the answer (the key is then absent): for anonymous readers.
+    pub(crate) fn withhold_draft(&mut self) {
+        self.draft_data = Value::Null;
+    }
+
     /// The copy a perspective reads.
     pub fn data(&self, perspective: Perspective) -> Option<&Value> {
         match perspective {

@@ -41,6 +41,10 @@ impl<'a> MemberService<'a> {
     /// The members of the active organization, oldest first. Any member may list them
     /// (CONTRACT.md section 12), as may an instance administrator who entered it.
     pub async fn list(&self, actor: &Actor) -> Result<Vec<Member>> {
+        // An anonymous reader holds the `public` role but is nobody's fellow member.
+        if actor.is_public() {
+            return Err(Error::Unauthorized);
+        }
         let org = match (&actor.organization_id, &actor.grant.role) {
             (Some(org), role) if *role != EffectiveRole::None => org,
             _ => return Err(actor.refusal()),
@@ -137,10 +141,20 @@ impl<'a> MemberService<'a> {
     }
 }
 
+/// The role a member or an invitation is to hold. `public` is refused (400): it stands for
+/// anonymous readers, never for a person (CONTRACT.md section 15).
 pub(super) fn role_name(raw: Option<&str>) -> Result<RoleName> {
-    required(raw, "role")?
+    let role = required(raw, "role")?
         .parse::<RoleName>()
-        .map_err(|e| Error::invalid(vec![Issue::new("role", "pattern", e.to_string())]))
+        .map_err(|e| Error::invalid(vec![Issue::new("role", "pattern", e.to_string())]))?;
+    if role.built_in().is_some_and(|r| !r.is_for_people()) {
+        return Err(Error::invalid(vec![Issue::new(
+            "role",
+            "notAssignable",
+            format!("`{role}` is the role of anonymous readers, not a person's role"),
+        )]));
+    }
+    Ok(role)
 }
 
 pub(super) fn no_such_role(role: &RoleName) -> Error {

@@ -101,8 +101,9 @@ impl<'a> OrganizationService<'a> {
     /// The organizations the caller belongs to, with their role in each, oldest membership
     /// first. An API key (or a plugin actor) sees the one organization it is bound to.
     pub async fn list(&self, actor: &Actor) -> Result<Vec<Organization>> {
-        // A preview token's maker is no business of whoever holds the link.
-        if actor.is_preview() {
+        // Neither a preview token (its maker is no business of whoever holds the link) nor an
+        // anonymous reader belongs anywhere.
+        if actor.is_preview() || actor.is_public() {
             return Err(Error::Unauthorized);
         }
         let mut tx = self.inner.store.read_instance_wide().await?;
@@ -338,6 +339,10 @@ pub(crate) async fn standing(
     if actor.is_preview() {
         return Err(Error::Unauthorized);
     }
+    // An anonymous reader stands nowhere: organizations are for people, keys and plugins.
+    if actor.is_public() {
+        return Ok(None);
+    }
     let member = tx.member(org_id, &actor.user.id).await?;
     // A key and a plugin act in their one organization only, whatever their grant.
     if let Credential::ApiKey { .. } | Credential::Plugin { .. } = actor.credential {
@@ -410,7 +415,7 @@ pub(crate) fn session_of(actor: &Actor) -> Result<&SessionView> {
     match &actor.credential {
         Credential::Session(session) => Ok(session),
         Credential::ApiKey { .. } | Credential::Plugin { .. } => Err(Error::Forbidden),
-        Credential::Preview(_) => Err(Error::Unauthorized),
+        Credential::Preview(_) | Credential::Public { .. } => Err(Error::Unauthorized),
     }
 }
 

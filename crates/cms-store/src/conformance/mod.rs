@@ -16,6 +16,7 @@ mod jobs;
 mod organizations;
 mod people;
 mod preview_tokens;
+mod public_role;
 mod rate_limits;
 mod references;
 mod row_security;

@@ -20,7 +20,7 @@ use crate::filter_sql::GeneratedColumns;
 use crate::unit::UnitOfWork;
 use crate::{Dialect, Result, Store, Tx};
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+pub(crate) static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
 /// The role the application's queries run as when the configured login could bypass row-level
 /// security (a superuser or a `BYPASSRLS` role): migration 0005 creates it, without that power.

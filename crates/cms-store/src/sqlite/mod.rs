@@ -22,7 +22,7 @@ use sqlx::{Executor, Sqlite};
 use crate::unit::UnitOfWork;
 use crate::{Dialect, Result, Store, StoreError, Tx};
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+pub(crate) static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
 pub(crate) struct SqliteStore {
     /// Exactly one connection: SQLite has one writer, and queueing here (an async mutex, first

@@ -23,6 +23,7 @@ use crate::Result;
 use crate::api_keys::{KEY_GRANT_SQL, KeyGrantRecord};
 use crate::documents::{DocumentRecord, document_sql};
 use crate::events::OUTBOX_BACKLOG_SQL;
+use crate::roles::{PUBLIC_GRANT_SQL, PublicGrantRecord};
 use crate::sessions::{SESSION_GRANT_SQL, SessionFields, SessionGrantRecord};
 use crate::users::UserRecord;
 
@@ -78,6 +79,19 @@ impl PointReads {
                         user: user(row)?,
                         member_role: row.get("member_role")?,
                         role_capabilities: optional_json(row, "role_capabilities")?,
+                    })
+                })
+                .optional()
+        })
+    }
+
+    pub(crate) fn public_grant(&self, slug: &str) -> Result<Option<PublicGrantRecord>> {
+        self.with(|conn| {
+            conn.prepare_cached(PUBLIC_GRANT_SQL)?
+                .query_row([slug], |row| {
+                    Ok(PublicGrantRecord {
+                        organization_id: row.get("organization_id")?,
+                        capabilities: optional_json(row, "capabilities")?,
                     })
                 })
                 .optional()

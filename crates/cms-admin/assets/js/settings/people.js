@@ -311,8 +311,12 @@ export async function members(body, ctx) {
 // The roles the caller may give (CONTRACT.md section 13, "No one grants more than they
 // hold"): every capability of the role is the caller's, and `owner` only by an owner. The
 // server decides each request the same way; this only keeps the page from offering refusals.
+// The built-in `public` role stands for anonymous readers, never for a person: never offered.
 function assignable(roles, ctx) {
-  return roles.filter((r) => (r.name !== "owner" || ctx.role === "owner") && holdsAll(r, ctx)).map((r) => r.name);
+  return roles
+    .filter((r) => !(r.isBuiltIn && r.name === "public"))
+    .filter((r) => (r.name !== "owner" || ctx.role === "owner") && holdsAll(r, ctx))
+    .map((r) => r.name);
 }
 
 function holdsAll(role, ctx) {

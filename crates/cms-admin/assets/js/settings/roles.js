@@ -11,7 +11,11 @@ const BUILT_IN_NOTES = {
   admin: "Built in. Its capabilities can be edited; capabilities added later are not granted automatically.",
   editor: "Built in. Its capabilities can be edited; capabilities added later are not granted automatically.",
   viewer: "Built in. Its capabilities can be edited; capabilities added later are not granted automatically.",
+  public: "Anyone on the internet, without signing in: a request that names this organization (header x-cms-organization or ?organization=<slug>) reads its published content with these capabilities. It may hold only Read documents and Read assets, and it is never a member's role.",
 };
+
+// What the `public` role may hold (CONTRACT.md section 15): the server refuses anything else.
+const PUBLIC_GRANTABLE = new Set(["document.read", "asset.read"]);
 
 const GROUP_TITLES = { documents: "Documents", assets: "Assets", people: "People", settings: "Settings" };
 
@@ -85,9 +89,10 @@ async function deleteRole(state, role, status) {
 function openEditor(state, editor, role) {
   const creating = !role;
   const locked = role?.name === "owner";
+  const anonymous = role?.name === "public" && role?.isBuiltIn;
   const name = h("input", { name: "name", type: "text", required: true, pattern: "[A-Za-z0-9_.\\-]+", value: role?.name || "", readOnly: !creating });
   const description = h("input", { name: "description", type: "text", value: role?.description || "" });
-  const picker = capabilityPicker(state.catalog, role?.capabilities || [], { disabled: locked });
+  const picker = capabilityPicker(state.catalog, role?.capabilities || [], { disabled: locked, only: anonymous ? PUBLIC_GRANTABLE : null });
   const form = h(
     "form",
     { class: "stack card" },
@@ -95,6 +100,7 @@ function openEditor(state, editor, role) {
     field("Role name", name, { required: true, hint: creating ? "Letters, digits, dots, dashes and underscores; the built-in names are taken." : "A role's name cannot change." }),
     field("Description", description),
     locked ? h("p", { class: "banner info", text: BUILT_IN_NOTES.owner }) : null,
+    anonymous ? h("p", { class: "banner info", text: BUILT_IN_NOTES.public }) : null,
     picker.el,
     h(
       "div",
