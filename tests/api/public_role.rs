@@ -895,7 +895,101 @@ async fn openapi_describes_anonymous_reads(url: String) {
     app.stop().await;
 }
 
+/// What a frontend's cache is told (CONTRACT.md section 15): answers to the `public` role may be
+/// shared, for `delivery.publicMaxAgeSeconds` and then stale while revalidating; they carry a
+/// strong tag of their own (never the signed-in reader's) and revalidate with 304 until the
+/// published copy changes. A preview token beside the organization wins, and is never stored.
+async fn anonymous_answers_are_shared_and_revalidate(url: String) {
+    let app = app_with(&url, |c| {
+        c.delivery.public_max_age_seconds = 120;
+        c.delivery.stale_while_revalidate_seconds = 30;
+    })
+    .await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let c = content(&app, &ada).await;
+    let res = grant(&app, &ada, json!(["document.read"])).await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let get_post = format!("{DOCS}/{}", c.post);
+    let list = format!("{DOCS}?type=post");
+    let shared = "public, max-age=120, stale-while-revalidate=30";
+
+    for path in [get_post.as_str(), list.as_str()] {
+        let res = anonymous(&app, &c.slug, path).await;
+        assert_eq!(res.status, StatusCode::OK, "{path}: {}", res.body);
+        assert_eq!(res.header("cache-control"), Some(shared), "{path}");
+        let vary = res.header("vary").unwrap_or_default().to_ascii_lowercase();
+        assert!(vary.contains("x-cms-organization"), "{path}: {vary}");
+        let tag = res.header("etag").expect("a tag").to_string();
+        assert!(!tag.starts_with("W/"), "a strong tag: {tag}");
+
+        let again = app
+            .get(path)
+            .header(HEADER, &c.slug)
+            .header("if-none-match", &tag)
+            .send()
+            .await;
+        assert_eq!(again.status, StatusCode::NOT_MODIFIED, "{path}");
+        assert!(again.bytes.is_empty(), "{path}: a 304 has no body");
+        assert_eq!(again.header("cache-control"), Some(shared), "{path}");
+        assert_eq!(again.header("etag"), Some(tag.as_str()), "{path}");
+
+        // The owner reads another body (the draft beside it): another tag, never a 304 from
+        // the public one, and private.
+        let owner = app
+            .get(path)
+            .cookie(&ada)
+            .header("if-none-match", &tag)
+            .send()
+            .await;
+        assert_eq!(owner.status, StatusCode::OK, "{path}");
+        assert_ne!(owner.header("etag"), Some(tag.as_str()), "{path}");
+        assert_eq!(owner.header("cache-control"), Some("private, no-cache"));
+    }
+
+    // Saving a draft changes nothing a visitor sees, but publishing it does.
+    let res = anonymous(&app, &c.slug, &get_post).await;
+    let before = res.header("etag").unwrap().to_string();
+    let res = app
+        .post(&format!("{get_post}/publish"), json!({}))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let res = app
+        .get(&get_post)
+        .header(HEADER, &c.slug)
+        .header("if-none-match", &before)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert_eq!(
+        res.body["data"]["publishedData"]["title"],
+        "DRAFT-ONLY edit"
+    );
+    assert_ne!(res.header("etag"), Some(before.as_str()));
+
+    // A preview token beside the organization reads the draft, and no cache keeps it.
+    let res = app
+        .post(&format!("{get_post}/preview"), json!({}))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    let token = res.body["data"]["token"].as_str().unwrap().to_string();
+    let res = app
+        .get(&get_post)
+        .header(HEADER, &c.slug)
+        .header("x-cms-preview", &token)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert!(res.body["data"].get("draftData").is_some(), "{}", res.body);
+    assert_eq!(res.header("cache-control"), Some("private, no-store"));
+    app.stop().await;
+}
+
 cms_store::both_engines!(
+    anonymous_answers_are_shared_and_revalidate,
     openapi_describes_anonymous_reads,
     the_role_exists_and_only_reads_may_be_granted,
     anonymous_reads_serve_published_content,
