@@ -18,6 +18,7 @@ mod browser;
 mod crash;
 mod csrf;
 mod custom_events;
+mod delivery_browser;
 mod delivery_http;
 mod documents;
 mod email;
