@@ -133,6 +133,46 @@ async fn the_readme_two_language_example_works() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The README's website example, after the blocks it continues: the `public` role granted,
+/// an anonymous read naming the organization, and its revalidation answered 304.
+#[tokio::test]
+async fn the_readme_website_example_works() {
+    let dir = std::env::temp_dir().join(format!("cms-bin-{}", uuid::Uuid::now_v7().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = start(&dir).await;
+    let script = readme_blocks(&["quickstart", "documents", "delivery"])
+        .replace("127.0.0.1:3000", &format!("127.0.0.1:{}", server.port));
+    let out = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", &script])
+        .current_dir(&dir)
+        .output()
+        .expect("bash runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "README website example failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    // ... the quickstart's and documents' five, then the grant, the anonymous list, the 304.
+    assert_eq!(lines.len(), 8, "{stdout}");
+    let grant: serde_json::Value = serde_json::from_str(lines[5]).unwrap();
+    assert_eq!(
+        grant["data"]["capabilities"],
+        serde_json::json!(["document.read"]),
+        "{stdout}"
+    );
+    let list: serde_json::Value = serde_json::from_str(lines[6]).unwrap();
+    assert_eq!(
+        list["data"][0]["publishedData"]["title"], "Hello",
+        "{stdout}"
+    );
+    assert!(list["data"][0].get("draftData").is_none(), "{stdout}");
+    assert_eq!(lines[7], "304", "{stdout}");
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[tokio::test]
 async fn a_fresh_start_serves_and_the_readme_commands_work() {
     let dir = std::env::temp_dir().join(format!("cms-bin-{}", uuid::Uuid::now_v7().simple()));
