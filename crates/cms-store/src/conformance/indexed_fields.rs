@@ -64,6 +64,47 @@ async fn indexed_fields_get_expression_indexes_that_queries_use(url: String) {
                 detail.iter().any(|d| d.contains("documents_field_")),
                 "the expression index is used: {detail:?}"
             );
+            // The published copy's indexes hold published documents only; a list of published
+            // copies, as the store writes it, implies that predicate and uses them.
+            let filter =
+                cms_core::filter::parse(&json!({"views": {"greater_than": 5}}), &PostFields);
+            let orgs = vec!["o1".to_string()];
+            let spec = crate::documents::ListSpec {
+                organizations: &orgs,
+                doc_type: "post",
+                column: crate::filter_sql::DataColumn::Published,
+                published: Some(true),
+                filter: &filter,
+                sort: &[],
+                limit: 20,
+                offset: 0,
+            };
+            let (condition, _) = crate::documents::list_condition(&spec, store.dialect(), None);
+            let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "EXPLAIN QUERY PLAN SELECT id FROM documents WHERE {condition}"
+            )))
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+            let detail: Vec<_> = plan.iter().map(|r| r.3.clone()).collect();
+            assert!(
+                detail.iter().any(|d| d.contains("documents_field_")),
+                "the published copy's index is used: {detail:?}"
+            );
+            let predicates: Vec<String> = sqlx::query_scalar(
+                "SELECT sql FROM sqlite_master WHERE type = 'index' AND name LIKE 'documents_field_%'",
+            )
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+            assert_eq!(predicates.len(), 4, "{predicates:?}");
+            for sql in &predicates {
+                assert_eq!(
+                    sql.contains("published_data IS NOT NULL"),
+                    sql.contains("json_extract(published_data"),
+                    "only the published copy's indexes leave drafts out: {sql}"
+                );
+            }
         }
         crate::Dialect::Postgres => {
             let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(&url)

@@ -62,14 +62,21 @@ pub(crate) fn sqlite_indexes(doc_type: &str, fields: &FieldPaths) -> Vec<(String
         for column in [DataColumn::Draft, DataColumn::Published] {
             let expressions =
                 index_expressions(segments, *kind, Dialect::Sqlite, column).unwrap_or_default();
+            // A draft has no published copy: leaving drafts out of the published copy's indexes
+            // spares every create their entries and every first publish moving them (a list of
+            // published copies says `published_data IS NOT NULL`, which implies this predicate).
+            let (shape, predicate) = match column {
+                DataColumn::Draft => ("partial", String::new()),
+                DataColumn::Published => ("published", " AND published_data IS NOT NULL".into()),
+            };
             for expression in expressions {
                 let name = format!(
                     "documents_field_{:016x}",
-                    crate::fnv1a(&format!("{doc_type}:{expression}:partial"))
+                    crate::fnv1a(&format!("{doc_type}:{expression}:{shape}"))
                 );
                 let statement = format!(
                     "CREATE INDEX IF NOT EXISTS {name} ON documents (organization_id, {expression}) \
-                     WHERE type = '{doc_type}'"
+                     WHERE type = '{doc_type}'{predicate}"
                 );
                 out.push((name, statement));
             }
