@@ -87,26 +87,39 @@ fn readme_blocks(blocks: &[&str]) -> String {
         .join("\n")
 }
 
-/// The README's two-language example, after the blocks it continues, on a server started
-/// as it says (`CMS_LOCALES_AVAILABLE=en,de`).
-#[tokio::test]
-async fn the_readme_two_language_example_works() {
+/// Runs the README's `blocks` in one shell, as written, against a fresh `cms serve` started
+/// with `env` in a new directory; the shell's standard output, once it succeeded.
+async fn run_readme(blocks: &[&str], env: &[(&str, &str)]) -> String {
     let dir = std::env::temp_dir().join(format!("cms-bin-{}", uuid::Uuid::now_v7().simple()));
     std::fs::create_dir_all(&dir).unwrap();
-    let server = start_with(&dir, &[("CMS_LOCALES_AVAILABLE", "en,de")]).await;
-    let script = readme_blocks(&["quickstart", "documents", "locales"])
-        .replace("127.0.0.1:3000", &format!("127.0.0.1:{}", server.port));
+    let server = start_with(&dir, env).await;
+    let script =
+        readme_blocks(blocks).replace("127.0.0.1:3000", &format!("127.0.0.1:{}", server.port));
     let out = Command::new("bash")
         .args(["-euo", "pipefail", "-c", &script])
         .current_dir(&dir)
         .output()
         .expect("bash runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
-        "README locales example failed:\n{stdout}\n{}",
+        "README blocks {blocks:?} failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+    stdout
+}
+
+/// The README's two-language example, after the blocks it continues, on a server started
+/// as it says (`CMS_LOCALES_AVAILABLE=en,de`).
+#[tokio::test]
+async fn the_readme_two_language_example_works() {
+    let stdout = run_readme(
+        &["quickstart", "documents", "locales"],
+        &[("CMS_LOCALES_AVAILABLE", "en,de")],
+    )
+    .await;
     let lines: Vec<serde_json::Value> = stdout
         .lines()
         .map(|l| serde_json::from_str(l).expect("every command prints JSON"))
@@ -129,30 +142,13 @@ async fn the_readme_two_language_example_works() {
         serde_json::json!(["en", "de"]),
         "{stdout}"
     );
-    drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The README's website example, after the blocks it continues: the `public` role granted,
 /// an anonymous read naming the organization, and its revalidation answered 304.
 #[tokio::test]
 async fn the_readme_website_example_works() {
-    let dir = std::env::temp_dir().join(format!("cms-bin-{}", uuid::Uuid::now_v7().simple()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let server = start(&dir).await;
-    let script = readme_blocks(&["quickstart", "documents", "delivery"])
-        .replace("127.0.0.1:3000", &format!("127.0.0.1:{}", server.port));
-    let out = Command::new("bash")
-        .args(["-euo", "pipefail", "-c", &script])
-        .current_dir(&dir)
-        .output()
-        .expect("bash runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "README website example failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = run_readme(&["quickstart", "documents", "delivery"], &[]).await;
     let lines: Vec<&str> = stdout.lines().collect();
     // ... the quickstart's and documents' five, then the grant, the anonymous list, the 304.
     assert_eq!(lines.len(), 8, "{stdout}");
@@ -169,8 +165,6 @@ async fn the_readme_website_example_works() {
     );
     assert!(list["data"][0].get("draftData").is_none(), "{stdout}");
     assert_eq!(lines[7], "304", "{stdout}");
-    drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]

@@ -9,8 +9,7 @@ use axum::http::{Method, StatusCode};
 use serde_json::json;
 
 use super::{DOCS, Fx, GQL, QUERY, assert_no_hidden, forbidden, ids, not_found, unauthorized};
-use crate::assets::{ASSETS, png};
-use crate::support::Reply;
+use crate::assets::ASSETS;
 
 const HEADER: &str = "x-cms-organization";
 
@@ -42,60 +41,8 @@ pub(super) async fn public_reader_never_writes(fx: Arc<Fx>) {
     let slug = fx.public_parent().await;
     let app = &fx.app;
     let alpha = format!("{DOCS}/{}", fx.alpha);
-    let attempts: Vec<(&str, Reply)> = vec![
-        (
-            "create",
-            app.post(DOCS, json!({"type": "note", "data": {"title": "Spam"}}))
-                .header(HEADER, &slug)
-                .send()
-                .await,
-        ),
-        (
-            "update",
-            app.req(Method::PUT, &alpha)
-                .json(json!({"data": {"title": "Defaced"}}))
-                .header(HEADER, &slug)
-                .send()
-                .await,
-        ),
-        (
-            "publish",
-            app.post(&format!("{alpha}/publish"), json!({}))
-                .header(HEADER, &slug)
-                .send()
-                .await,
-        ),
-        (
-            "delete",
-            app.req(Method::DELETE, &format!("{alpha}?organization={slug}"))
-                .send()
-                .await,
-        ),
-        (
-            "upload",
-            app.req(Method::POST, ASSETS)
-                .header(HEADER, &slug)
-                .multipart(&[], Some(("file", "x.png", &png(2, 2, 0))))
-                .send()
-                .await,
-        ),
-        (
-            "api key",
-            app.post("/api/settings/api-keys", json!({"name": "k", "permissions": ["write"]}))
-                .header(HEADER, &slug)
-                .send()
-                .await,
-        ),
-        (
-            "assistant",
-            app.post(
-                "/api/agent/chat",
-                json!({"messages": [{"role": "user", "content": "[]"}]}),
-            )
-            .header(HEADER, &slug)
-            .send()
-            .await,
-        ),
+    let mut attempts = crate::public_role::write_attempts(app, &slug, "note", &alpha).await;
+    attempts.extend(vec![
         (
             "plugin route (document.read)",
             app.get(&format!("/api/probe/notes/{}", fx.alpha))
@@ -117,7 +64,7 @@ pub(super) async fn public_reader_never_writes(fx: Arc<Fx>) {
             .send()
             .await,
         ),
-    ];
+    ]);
     for (what, res) in &attempts {
         unauthorized(what, res);
     }
