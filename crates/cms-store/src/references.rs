@@ -21,6 +21,8 @@ pub struct ReferenceRecord {
 pub enum TargetKind {
     Document,
     Asset,
+    /// An asset that is an image.
+    Image,
 }
 
 impl TargetKind {
@@ -28,7 +30,15 @@ impl TargetKind {
     pub(crate) fn table(self) -> &'static str {
         match self {
             TargetKind::Document => "documents",
-            TargetKind::Asset => "assets",
+            TargetKind::Asset | TargetKind::Image => "assets",
+        }
+    }
+
+    /// What a row of the table must also be to count (a literal, empty for none).
+    pub(crate) fn condition(self) -> &'static str {
+        match self {
+            TargetKind::Document | TargetKind::Asset => "",
+            TargetKind::Image => " AND asset_type = 'image'",
         }
     }
 }
@@ -98,10 +108,11 @@ pub(crate) const DELETE_REFERENCES_SQL: &str =
 /// [`References::existing_targets`] for `organizations` organizations (`$1`...) and `ids` ids.
 pub(crate) fn existing_targets_sql(kind: TargetKind, organizations: usize, ids: usize) -> String {
     format!(
-        "SELECT id FROM {} WHERE organization_id IN ({}) AND id IN ({})",
+        "SELECT id FROM {} WHERE organization_id IN ({}) AND id IN ({}){}",
         kind.table(),
         crate::documents::placeholders(1, organizations),
-        crate::documents::placeholders(1 + organizations, ids)
+        crate::documents::placeholders(1 + organizations, ids),
+        kind.condition()
     )
 }
 

@@ -15,8 +15,17 @@ use super::{index, join};
 pub enum RefTarget {
     /// A `reference` field's `_ref`: a document id.
     Document,
-    /// An `image` or `file` field's `asset._ref`: an asset id.
+    /// A `file` field's `asset._ref` (or a file placed in text): an asset id, of any asset.
     Asset,
+    /// An `image` field's `asset._ref` (or an image placed in text): the id of an image asset.
+    Image,
+}
+
+impl RefTarget {
+    /// Whether the target is an asset (of any kind).
+    pub fn is_asset(self) -> bool {
+        matches!(self, RefTarget::Asset | RefTarget::Image)
+    }
 }
 
 /// One reference in document data: where it is (the path of the reference, image or file
@@ -77,9 +86,8 @@ impl Schemas {
     ) {
         match ty {
             FieldType::Reference { .. } => push(out, path, value.get("_ref"), RefTarget::Document),
-            FieldType::Image { .. } | FieldType::File { .. } => {
-                push(out, path, asset_ref(value), RefTarget::Asset)
-            }
+            FieldType::Image { .. } => push(out, path, asset_ref(value), RefTarget::Image),
+            FieldType::File { .. } => push(out, path, asset_ref(value), RefTarget::Asset),
             FieldType::Object { .. } | FieldType::Named(_) => {
                 if let (Some(fields), Some(map)) = (self.children(ty), value.as_object()) {
                     self.refs_in_object(fields, map, path, out);
@@ -116,13 +124,12 @@ fn refs_in_blocks(value: &Value, path: &str, out: &mut Vec<FoundReference>) {
         return;
     };
     for (i, item) in items.iter().enumerate() {
-        let embedded = matches!(
-            item.get("_type").and_then(Value::as_str),
-            Some("image" | "file")
-        );
-        if embedded {
-            push(out, &index(path, i), asset_ref(item), RefTarget::Asset);
-        }
+        let target = match item.get("_type").and_then(Value::as_str) {
+            Some("image") => RefTarget::Image,
+            Some("file") => RefTarget::Asset,
+            _ => continue,
+        };
+        push(out, &index(path, i), asset_ref(item), target);
     }
 }
 
@@ -205,16 +212,16 @@ mod tests {
             got,
             vec![
                 found("author", "a1", RefTarget::Document),
-                found("cover", "img1", RefTarget::Asset),
+                found("cover", "img1", RefTarget::Image),
                 found("pdf", "f1", RefTarget::Asset),
-                found("seo.og", "img2", RefTarget::Asset),
+                found("seo.og", "img2", RefTarget::Image),
                 found("card.who", "a2", RefTarget::Document),
-                found("card.pic", "img3", RefTarget::Asset),
+                found("card.pic", "img3", RefTarget::Image),
                 found("related[0]", "p1", RefTarget::Document),
                 found("related[1]", "p2", RefTarget::Document),
-                found("mixed[1]", "img4", RefTarget::Asset),
+                found("mixed[1]", "img4", RefTarget::Image),
                 found("mixed[2].who", "a3", RefTarget::Document),
-                found("body[1]", "img5", RefTarget::Asset),
+                found("body[1]", "img5", RefTarget::Image),
             ]
         );
     }

@@ -4,8 +4,6 @@
 use std::collections::HashSet;
 
 use cms_core::CoreCapability;
-use cms_core::schema::RefTarget;
-use cms_store::references::TargetKind;
 
 use super::slugs::slug_taken;
 use super::{DocumentService, DocumentView, NewDocument, Perspective, Validation, references};
@@ -75,10 +73,8 @@ impl DocumentService<'_> {
             .iter()
             .flat_map(|(r, _, _)| self.schemas().references(&r.doc_type, &r.draft_data.0))
             .collect();
-        let (documents, assets) = references::split_by_kind(&named);
-        let mut known_documents =
-            references::existing(&mut *tx, &orgs, TargetKind::Document, documents).await?;
-        let found_assets = references::existing(&mut *tx, &orgs, TargetKind::Asset, assets).await?;
+        let mut found =
+            references::Found::look_up(&mut *tx, &orgs, references::Named::of(&named)).await?;
         // (type, field, slug) published earlier in this import.
         let mut slugs: HashSet<(String, super::slugs::SlugValue)> = HashSet::new();
         let mut rows = Vec::with_capacity(prepared.len());
@@ -86,13 +82,7 @@ impl DocumentService<'_> {
         for (i, (record, publish, mut errors)) in prepared.into_iter().enumerate() {
             let (doc_type, data) = (&record.doc_type, &record.draft_data.0);
             for reference in self.schemas().references(doc_type, data) {
-                let exists = match reference.target {
-                    RefTarget::Document => known_documents.contains(&reference.id),
-                    RefTarget::Asset => found_assets.contains(&reference.id),
-                };
-                if !exists {
-                    errors.push(references::missing_reference(reference));
-                }
+                errors.extend(found.issue(reference));
             }
             errors.extend(
                 self.slug_clashes(&mut *tx, &orgs, doc_type, data, None)
@@ -115,7 +105,7 @@ impl DocumentService<'_> {
             if publish {
                 slugs.extend(own_slugs.into_iter().map(|slug| (doc_type.clone(), slug)));
             }
-            known_documents.insert(record.id.clone());
+            found.documents.insert(record.id.clone());
             rows.push(self.new_rows(record, by, now));
             validations.push(validation);
         }

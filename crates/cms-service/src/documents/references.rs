@@ -28,7 +28,7 @@ impl super::DocumentService<'_> {
                 to_id: r.id,
                 target: match r.target {
                     RefTarget::Document => "document",
-                    RefTarget::Asset => "asset",
+                    RefTarget::Asset | RefTarget::Image => "asset",
                 }
                 .to_string(),
             })
@@ -36,7 +36,8 @@ impl super::DocumentService<'_> {
     }
 
     /// An issue for every reference of `data` whose target is not a document (or asset) of
-    /// `orgs`: one query per target kind, however many references the data holds.
+    /// `orgs`, or is an asset of the wrong kind (an image field's asset must be an image): one
+    /// query per target kind, however many references the data holds.
     pub(super) async fn reference_issues(
         &self,
         tx: &mut dyn Tx,
@@ -45,16 +46,11 @@ impl super::DocumentService<'_> {
         data: &Value,
     ) -> Result<Vec<Issue>> {
         let references = self.schemas().references(doc_type, data);
-        let (documents, assets) = split_by_kind(&references);
-        let documents = existing(tx, orgs, TargetKind::Document, documents).await?;
-        let assets = existing(tx, orgs, TargetKind::Asset, assets).await?;
+        let named = Named::of(&references);
+        let found = Found::look_up(tx, orgs, named).await?;
         Ok(references
             .into_iter()
-            .filter(|r| match r.target {
-                RefTarget::Document => !documents.contains(&r.id),
-                RefTarget::Asset => !assets.contains(&r.id),
-            })
-            .map(missing_reference)
+            .filter_map(|r| found.issue(r))
             .collect())
     }
 
@@ -90,16 +86,73 @@ impl super::DocumentService<'_> {
     }
 }
 
-/// The distinct document ids and asset ids named by `references`.
-pub(super) fn split_by_kind(references: &[FoundReference]) -> (Vec<String>, Vec<String>) {
-    let (mut documents, mut assets) = (Vec::new(), Vec::new());
-    for reference in references {
-        match reference.target {
-            RefTarget::Document => documents.push(reference.id.clone()),
-            RefTarget::Asset => assets.push(reference.id.clone()),
+/// The distinct ids `references` name, by what they must be.
+pub(super) struct Named {
+    pub(super) documents: Vec<String>,
+    /// Every asset named, images included: they must exist.
+    assets: Vec<String>,
+    /// The assets named where an image belongs: they must be images.
+    images: Vec<String>,
+}
+
+impl Named {
+    pub(super) fn of(references: &[FoundReference]) -> Named {
+        let (mut documents, mut assets, mut images) = (Vec::new(), Vec::new(), Vec::new());
+        for reference in references {
+            match reference.target {
+                RefTarget::Document => documents.push(reference.id.clone()),
+                RefTarget::Asset => assets.push(reference.id.clone()),
+                RefTarget::Image => {
+                    assets.push(reference.id.clone());
+                    images.push(reference.id.clone());
+                }
+            }
+        }
+        Named {
+            documents: dedup(documents),
+            assets: dedup(assets),
+            images: dedup(images),
         }
     }
-    (dedup(documents), dedup(assets))
+}
+
+/// Which named targets exist, and which named images are images.
+pub(super) struct Found {
+    pub(super) documents: HashSet<String>,
+    assets: HashSet<String>,
+    images: HashSet<String>,
+}
+
+impl Found {
+    /// One query per kind of target.
+    pub(super) async fn look_up(tx: &mut dyn Tx, orgs: &[String], named: Named) -> Result<Found> {
+        Ok(Found {
+            documents: existing(tx, orgs, TargetKind::Document, named.documents).await?,
+            assets: existing(tx, orgs, TargetKind::Asset, named.assets).await?,
+            images: existing(tx, orgs, TargetKind::Image, named.images).await?,
+        })
+    }
+
+    /// The issue of one reference, if its target is missing or of the wrong kind.
+    pub(super) fn issue(&self, reference: FoundReference) -> Option<Issue> {
+        let (exists, right_kind) = match reference.target {
+            RefTarget::Document => (self.documents.contains(&reference.id), true),
+            RefTarget::Asset => (self.assets.contains(&reference.id), true),
+            RefTarget::Image => (
+                self.assets.contains(&reference.id),
+                self.images.contains(&reference.id),
+            ),
+        };
+        match (exists, right_kind) {
+            (false, _) => Some(missing_reference(reference)),
+            (true, false) => Some(Issue::new(
+                reference.path,
+                "reference",
+                "the referenced asset is not an image",
+            )),
+            (true, true) => None,
+        }
+    }
 }
 
 /// `ids` sorted, each once.
@@ -110,7 +163,7 @@ fn dedup(mut ids: Vec<String>) -> Vec<String> {
 }
 
 /// Which of `ids` name a target of `kind` in `orgs` (one query, chunked by the store).
-pub(super) async fn existing(
+async fn existing(
     tx: &mut dyn Tx,
     orgs: &[String],
     kind: TargetKind,
@@ -126,10 +179,10 @@ pub(super) async fn existing(
         .collect())
 }
 
-pub(super) fn missing_reference(reference: FoundReference) -> Issue {
+fn missing_reference(reference: FoundReference) -> Issue {
     let message = match reference.target {
         RefTarget::Document => "the referenced document does not exist",
-        RefTarget::Asset => "the referenced asset does not exist",
+        RefTarget::Asset | RefTarget::Image => "the referenced asset does not exist",
     };
     Issue::new(reference.path, "reference", message)
 }
