@@ -586,7 +586,9 @@ async fn asset_world(app: &TestApp) -> (World, Vec<(Org, String)>) {
             app,
             w.key(org),
             "post",
-            json!({"title": format!("{org:?} with clip"), "cover": {"asset": {"_ref": id}}}),
+            // A video is no image: it is placed in the text as a file.
+            json!({"title": format!("{org:?} with clip"),
+                   "body": [{"_type": "file", "_key": "clip", "asset": {"_ref": id}}]}),
         )
         .await;
         assets.push((org, id));
