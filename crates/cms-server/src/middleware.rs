@@ -72,7 +72,7 @@ async fn preview(actor: cms_service::Actor, mut req: Request, next: Next) -> Res
             .uri()
             .path()
             .strip_prefix("/api/documents/")
-            .is_some_and(|id| !id.contains('/') && matches!(actor.preview_reader(id), Ok(Some(_))));
+            .is_some_and(|id| !id.contains('/') && actor.previews(id));
     let mut response = if reads_its_document {
         req.extensions_mut().insert(actor);
         next.run(req).await
@@ -101,51 +101,60 @@ fn credentials(headers: &HeaderMap, query: Option<&str>, address: Option<IpAddr>
             .eq_ignore_ascii_case("bearer")
             .then(|| token.trim().to_string())
     });
+    let api_key = text("x-api-key");
+    // Only a request that sends neither a key nor a bearer token can be a preview or a public
+    // read: the query is read for them, in one pass, only then.
+    let anonymous = if api_key.is_none() && bearer.is_none() {
+        AnonymousParameters::of(query)
+    } else {
+        AnonymousParameters::default()
+    };
     Credentials {
-        api_key: text("x-api-key"),
+        api_key,
         bearer,
         cookie: session_cookie::read(headers),
-        organization: named_organization(headers, query),
+        organization: text(ORGANIZATION_HEADER).or(anonymous.organization),
         client_address: address,
-        preview: text("x-cms-preview").or_else(|| preview_parameter(query)),
+        preview: text("x-cms-preview").or(anonymous.preview),
     }
 }
 
 /// The header naming the organization an anonymous request reads (CONTRACT.md section 15).
 pub(crate) const ORGANIZATION_HEADER: &str = "x-cms-organization";
 
-/// The organization (a slug) a request names: the `x-cms-organization` header, else the
-/// `organization` query parameter. Only a request without credentials acts on it (as the
-/// organization's `public` role); the service decides that.
-fn named_organization(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Named {
-        organization: Option<String>,
-    }
-    let from_header = headers
-        .get(ORGANIZATION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-        .map(String::from);
-    // A query the parameter cannot be read from (repeated, malformed) names nothing.
-    from_header.or_else(|| {
-        serde_html_form::from_str::<Named>(query?)
-            .ok()?
-            .organization
-            .map(|o| o.trim().to_string())
-            .filter(|o| !o.is_empty())
-    })
+/// What the query string may carry in place of credentials headers: the organization an
+/// anonymous request names (`organization`, a slug) and a preview link's token (`preview`), for
+/// frontends that can only pass a URL. The service decides what either is worth.
+#[derive(Default)]
+struct AnonymousParameters {
+    organization: Option<String>,
+    preview: Option<String>,
 }
 
-/// The `preview` query parameter: a preview link's token, for frontends that can only pass
-/// a URL.
-fn preview_parameter(query: Option<&str>) -> Option<String> {
-    let pairs: Vec<(String, String)> = serde_html_form::from_str(query?).ok()?;
-    pairs
-        .into_iter()
-        .find(|(name, value)| name == "preview" && !value.trim().is_empty())
-        .map(|(_, value)| value.trim().to_string())
+impl AnonymousParameters {
+    fn of(query: Option<&str>) -> Self {
+        let Some(pairs) =
+            query.and_then(|q| serde_html_form::from_str::<Vec<(String, String)>>(q).ok())
+        else {
+            return Self::default();
+        };
+        let named = |name: &str| -> Vec<String> {
+            pairs
+                .iter()
+                .filter(|(key, _)| key == name)
+                .map(|(_, value)| value.trim().to_string())
+                .collect()
+        };
+        // An organization named twice names none; the first preview token given counts.
+        let organization = match named("organization").as_slice() {
+            [one] if !one.is_empty() => Some(one.clone()),
+            _ => None,
+        };
+        AnonymousParameters {
+            organization,
+            preview: named("preview").into_iter().find(|token| !token.is_empty()),
+        }
+    }
 }
 
 /// The client's address: the socket peer, or what trusted proxies forwarded

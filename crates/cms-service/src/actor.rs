@@ -165,6 +165,12 @@ impl Actor {
         }))
     }
 
+    /// Whether this actor is a preview token's for `document_id`: the door's check, which
+    /// [`Actor::preview_reader`] makes again, with the maker's grant, in the read itself.
+    pub fn previews(&self, document_id: &str) -> bool {
+        matches!(&self.credential, Credential::Preview(p) if p.document_id == document_id)
+    }
+
     /// Whether this actor is a preview token's.
     pub fn is_preview(&self) -> bool {
         matches!(self.credential, Credential::Preview(_))
