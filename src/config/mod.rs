@@ -15,6 +15,7 @@ mod database;
 mod delivery;
 mod documents;
 mod email;
+mod events;
 mod jobs;
 mod keys;
 mod load;
@@ -37,6 +38,7 @@ pub use database::DatabaseConfig;
 pub use delivery::{CorsConfig, DeliveryConfig};
 pub use documents::{SchemasConfig, VersioningConfig};
 pub use email::{EmailConfig, SmtpConfig};
+pub use events::EventsConfig;
 pub use jobs::JobsConfig;
 pub use locales::LocalesConfig;
 pub use operations::{HealthConfig, LogConfig};
@@ -67,6 +69,7 @@ pub struct Config {
     pub agent: AgentConfig,
     pub cors: CorsConfig,
     pub delivery: DeliveryConfig,
+    pub events: EventsConfig,
 }
 
 impl Default for Config {
@@ -91,6 +94,7 @@ impl Default for Config {
             agent: AgentConfig::default(),
             cors: CorsConfig::default(),
             delivery: DeliveryConfig::default(),
+            events: EventsConfig::default(),
         }
     }
 }
@@ -114,6 +118,7 @@ impl Config {
         self.rate_limit()?;
         self.trusted_proxies()?;
         self.check_delivery()?;
+        self.check_events()?;
         if let Some(url) = &self.server.public_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
         {

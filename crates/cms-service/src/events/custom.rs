@@ -21,12 +21,28 @@ use std::collections::HashMap;
 use cms_core::schema::{Field, SchemaError, Schemas, parse_fields};
 use serde_json::Value;
 
-use super::{DOCUMENT_PUBLISHED, EventView, USER_DELETED, event_record};
+use super::{
+    ASSET_CREATED, ASSET_DELETED, ASSET_UPDATED, DOCUMENT_CREATED, DOCUMENT_DELETED,
+    DOCUMENT_PUBLISHED, DOCUMENT_UNPUBLISHED, DOCUMENT_UPDATED, EventView, MEMBER_ADDED,
+    MEMBER_REMOVED, USER_DELETED, event_record,
+};
 use crate::{Actor, Error, Inner, Result};
 
 /// The event types the service itself appends. They cannot be declared again, nor emitted
 /// through [`EventService::emit`].
-pub const BUILT_IN_EVENT_TYPES: &[&str] = &[DOCUMENT_PUBLISHED, USER_DELETED];
+pub const BUILT_IN_EVENT_TYPES: &[&str] = &[
+    DOCUMENT_CREATED,
+    DOCUMENT_UPDATED,
+    DOCUMENT_DELETED,
+    DOCUMENT_PUBLISHED,
+    DOCUMENT_UNPUBLISHED,
+    ASSET_CREATED,
+    ASSET_UPDATED,
+    ASSET_DELETED,
+    MEMBER_ADDED,
+    MEMBER_REMOVED,
+    USER_DELETED,
+];
 
 /// A custom event type: its namespaced name and the fields of its payload, declared like an
 /// object type's fields.

@@ -19,9 +19,23 @@ pub use custom::{BUILT_IN_EVENT_TYPES, EventDeclaration, EventService, NewEvent,
 pub use reads::EventListRequest;
 pub(crate) use reads::list_events;
 
-/// Built-in event types.
+/// Built-in event types (CONTRACT.md section 16). Payloads: `documentId`, `documentType` for
+/// the document events (`document.published` adds `publishedHash`); `assetId` for the asset
+/// events; `userId`, `role` for the member events; `userId`, `email`, `image` for
+/// `user.deleted`.
+pub const DOCUMENT_CREATED: &str = "document.created";
+pub const DOCUMENT_UPDATED: &str = "document.updated";
+pub const DOCUMENT_DELETED: &str = "document.deleted";
 pub const DOCUMENT_PUBLISHED: &str = "document.published";
+pub const DOCUMENT_UNPUBLISHED: &str = "document.unpublished";
+pub const ASSET_CREATED: &str = "asset.created";
+pub const ASSET_UPDATED: &str = "asset.updated";
+pub const ASSET_DELETED: &str = "asset.deleted";
+pub const MEMBER_ADDED: &str = "member.added";
+pub const MEMBER_REMOVED: &str = "member.removed";
 pub const USER_DELETED: &str = "user.deleted";
+/// Sent by POST /api/webhooks/{id}/test to that endpoint only; never in the log's consumers.
+pub const WEBHOOK_TEST: &str = "webhook.test";
 
 /// A domain event of the log.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
