@@ -1020,9 +1020,13 @@ async fn an_image_field_takes_images_only(url: String) {
             (
                 "body[0]",
                 "reference",
-                "the referenced asset is not an image"
+                "item 1 of Body: the referenced asset is not an image"
             ),
-            ("cover", "reference", "the referenced asset is not an image"),
+            (
+                "cover",
+                "reference",
+                "Cover image: the referenced asset is not an image"
+            ),
         ]
     );
     let draft = res.body["data"]["id"].as_str().unwrap().to_string();

@@ -124,7 +124,7 @@ async fn a_level_of_more_references_than_one_statement_binds(url: String) {
     assert_eq!(res["validation"]["isValid"], false);
     assert_eq!(
         res["validation"]["errors"],
-        json!([{"path": "links[700]", "code": "reference", "message": "the referenced document does not exist"}])
+        json!([{"path": "links[700]", "code": "reference", "message": "item 701 of links: the referenced document does not exist"}])
     );
 
     let res = app
@@ -232,7 +232,7 @@ async fn every_create_and_update_answers_with_validation(url: String) {
     let created = create(&app, &ada, json!({"parent": {"_ref": "gone"}})).await;
     let expected = json!({"isValid": false, "errors": [
         {"path": "title", "code": "required", "message": "title is required"},
-        {"path": "parent", "code": "reference", "message": "the referenced document does not exist"}
+        {"path": "parent", "code": "reference", "message": "parent: the referenced document does not exist"}
     ]});
     assert_eq!(created["validation"]["isValid"], false);
     let paths = |v: &Value| {
@@ -338,7 +338,7 @@ async fn the_assistant_answers_its_saves_with_validation(url: String) {
     assert_eq!(updated["document"]["id"], doc.as_str(), "{updated}");
     assert_eq!(
         updated["validation"]["errors"],
-        json!([{"path": "parent", "code": "reference", "message": "the referenced document does not exist"}])
+        json!([{"path": "parent", "code": "reference", "message": "parent: the referenced document does not exist"}])
     );
     assert_eq!(
         results[2]["result"]["validation"],

@@ -202,7 +202,11 @@ async fn publishing_without_a_required_field_shows_the_issue_there(url: String) 
     ui.find("[data-field='title'].warned").await;
     ui.screenshot("draft-warning").await;
     ui.click("Publish").await;
-    ui.find("[data-field='title'].invalid").await;
+    let title = ui.find("[data-field='title'].invalid").await;
+    // The message at the field names it as the form does (its title), not by its path.
+    let said = ui.find("[data-field='title'].invalid .field-error").await;
+    assert_eq!(said.text().await.unwrap(), "Title is required");
+    assert!(title.text().await.unwrap().contains("Title is required"));
     let focused = ui
         .eval(
             "return document.activeElement && document.activeElement.name",

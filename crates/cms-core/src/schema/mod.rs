@@ -31,6 +31,7 @@ mod localize;
 mod model;
 mod normalize;
 mod parse;
+mod place;
 mod preview_url;
 mod references;
 mod registry;

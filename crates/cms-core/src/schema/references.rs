@@ -6,9 +6,9 @@ use serde_json::{Map, Value};
 
 use super::localize::Stored;
 use super::model::{Field, FieldType};
+use super::place::At;
 use super::registry::Schemas;
 use super::validate::candidates;
-use super::{index, join};
 
 /// What a found id points to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -29,10 +29,12 @@ impl RefTarget {
 }
 
 /// One reference in document data: where it is (the path of the reference, image or file
-/// value, e.g. `author`, `gallery[2]`) and the id it holds.
+/// value, e.g. `author`, `gallery[2]`, and its label as validation messages name it: "Author",
+/// "item 3 of Gallery") and the id it holds.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FoundReference {
     pub path: String,
+    pub label: String,
     pub id: String,
     pub target: RefTarget,
 }
@@ -44,7 +46,7 @@ impl Schemas {
     pub fn references(&self, type_name: &str, data: &Value) -> Vec<FoundReference> {
         let mut out = Vec::new();
         if let (Some(schema), Some(map)) = (self.get(type_name), data.as_object()) {
-            self.refs_in_object(&schema.fields, map, "", &mut out);
+            self.refs_in_object(&schema.fields, map, &At::root(), &mut out);
         }
         out
     }
@@ -53,65 +55,53 @@ impl Schemas {
         &self,
         fields: &[Field],
         map: &Map<String, Value>,
-        path: &str,
+        at: &At,
         out: &mut Vec<FoundReference>,
     ) {
         for field in fields {
             let Some(value) = map.get(&field.name) else {
                 continue;
             };
-            let path = join(path, &field.name);
+            let at = at.field(field);
             if !field.localized {
-                self.refs_in_value(&field.ty, value, &path, out);
+                self.refs_in_value(&field.ty, value, &at, out);
                 continue;
             }
             // Every locale's references count: a target used in any locale is in use.
             match self.stored(&field.ty, value) {
                 Stored::Keyed(locales) => {
                     for (tag, value) in locales {
-                        self.refs_in_value(&field.ty, value, &join(&path, tag), out);
+                        self.refs_in_value(&field.ty, value, &at.locale(tag), out);
                     }
                 }
-                Stored::Unkeyed(value) => self.refs_in_value(&field.ty, value, &path, out),
+                Stored::Unkeyed(value) => self.refs_in_value(&field.ty, value, &at, out),
             }
         }
     }
 
-    fn refs_in_value(
-        &self,
-        ty: &FieldType,
-        value: &Value,
-        path: &str,
-        out: &mut Vec<FoundReference>,
-    ) {
+    fn refs_in_value(&self, ty: &FieldType, value: &Value, at: &At, out: &mut Vec<FoundReference>) {
         match ty {
-            FieldType::Reference { .. } => push(out, path, value.get("_ref"), RefTarget::Document),
-            FieldType::Image { .. } => push(out, path, asset_ref(value), RefTarget::Image),
-            FieldType::File { .. } => push(out, path, asset_ref(value), RefTarget::Asset),
+            FieldType::Reference { .. } => push(out, at, value.get("_ref"), RefTarget::Document),
+            FieldType::Image { .. } => push(out, at, asset_ref(value), RefTarget::Image),
+            FieldType::File { .. } => push(out, at, asset_ref(value), RefTarget::Asset),
             FieldType::Object { .. } | FieldType::Named(_) => {
                 if let (Some(fields), Some(map)) = (self.children(ty), value.as_object()) {
-                    self.refs_in_object(fields, map, path, out);
+                    self.refs_in_object(fields, map, at, out);
                 }
             }
-            FieldType::Array { of, .. } => self.refs_in_array(of, value, path, out),
-            FieldType::Block => refs_in_blocks(value, path, out),
+            FieldType::Array { of, .. } => self.refs_in_array(of, value, at, out),
+            FieldType::Block => refs_in_blocks(value, at, out),
             _ => {}
         }
     }
 
-    fn refs_in_array(
-        &self,
-        of: &[Field],
-        value: &Value,
-        path: &str,
-        out: &mut Vec<FoundReference>,
-    ) {
+    fn refs_in_array(&self, of: &[Field], value: &Value, at: &At, out: &mut Vec<FoundReference>) {
         let Some(items) = value.as_array() else {
             return;
         };
         for (i, item) in items.iter().enumerate() {
             if let Some(member) = candidates(of, item).ok().and_then(|c| c.first().copied()) {
-                self.refs_in_value(&member.ty, item, &index(path, i), out);
+                self.refs_in_value(&member.ty, item, &at.item(i), out);
             }
         }
     }
@@ -119,7 +109,7 @@ impl Schemas {
 
 /// Images and files placed directly in Portable Text (`{ "_type": "image", "asset": ... }`):
 /// an asset used there must count as used, or it could be deleted from under the text.
-fn refs_in_blocks(value: &Value, path: &str, out: &mut Vec<FoundReference>) {
+fn refs_in_blocks(value: &Value, at: &At, out: &mut Vec<FoundReference>) {
     let Some(items) = value.as_array() else {
         return;
     };
@@ -129,7 +119,7 @@ fn refs_in_blocks(value: &Value, path: &str, out: &mut Vec<FoundReference>) {
             Some("file") => RefTarget::Asset,
             _ => continue,
         };
-        push(out, &index(path, i), asset_ref(item), target);
+        push(out, &at.item(i), asset_ref(item), target);
     }
 }
 
@@ -138,10 +128,11 @@ fn asset_ref(value: &Value) -> Option<&Value> {
 }
 
 /// Records `id` when it is a non-empty string; anything else is not a reference.
-fn push(out: &mut Vec<FoundReference>, path: &str, id: Option<&Value>, target: RefTarget) {
+fn push(out: &mut Vec<FoundReference>, at: &At, id: Option<&Value>, target: RefTarget) {
     if let Some(id) = id.and_then(Value::as_str).filter(|id| !id.is_empty()) {
         out.push(FoundReference {
-            path: path.to_owned(),
+            path: at.path.clone(),
+            label: at.label.clone(),
             id: id.to_owned(),
             target,
         });
@@ -179,9 +170,10 @@ mod tests {
         Schemas::new(parse_schemas(&v).unwrap()).unwrap()
     }
 
-    fn found(path: &str, id: &str, target: RefTarget) -> FoundReference {
+    fn found(path: &str, label: &str, id: &str, target: RefTarget) -> FoundReference {
         FoundReference {
             path: path.into(),
+            label: label.into(),
             id: id.into(),
             target,
         }
@@ -211,17 +203,17 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                found("author", "a1", RefTarget::Document),
-                found("cover", "img1", RefTarget::Image),
-                found("pdf", "f1", RefTarget::Asset),
-                found("seo.og", "img2", RefTarget::Image),
-                found("card.who", "a2", RefTarget::Document),
-                found("card.pic", "img3", RefTarget::Image),
-                found("related[0]", "p1", RefTarget::Document),
-                found("related[1]", "p2", RefTarget::Document),
-                found("mixed[1]", "img4", RefTarget::Image),
-                found("mixed[2].who", "a3", RefTarget::Document),
-                found("body[1]", "img5", RefTarget::Image),
+                found("author", "author", "a1", RefTarget::Document),
+                found("cover", "cover", "img1", RefTarget::Image),
+                found("pdf", "pdf", "f1", RefTarget::Asset),
+                found("seo.og", "og", "img2", RefTarget::Image),
+                found("card.who", "who", "a2", RefTarget::Document),
+                found("card.pic", "pic", "img3", RefTarget::Image),
+                found("related[0]", "item 1 of related", "p1", RefTarget::Document),
+                found("related[1]", "item 2 of related", "p2", RefTarget::Document),
+                found("mixed[1]", "item 2 of mixed", "img4", RefTarget::Image),
+                found("mixed[2].who", "who", "a3", RefTarget::Document),
+                found("body[1]", "item 2 of body", "img5", RefTarget::Image),
             ]
         );
     }

@@ -6,8 +6,8 @@ use serde_json::{Map, Value};
 
 use super::localize::Stored;
 use super::model::{Field, FieldType};
+use super::place::At;
 use super::registry::Schemas;
-use super::{index, join};
 use crate::issue::{Issue, Issues};
 
 impl Schemas {
@@ -54,8 +54,8 @@ impl Schemas {
             issues: Issues::new(),
         };
         match data {
-            Value::Object(map) => walker.object(fields, map, "", true),
-            _ => walker.issue("", "type", "data must be an object"),
+            Value::Object(map) => walker.object(fields, map, &At::root(), true),
+            _ => walker.issue(&At::root(), "type", "data must be an object"),
         }
         walker.issues.into_vec()
     }
@@ -88,8 +88,8 @@ enum Shape {
 const META_KEYS: [(&str, Shape); 2] = [("_type", Shape::String), ("_key", Shape::String)];
 
 impl Walker<'_> {
-    fn issue(&mut self, path: &str, code: &str, message: impl Into<String>) {
-        self.issues.add(path, code, message);
+    fn issue(&mut self, at: &At, code: &str, message: impl Into<String>) {
+        self.issues.add(&at.path, code, message);
     }
 
     fn publish(&self) -> bool {
@@ -98,29 +98,29 @@ impl Walker<'_> {
 
     /// The fields of one object level. At the document root the metadata keys are not
     /// allowed: they belong to nested objects only.
-    fn object(&mut self, fields: &[Field], map: &Map<String, Value>, path: &str, root: bool) {
+    fn object(&mut self, fields: &[Field], map: &Map<String, Value>, at: &At, root: bool) {
         for (key, value) in map {
             if fields.iter().any(|f| f.name == *key) {
                 continue;
             }
             let meta = META_KEYS.iter().find(|(k, _)| !root && k == key);
             match meta {
-                Some(&(_, shape)) => self.shape(value, shape, &join(path, key)),
-                None => self.unknown(&join(path, key)),
+                Some(&(_, shape)) => self.shape(value, shape, &at.key(key)),
+                None => self.unknown(&at.key(key)),
             }
         }
         for field in fields {
             let value = map.get(&field.name);
-            let path = join(path, &field.name);
+            let at = at.field(field);
             if field.localized {
-                self.localized(field, value, &path);
+                self.localized(field, value, &at);
                 continue;
             }
             if self.publish() && field.required && is_empty(&field.ty, value) {
-                self.issue(&path, "required", format!("{path} is required"));
+                self.issue(&at, "required", format!("{} is required", at.label));
             }
             if let Some(value) = value.filter(|v| !v.is_null()) {
-                self.value(&field.ty, value, &path);
+                self.value(&field.ty, value, &at);
             }
         }
     }
@@ -128,7 +128,7 @@ impl Walker<'_> {
     /// A localized field (CONTRACT.md section 17): each locale's value is checked like a plain
     /// value of the field, at `path.<tag>`; `required` binds the default locale only. A value
     /// saved before the field was localized counts as the default locale's.
-    fn localized(&mut self, field: &Field, value: Option<&Value>, path: &str) {
+    fn localized(&mut self, field: &Field, value: Option<&Value>, at: &At) {
         let locales = self.schemas.locales();
         let default = locales.default_locale().as_str();
         let stored = value
@@ -137,79 +137,84 @@ impl Walker<'_> {
         let default_value = match stored {
             None => None,
             Some(Stored::Unkeyed(value)) => {
-                self.value(&field.ty, value, path);
+                self.value(&field.ty, value, at);
                 Some(value)
             }
             Some(Stored::Keyed(map)) => {
                 for (tag, value) in map {
-                    let at = join(path, tag);
+                    let in_locale = at.locale(tag);
                     if locales.find(tag).is_none() {
-                        self.issue(&at, "locale", format!("{tag} is not an available locale"));
+                        self.issue(
+                            &in_locale,
+                            "locale",
+                            format!("{tag} is not an available locale"),
+                        );
                     } else if !value.is_null() {
-                        self.value(&field.ty, value, &at);
+                        self.value(&field.ty, value, &in_locale);
                     }
                 }
                 map.get(default)
             }
         };
         if self.publish() && field.required && is_empty(&field.ty, default_value) {
-            let at = join(path, default);
             self.issue(
-                &at,
+                &at.locale(default),
                 "required",
-                format!("{path} is required in the default locale ({default})"),
+                format!("{} is required in the default locale ({default})", at.label),
             );
         }
     }
 
-    fn unknown(&mut self, path: &str) {
-        self.issue(path, "unknown", format!("{path} is not a declared field"));
+    fn unknown(&mut self, at: &At) {
+        self.issue(
+            at,
+            "unknown",
+            format!("{} is not a declared field", at.path),
+        );
     }
 
-    fn wrong_type(&mut self, path: &str, expected: &str) {
-        self.issue(path, "type", format!("{path} must be {expected}"));
+    fn wrong_type(&mut self, at: &At, expected: &str) {
+        self.issue(at, "type", format!("{} must be {expected}", at.label));
     }
 
     /// One non-null value of a declared field (or array member).
-    fn value(&mut self, ty: &FieldType, value: &Value, path: &str) {
+    fn value(&mut self, ty: &FieldType, value: &Value, at: &At) {
         match ty {
-            FieldType::Number { min, max, integer } => {
-                self.number(value, *min, *max, *integer, path)
-            }
-            FieldType::Boolean if !value.is_boolean() => self.wrong_type(path, "true or false"),
+            FieldType::Number { min, max, integer } => self.number(value, *min, *max, *integer, at),
+            FieldType::Boolean if !value.is_boolean() => self.wrong_type(at, "true or false"),
             FieldType::Boolean | FieldType::Json => {}
-            FieldType::Slug { .. } => self.slug(value, path),
-            FieldType::Reference { .. } => self.reference(value, path),
-            FieldType::Image { .. } => self.asset(value, path, "an image", IMAGE_KEYS),
-            FieldType::File { .. } => self.asset(value, path, "a file", FILE_KEYS),
+            FieldType::Slug { .. } => self.slug(value, at),
+            FieldType::Reference { .. } => self.reference(value, at),
+            FieldType::Image { .. } => self.asset(value, at, "an image", IMAGE_KEYS),
+            FieldType::File { .. } => self.asset(value, at, "a file", FILE_KEYS),
             FieldType::Array {
                 of,
                 min_items,
                 max_items,
-            } => self.array(of, *min_items, *max_items, value, path),
+            } => self.array(of, *min_items, *max_items, value, at),
             FieldType::Object { .. } | FieldType::Named(_) => {
                 let fields = self.schemas.children(ty).unwrap_or_default();
                 match value.as_object() {
-                    Some(map) => self.object(fields, map, path, false),
-                    None => self.wrong_type(path, "an object"),
+                    Some(map) => self.object(fields, map, at, false),
+                    None => self.wrong_type(at, "an object"),
                 }
             }
-            FieldType::Block => self.block(value, path),
-            _ => self.string_like(ty, value, path),
+            FieldType::Block => self.block(value, at),
+            _ => self.string_like(ty, value, at),
         }
     }
 
     /// Checks the optional keys of a composite value: known keys by shape, others unknown.
-    fn keys(&mut self, map: &Map<String, Value>, path: &str, allowed: &[(&str, Shape)]) {
+    fn keys(&mut self, map: &Map<String, Value>, at: &At, allowed: &[(&str, Shape)]) {
         for (key, value) in map {
             match allowed.iter().find(|(k, _)| k == key) {
-                Some(&(_, shape)) => self.shape(value, shape, &join(path, key)),
-                None => self.unknown(&join(path, key)),
+                Some(&(_, shape)) => self.shape(value, shape, &at.key(key)),
+                None => self.unknown(&at.key(key)),
             }
         }
     }
 
-    fn shape(&mut self, value: &Value, shape: Shape, path: &str) {
+    fn shape(&mut self, value: &Value, shape: Shape, at: &At) {
         let (ok, expected) = match shape {
             Shape::String => (value.is_string(), "a string"),
             Shape::Bool => (value.is_boolean(), "true or false"),
@@ -217,50 +222,47 @@ impl Walker<'_> {
             Shape::Own => (true, ""),
         };
         if !ok && !value.is_null() {
-            self.wrong_type(path, expected);
+            self.wrong_type(at, expected);
         }
     }
 
-    fn slug(&mut self, value: &Value, path: &str) {
+    fn slug(&mut self, value: &Value, at: &At) {
         match value.as_object() {
-            Some(map) => self.keys(map, path, &SLUG_KEYS),
-            None => self.wrong_type(path, "a slug ({ \"current\": string })"),
+            Some(map) => self.keys(map, at, &SLUG_KEYS),
+            None => self.wrong_type(at, "a slug ({ \"current\": string })"),
         }
     }
 
-    fn reference(&mut self, value: &Value, path: &str) {
+    fn reference(&mut self, value: &Value, at: &At) {
         let expected = "a reference ({ \"_ref\": id })";
         let Some(map) = value.as_object() else {
-            return self.wrong_type(path, expected);
+            return self.wrong_type(at, expected);
         };
         match map.get("_ref") {
             Some(Value::String(_)) => {}
-            Some(Value::Null) | None => self.wrong_type(path, expected),
-            Some(_) => self.wrong_type(&join(path, "_ref"), "a string"),
+            Some(Value::Null) | None => self.wrong_type(at, expected),
+            Some(_) => self.wrong_type(&at.key("_ref"), "a string"),
         }
-        self.keys(map, path, &REFERENCE_KEYS);
+        self.keys(map, at, &REFERENCE_KEYS);
     }
 
     /// An image or file: `asset` may be missing in a draft (nothing uploaded yet), but when
     /// present it is `{ "_ref": assetId }`.
-    fn asset(&mut self, value: &Value, path: &str, what: &str, allowed: &[(&str, Shape)]) {
+    fn asset(&mut self, value: &Value, at: &At, what: &str, allowed: &[(&str, Shape)]) {
         let Some(map) = value.as_object() else {
-            return self.wrong_type(
-                path,
-                &format!("{what} ({{ \"asset\": {{ \"_ref\": id }} }})"),
-            );
+            return self.wrong_type(at, &format!("{what} ({{ \"asset\": {{ \"_ref\": id }} }})"));
         };
-        self.keys(map, path, allowed);
-        let asset_path = join(path, "asset");
+        self.keys(map, at, allowed);
+        let asset = at.key("asset");
         match map.get("asset") {
             None | Some(Value::Null) => {}
-            Some(Value::Object(asset)) => {
-                if !asset.get("_ref").is_some_and(Value::is_string) {
-                    self.wrong_type(&join(&asset_path, "_ref"), "a string");
+            Some(Value::Object(fields)) => {
+                if !fields.get("_ref").is_some_and(Value::is_string) {
+                    self.wrong_type(&asset.key("_ref"), "a string");
                 }
-                self.keys(asset, &asset_path, &ASSET_KEYS);
+                self.keys(fields, &asset, &ASSET_KEYS);
             }
-            Some(_) => self.wrong_type(&asset_path, "an object ({ \"_ref\": id })"),
+            Some(_) => self.wrong_type(&asset, "an object ({ \"_ref\": id })"),
         }
     }
 
@@ -270,34 +272,36 @@ impl Walker<'_> {
         min: Option<f64>,
         max: Option<f64>,
         integer: bool,
-        path: &str,
+        at: &At,
     ) {
         let Some(n) = value.as_f64() else {
-            return self.wrong_type(path, "a number");
+            return self.wrong_type(at, "a number");
         };
         if !self.publish() {
             return;
         }
+        let label = &at.label;
         if let Some(min) = min.filter(|m| n < *m) {
-            self.issue(path, "min", format!("{path} is at least {min}"));
+            self.issue(at, "min", format!("{label} is at least {min}"));
         }
         if let Some(max) = max.filter(|m| n > *m) {
-            self.issue(path, "max", format!("{path} is at most {max}"));
+            self.issue(at, "max", format!("{label} is at most {max}"));
         }
         if integer && n.fract() != 0.0 {
-            self.issue(path, "integer", format!("{path} is a whole number"));
+            self.issue(at, "integer", format!("{label} is a whole number"));
         }
     }
 
     /// Strings, texts, URLs, e-mails, dates, datetimes: a JSON string, then (publishing) its
     /// constraints. An empty string is "no value": `required` reports it, nothing else does.
-    fn string_like(&mut self, ty: &FieldType, value: &Value, path: &str) {
+    fn string_like(&mut self, ty: &FieldType, value: &Value, at: &At) {
         let Some(s) = value.as_str() else {
-            return self.wrong_type(path, "a string");
+            return self.wrong_type(at, "a string");
         };
         if !self.publish() || s.is_empty() {
             return;
         }
+        let label = &at.label;
         match ty {
             FieldType::String {
                 min_length,
@@ -305,46 +309,47 @@ impl Walker<'_> {
                 pattern,
                 options,
             } => {
-                self.lengths(s, *min_length, *max_length, path);
+                self.lengths(s, *min_length, *max_length, at);
                 if pattern.as_ref().is_some_and(|p| !p.is_match(s)) {
                     self.issue(
-                        path,
+                        at,
                         "pattern",
-                        format!("{path} does not match the required pattern"),
+                        format!("{label} does not match the required pattern"),
                     );
                 }
                 if let Some(options) = options.as_ref().filter(|o| !o.iter().any(|o| o == s)) {
-                    let message = format!("{path} is one of: {}", options.join(", "));
-                    self.issue(path, "options", message);
+                    let message = format!("{label} is one of: {}", options.join(", "));
+                    self.issue(at, "options", message);
                 }
             }
             FieldType::Text {
                 min_length,
                 max_length,
-            } => self.lengths(s, *min_length, *max_length, path),
-            _ => self.format(ty, s, path),
+            } => self.lengths(s, *min_length, *max_length, at),
+            _ => self.format(ty, s, at),
         }
     }
 
-    fn lengths(&mut self, s: &str, min: Option<u64>, max: Option<u64>, path: &str) {
+    fn lengths(&mut self, s: &str, min: Option<u64>, max: Option<u64>, at: &At) {
         let n = s.chars().count() as u64;
+        let label = &at.label;
         if let Some(min) = min.filter(|m| n < *m) {
             self.issue(
-                path,
+                at,
                 "minLength",
-                format!("{path} is at least {min} characters"),
+                format!("{label} is at least {min} characters"),
             );
         }
         if let Some(max) = max.filter(|m| n > *m) {
             self.issue(
-                path,
+                at,
                 "maxLength",
-                format!("{path} is at most {max} characters"),
+                format!("{label} is at most {max} characters"),
             );
         }
     }
 
-    fn format(&mut self, ty: &FieldType, s: &str, path: &str) {
+    fn format(&mut self, ty: &FieldType, s: &str, at: &At) {
         let (ok, expected) = match ty {
             FieldType::Date => (formats::is_date(s), "a date (YYYY-MM-DD)"),
             FieldType::Datetime => (formats::is_datetime(s), "a date and time (RFC 3339)"),
@@ -353,41 +358,35 @@ impl Walker<'_> {
             _ => (true, ""),
         };
         if !ok {
-            self.issue(path, "format", format!("{path} is {expected}"));
+            self.issue(at, "format", format!("{} is {expected}", at.label));
         }
     }
 
-    fn array(
-        &mut self,
-        of: &[Field],
-        min: Option<u64>,
-        max: Option<u64>,
-        value: &Value,
-        path: &str,
-    ) {
+    fn array(&mut self, of: &[Field], min: Option<u64>, max: Option<u64>, value: &Value, at: &At) {
         let Some(items) = value.as_array() else {
-            return self.wrong_type(path, "an array");
+            return self.wrong_type(at, "an array");
         };
         if self.publish() {
             let n = items.len() as u64;
+            let label = &at.label;
             if let Some(min) = min.filter(|m| n < *m) {
-                self.issue(path, "minItems", format!("{path} has at least {min} items"));
+                self.issue(at, "minItems", format!("{label} has at least {min} items"));
             }
             if let Some(max) = max.filter(|m| n > *m) {
-                self.issue(path, "maxItems", format!("{path} has at most {max} items"));
+                self.issue(at, "maxItems", format!("{label} has at most {max} items"));
             }
         }
         for (i, item) in items.iter().enumerate() {
-            self.member(of, item, &index(path, i));
+            self.member(of, item, &at.item(i));
         }
     }
 
     /// One array item: find the member definitions it can be, then check it against the first
     /// that accepts it (or report the first candidate's issues when none does).
-    fn member(&mut self, of: &[Field], item: &Value, path: &str) {
+    fn member(&mut self, of: &[Field], item: &Value, at: &At) {
         let candidates = match candidates(of, item) {
             Ok(candidates) => candidates,
-            Err(expected) => return self.wrong_type(path, &expected),
+            Err(expected) => return self.wrong_type(at, &expected),
         };
         let mut first_issues = None;
         for candidate in candidates {
@@ -396,7 +395,7 @@ impl Walker<'_> {
                 mode: self.mode,
                 issues: Issues::new(),
             };
-            trial.value(&candidate.ty, item, path);
+            trial.value(&candidate.ty, item, at);
             if trial.issues.is_empty() {
                 return;
             }
@@ -409,36 +408,36 @@ impl Walker<'_> {
 
     /// Portable Text: an array of objects, each with a string `_type`; a `block` also has
     /// arrays of objects for `children` and `markDefs` when present.
-    fn block(&mut self, value: &Value, path: &str) {
+    fn block(&mut self, value: &Value, at: &At) {
         let Some(items) = value.as_array() else {
-            return self.wrong_type(path, "an array of blocks");
+            return self.wrong_type(at, "an array of blocks");
         };
         for (i, item) in items.iter().enumerate() {
-            let path = index(path, i);
+            let at = at.item(i);
             let Some(map) = item.as_object() else {
-                self.wrong_type(&path, "an object");
+                self.wrong_type(&at, "an object");
                 continue;
             };
             match map.get("_type") {
                 Some(Value::String(t)) if t == "block" => {
-                    self.object_list(map.get("children"), &join(&path, "children"));
-                    self.object_list(map.get("markDefs"), &join(&path, "markDefs"));
+                    self.object_list(map.get("children"), &at.key("children"));
+                    self.object_list(map.get("markDefs"), &at.key("markDefs"));
                 }
                 Some(Value::String(_)) => {}
-                _ => self.wrong_type(&join(&path, "_type"), "a string"),
+                _ => self.wrong_type(&at.key("_type"), "a string"),
             }
         }
     }
 
-    fn object_list(&mut self, value: Option<&Value>, path: &str) {
+    fn object_list(&mut self, value: Option<&Value>, at: &At) {
         match value {
             None | Some(Value::Null) => {}
             Some(Value::Array(items)) => {
                 for (i, _) in items.iter().enumerate().filter(|(_, v)| !v.is_object()) {
-                    self.wrong_type(&index(path, i), "an object");
+                    self.wrong_type(&at.item(i), "an object");
                 }
             }
-            Some(_) => self.wrong_type(path, "an array of objects"),
+            Some(_) => self.wrong_type(at, "an array of objects"),
         }
     }
 }

@@ -148,7 +148,7 @@ impl Found {
             (true, false) => Some(Issue::new(
                 reference.path,
                 "reference",
-                "the referenced asset is not an image",
+                format!("{}: the referenced asset is not an image", reference.label),
             )),
             (true, true) => None,
         }
@@ -180,9 +180,10 @@ async fn existing(
 }
 
 fn missing_reference(reference: FoundReference) -> Issue {
-    let message = match reference.target {
-        RefTarget::Document => "the referenced document does not exist",
-        RefTarget::Asset | RefTarget::Image => "the referenced asset does not exist",
+    let what = match reference.target {
+        RefTarget::Document => "document",
+        RefTarget::Asset | RefTarget::Image => "asset",
     };
+    let message = format!("{}: the referenced {what} does not exist", reference.label);
     Issue::new(reference.path, "reference", message)
 }

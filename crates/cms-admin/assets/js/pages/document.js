@@ -264,7 +264,8 @@ class Editor {
     if (kind === "warning" && count) {
       banner(this.messages, `Saved as a draft. ${count} problem${count === 1 ? "" : "s"} must be fixed before publishing.`, "warn");
     }
-    if (unplaced.length) notify(unplaced.map((i) => `${i.path}: ${i.message}`).join("; "), kind === "error" ? "error" : "info");
+    // Messages name their field by its title (or the item and part of it): no path needed.
+    if (unplaced.length) notify(unplaced.map((i) => i.message).join("; "), kind === "error" ? "error" : "info");
     return first;
   }
 

@@ -227,11 +227,11 @@ fn array_members_match_by_type_key() {
     );
     assert_eq!(
         issues[0].message,
-        "items[0] must be an object whose _type is one of: hero, seoMeta"
+        "item 1 of items must be an object whose _type is one of: hero, seoMeta"
     );
     assert_eq!(
         issues[2].message,
-        "items[2] must be one of: hero, seoMeta, number"
+        "item 3 of items must be one of: hero, seoMeta, number"
     );
     assert!(
         structure(json!({ "cards": [{ "c": "x" }] })).is_empty(),
@@ -547,5 +547,52 @@ proptest! {
         let publish = s.validate_for_publish("post", &data);
         prop_assert!(structure.iter().all(|i| publish.contains(i)), "publish reports every structure issue");
         let _ = s.references("post", &data);
+    }
+}
+
+/// Messages speak of fields as people see them (issue 32): by title where the schema gives one,
+/// an array item by its position from 1, a part of a composite value after its field; the
+/// `path` stays the API's.
+#[test]
+fn messages_name_fields_by_their_titles() {
+    let list = parse_schemas(&json!([
+        { "type": "document", "name": "titled", "fields": [
+            { "name": "title", "title": "Headline", "type": "string", "required": true },
+            { "name": "seo", "title": "Search engines", "type": "object", "fields": [
+                { "name": "description", "title": "Summary", "type": "text", "maxLength": 3 }
+            ] },
+            { "name": "tags", "title": "Tags", "type": "array", "of": [{ "type": "string" }] },
+            { "name": "hero", "title": "Hero image", "type": "image" },
+            { "name": "untitled", "type": "number", "max": 1 }
+        ] }
+    ]))
+    .unwrap();
+    let schemas = Schemas::new(list).unwrap();
+    let data = json!({
+        "seo": { "description": "long" },
+        "tags": ["a", 2],
+        "hero": { "asset": { "_ref": 7 } },
+        "untitled": 2
+    });
+    let messages: Vec<(String, String)> = schemas
+        .validate_for_publish("titled", &data)
+        .into_iter()
+        .map(|i| (i.path, i.message))
+        .collect();
+    let expected = [
+        ("title", "Headline is required"),
+        ("seo.description", "Summary is at most 3 characters"),
+        ("tags[1]", "item 2 of Tags must be one of: string"),
+        (
+            "hero.asset._ref",
+            "Hero image › asset › _ref must be a string",
+        ),
+        ("untitled", "untitled is at most 1"),
+    ];
+    for (path, message) in expected {
+        assert!(
+            messages.iter().any(|(p, m)| p == path && m == message),
+            "{path}: {message} not in {messages:?}"
+        );
     }
 }
