@@ -96,10 +96,16 @@ class Editor {
     formEl.addEventListener("change", () => this.markDirty());
     this.history = this.doc ? this.historyPanel() : null;
     const readOnlyNote = this.editable ? null : h("p", { class: "muted read-only-note", text: "You may read this document but not change it." });
-    render(main, back, this.heading, h("div", { class: "document-status" }, this.meta, this.dirtyNote), readOnlyNote, this.actions, this.l10n?.bar(), this.messages, this.scheduleBox, formEl, this.history?.el);
+    // The status and the actions stay in sight however long the form is; history sits beside
+    // the form where the window is wide enough (documents.css), under it where it is not.
+    const actionBar = h("div", { class: "action-bar" }, h("div", { class: "document-status" }, this.meta, this.dirtyNote), this.actions);
+    this.side = h("aside", { class: "document-side", "aria-label": "History" }, this.history?.el);
+    const body = h("div", { class: "document-body" }, h("div", { class: "document-main" }, this.l10n?.bar(), this.messages, this.scheduleBox, formEl), this.side);
+    render(main, back, this.heading, actionBar, readOnlyNote, body);
     this.load(this.doc);
     this.drawActions();
     this.drawSchedule();
+    this.enableActions();
     this.bindKeys();
     this.share();
     ready(main);
@@ -111,9 +117,11 @@ class Editor {
     this.form.clearIssues();
     this.form.setValue(doc?.draftData || {});
     this.baseline = this.snapshot();
+    this.unpublished = hasUnpublishedChanges(doc);
     this.drawHeader();
     this.markDirty();
     this.l10n?.loaded(doc);
+    if (doc) this.readUnpublished(doc);
   }
 
   snapshot() {
@@ -132,6 +140,40 @@ class Editor {
     const dirty = this.editable && this.dirty;
     this.dirtyNote.textContent = dirty ? "Unsaved changes" : "";
     this.main.classList.toggle("unsaved", dirty);
+    this.enableActions();
+  }
+
+  // Whether the saved draft differs from the published copy (or nothing is published): what
+  // Publish would change. In one locale of a localized type the other locales count too, so
+  // the draft is compared in every locale (`locale=*`), read once per load.
+  async readUnpublished(doc) {
+    this.unpublished = hasUnpublishedChanges(doc);
+    if (!this.l10n || !doc?.publishedData) return;
+    try {
+      const all = await data(get(`/api/documents/${seg(doc.id)}${query({ locale: "*" })}`));
+      if (this.doc?.id === all?.id) this.unpublished = hasUnpublishedChanges(all);
+    } catch {
+      // Unknown: leave Publish on rather than hide a change.
+      this.unpublished = true;
+    }
+    this.enableActions();
+  }
+
+  // Save and Publish only when they would change something: Save with unsaved input, Publish
+  // with that or with a saved draft the published copy does not have yet. A new document
+  // can always be saved or published. Nothing while an action runs.
+  enableActions() {
+    const { save, publish } = this.buttons || {};
+    const fresh = !this.doc;
+    const dirty = this.editable && this.dirty;
+    if (save) {
+      save.disabled = this.busy || !(fresh || dirty);
+      save.title = save.disabled && !this.busy ? "No unsaved changes" : "";
+    }
+    if (publish) {
+      publish.disabled = this.busy || !(fresh || dirty || this.unpublished);
+      publish.title = publish.disabled && !this.busy ? "Nothing to publish: the published copy is the saved draft" : "";
+    }
   }
 
   drawHeader() {
@@ -153,10 +195,14 @@ class Editor {
     const { doc, schema } = this;
     const button = (text, onClick, cls) => h("button", { type: "button", class: cls || "", text, on: { click: () => this.run(onClick) } });
     const published = Boolean(doc?.publishedData);
+    this.buttons = {
+      save: this.editable ? button("Save draft", () => this.saveFromButton(), "primary") : null,
+      publish: this.may("publish") && (doc || this.editable) ? button("Publish", () => this.publish(), this.editable ? "" : "primary") : null,
+    };
     render(
       this.actions,
-      this.editable ? button("Save draft", () => this.saveFromButton(), "primary") : null,
-      this.may("publish") && (doc || this.editable) ? button("Publish", () => this.publish(), this.editable ? "" : "primary") : null,
+      this.buttons.save,
+      this.buttons.publish,
       published && this.may("unpublish") ? button("Unpublish", () => this.unpublish()) : null,
       doc && !schema.singleton && this.may("delete") ? button("Delete", () => this.remove(), "danger") : null,
       doc && schema.previewUrl && this.may("update") ? this.previewButton() : null,
@@ -179,6 +225,7 @@ class Editor {
     } finally {
       this.busy = false;
       this.actions.querySelectorAll("button").forEach((b) => (b.disabled = false));
+      this.enableActions();
     }
   }
 
@@ -219,7 +266,7 @@ class Editor {
     if (validation && !validation.isValid) this.showIssues(validation.errors, "warning");
     if (wasNew) {
       this.history = this.historyPanel();
-      this.main.append(this.history.el);
+      this.side.append(this.history.el);
       this.share();
     } else {
       this.history?.refresh();
@@ -506,6 +553,10 @@ export function statusBadge(doc) {
   return h("span", { class: "badge published", text: "Published" });
 }
 
+// Whether `doc` has a saved draft that is not what is published: never published, or its
+// draft differs from the published copy (compared as canonical JSON, key order aside).
 function hasUnpublishedChanges(doc) {
-  return stable(doc.draftData || {}) !== stable(doc.publishedData || {});
+  if (!doc) return false;
+  if (!doc.publishedData) return true;
+  return stable(doc.draftData || {}) !== stable(doc.publishedData);
 }
