@@ -48,6 +48,8 @@ export function wrap(label, control, { hint, required, className } = {}) {
   const error = h("p", { class: "field-error", id: `${control.id}-error`, hidden: true, role: "alert" });
   const hintEl = hint ? h("p", { class: "hint", id: `${control.id}-hint`, text: hint }) : null;
   control.setAttribute("aria-describedby", [hintEl?.id, error.id].filter(Boolean).join(" "));
+  // The asterisk is for the eye; screen readers hear "required" from the control itself.
+  if (required) control.setAttribute("aria-required", "true");
   return h(
     "div",
     { class: `field ${className || ""}`.trim() },
@@ -63,7 +65,8 @@ export function group(label, { hint, required, className } = {}, ...children) {
   return h(
     "fieldset",
     { class: `group ${className || ""}`.trim() },
-    h("legend", {}, label, required ? h("span", { class: "required", "aria-hidden": "true", text: " *" }) : null),
+    // A group has no aria-required: its legend says it in words for screen readers.
+    h("legend", {}, label, required ? [h("span", { class: "required", "aria-hidden": "true", text: " *" }), h("span", { class: "visually-hidden", text: " (required)" })] : null),
     hint ? h("p", { class: "hint", text: hint }) : null,
     h("p", { class: "field-error", hidden: true, role: "alert" }),
     ...children,
