@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::agent::{Answer, Model, user};
 use crate::assets::{mp4, png, uploaded};
-use crate::people_support::{invite, invitation_token, user_id};
+use crate::people_support::{invitation_token, invite, user_id};
 use crate::support::{PASSWORD, Session, TestApp, config_for};
 
 const DOCS: &str = "/api/documents";
@@ -132,7 +132,10 @@ fn asset(event_type: &str, id: &str) -> (String, Value) {
 }
 
 fn member(event_type: &str, user: &str, role: &str) -> (String, Value) {
-    (event_type.to_string(), json!({ "userId": user, "role": role }))
+    (
+        event_type.to_string(),
+        json!({ "userId": user, "role": role }),
+    )
 }
 
 fn id_of(body: &Value) -> String {
@@ -141,7 +144,12 @@ fn id_of(body: &Value) -> String {
 
 async fn send(app: &TestApp, s: &Session, method: Method, path: &str, body: Value) -> Value {
     let res = app.req(method, path).json(body).cookie(s).send().await;
-    assert!(res.status.is_success(), "{path}: {} {}", res.status, res.body);
+    assert!(
+        res.status.is_success(),
+        "{path}: {} {}",
+        res.status,
+        res.body
+    );
     res.body
 }
 
@@ -165,38 +173,112 @@ async fn document_writes_through_rest_emit_one_event_each(url: String) {
     let org = app.active_organization(&ada).await;
     let mut log = Log::from_now(&url, &org).await;
 
-    let body = send(&app, &ada, Method::POST, DOCS, json!({"type": "post", "data": {"title": "One"}})).await;
+    let body = send(
+        &app,
+        &ada,
+        Method::POST,
+        DOCS,
+        json!({"type": "post", "data": {"title": "One"}}),
+    )
+    .await;
     let id = id_of(&body);
-    assert_eq!(log.next().await, [document("document.created", &id, "post")]);
+    assert_eq!(
+        log.next().await,
+        [document("document.created", &id, "post")]
+    );
     let path = format!("{DOCS}/{id}");
-    send(&app, &ada, Method::PUT, &path, json!({"data": {"title": "Two"}})).await;
-    assert_eq!(log.next().await, [document("document.updated", &id, "post")]);
+    send(
+        &app,
+        &ada,
+        Method::PUT,
+        &path,
+        json!({"data": {"title": "Two"}}),
+    )
+    .await;
+    assert_eq!(
+        log.next().await,
+        [document("document.updated", &id, "post")]
+    );
     // A publish alone is a publish, not an update.
-    let body = send(&app, &ada, Method::POST, &format!("{path}/publish"), json!({})).await;
+    let body = send(
+        &app,
+        &ada,
+        Method::POST,
+        &format!("{path}/publish"),
+        json!({}),
+    )
+    .await;
     let hash = body["data"]["publishedHash"].clone();
     assert_eq!(log.next().await, [published(&id, "post", &hash)]);
-    send(&app, &ada, Method::DELETE, &format!("{path}/publish"), json!({})).await;
-    assert_eq!(log.next().await, [document("document.unpublished", &id, "post")]);
+    send(
+        &app,
+        &ada,
+        Method::DELETE,
+        &format!("{path}/publish"),
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        log.next().await,
+        [document("document.unpublished", &id, "post")]
+    );
     // Unpublishing a draft-only document changes nothing, and says nothing.
-    send(&app, &ada, Method::DELETE, &format!("{path}/publish"), json!({})).await;
+    send(
+        &app,
+        &ada,
+        Method::DELETE,
+        &format!("{path}/publish"),
+        json!({}),
+    )
+    .await;
     log.nothing_new().await;
     // An update that publishes: the draft changed, then it was published.
-    let body = send(&app, &ada, Method::PUT, &path, json!({"data": {"title": "Three"}, "publish": true})).await;
+    let body = send(
+        &app,
+        &ada,
+        Method::PUT,
+        &path,
+        json!({"data": {"title": "Three"}, "publish": true}),
+    )
+    .await;
     let hash = body["data"]["publishedHash"].clone();
     assert_eq!(
         log.next().await,
-        [document("document.updated", &id, "post"), published(&id, "post", &hash)]
+        [
+            document("document.updated", &id, "post"),
+            published(&id, "post", &hash)
+        ]
     );
     // A restore rewrites the draft: `document.updated`, and only that.
-    send(&app, &ada, Method::POST, &format!("{path}/versions/1/restore"), json!({})).await;
-    assert_eq!(log.next().await, [document("document.updated", &id, "post")]);
+    send(
+        &app,
+        &ada,
+        Method::POST,
+        &format!("{path}/versions/1/restore"),
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        log.next().await,
+        [document("document.updated", &id, "post")]
+    );
 
     // Born published: created, then published, in id order.
-    let body = send(&app, &ada, Method::POST, DOCS, json!({"type": "post", "data": {"title": "Four"}, "publish": true})).await;
+    let body = send(
+        &app,
+        &ada,
+        Method::POST,
+        DOCS,
+        json!({"type": "post", "data": {"title": "Four"}, "publish": true}),
+    )
+    .await;
     let born = id_of(&body);
     let events = log.next_logged().await;
     assert_eq!(
-        events.iter().map(|e| (e.event_type.clone(), e.payload.clone())).collect::<Vec<_>>(),
+        events
+            .iter()
+            .map(|e| (e.event_type.clone(), e.payload.clone()))
+            .collect::<Vec<_>>(),
         [
             document("document.created", &born, "post"),
             published(&born, "post", &body["data"]["publishedHash"])
@@ -205,7 +287,10 @@ async fn document_writes_through_rest_emit_one_event_each(url: String) {
     assert!(events[0].id < events[1].id, "created has the smaller id");
 
     send(&app, &ada, Method::DELETE, &path, json!({})).await;
-    assert_eq!(log.next().await, [document("document.deleted", &id, "post")]);
+    assert_eq!(
+        log.next().await,
+        [document("document.deleted", &id, "post")]
+    );
     // A refused write emits nothing.
     let res = app.req(Method::DELETE, &path).cookie(&ada).send().await;
     assert_eq!(res.status, StatusCode::NOT_FOUND);
@@ -219,10 +304,20 @@ async fn document_writes_through_rest_emit_one_event_each(url: String) {
     log.nothing_new().await;
 
     // A singleton's document comes to exist on its first read: created once.
-    let res = app.get("/api/documents?type=siteSettings").cookie(&ada).send().await;
+    let res = app
+        .get("/api/documents?type=siteSettings")
+        .cookie(&ada)
+        .send()
+        .await;
     let settings = res.body["data"][0]["id"].as_str().unwrap().to_string();
-    app.get("/api/documents?type=siteSettings").cookie(&ada).send().await;
-    assert_eq!(log.next().await, [document("document.created", &settings, "siteSettings")]);
+    app.get("/api/documents?type=siteSettings")
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(
+        log.next().await,
+        [document("document.created", &settings, "siteSettings")]
+    );
     app.stop().await;
 }
 
@@ -236,7 +331,14 @@ async fn asset_changes_emit_one_event_each(url: String) {
     let image = image["id"].as_str().unwrap().to_string();
     assert_eq!(log.next().await, [asset("asset.created", &image)]);
     let path = format!("/api/assets/{image}");
-    send(&app, &ada, Method::PATCH, &path, json!({"title": "A square"})).await;
+    send(
+        &app,
+        &ada,
+        Method::PATCH,
+        &path,
+        json!({"title": "A square"}),
+    )
+    .await;
     assert_eq!(log.next().await, [asset("asset.updated", &image)]);
 
     // A poster is an asset of its own, and changes the video's record.
@@ -253,7 +355,10 @@ async fn asset_changes_emit_one_event_each(url: String) {
     let poster = res.body["data"]["posterId"].as_str().unwrap().to_string();
     assert_eq!(
         log.next().await,
-        [asset("asset.created", &poster), asset("asset.updated", &video)]
+        [
+            asset("asset.created", &poster),
+            asset("asset.updated", &video)
+        ]
     );
 
     send(&app, &ada, Method::DELETE, &path, json!({})).await;
@@ -270,7 +375,10 @@ async fn asset_changes_emit_one_event_each(url: String) {
     assert_eq!(body["data"]["deleted"], 2, "{body}");
     let mut deleted = log.next().await;
     deleted.sort_by(|a, b| a.1.to_string().cmp(&b.1.to_string()));
-    let mut expected = vec![asset("asset.deleted", &video), asset("asset.deleted", &poster)];
+    let mut expected = vec![
+        asset("asset.deleted", &video),
+        asset("asset.deleted", &poster),
+    ];
     expected.sort_by(|a, b| a.1.to_string().cmp(&b.1.to_string()));
     assert_eq!(deleted, expected);
     app.stop().await;
@@ -285,14 +393,21 @@ async fn graphql_mutations_emit_like_rest(url: String) {
         let app = &app;
         let ada = &ada;
         async move {
-            let res = app.post("/api/graphql", json!({"query": query})).cookie(ada).send().await;
+            let res = app
+                .post("/api/graphql", json!({"query": query}))
+                .cookie(ada)
+                .send()
+                .await;
             assert_eq!(res.status, StatusCode::OK, "{}", res.body);
             assert!(res.body.get("errors").is_none(), "{}", res.body);
             res.body["data"].clone()
         }
     };
 
-    let data = run(r#"mutation { createPost(data: {title: "G"}, publish: true) { id publishedHash } }"#.into()).await;
+    let data = run(
+        r#"mutation { createPost(data: {title: "G"}, publish: true) { id publishedHash } }"#.into(),
+    )
+    .await;
     let id = data["createPost"]["id"].as_str().unwrap().to_string();
     assert_eq!(
         log.next().await,
@@ -301,17 +416,39 @@ async fn graphql_mutations_emit_like_rest(url: String) {
             published(&id, "post", &data["createPost"]["publishedHash"])
         ]
     );
-    run(format!(r#"mutation {{ updatePost(id: "{id}", data: {{title: "H"}}) {{ id }} }}"#)).await;
-    assert_eq!(log.next().await, [document("document.updated", &id, "post")]);
-    let data = run(format!(r#"mutation {{ publishPost(id: "{id}") {{ publishedHash }} }}"#)).await;
+    run(format!(
+        r#"mutation {{ updatePost(id: "{id}", data: {{title: "H"}}) {{ id }} }}"#
+    ))
+    .await;
     assert_eq!(
         log.next().await,
-        [published(&id, "post", &data["publishPost"]["publishedHash"])]
+        [document("document.updated", &id, "post")]
     );
-    run(format!(r#"mutation {{ unpublishPost(id: "{id}") {{ id }} }}"#)).await;
-    assert_eq!(log.next().await, [document("document.unpublished", &id, "post")]);
+    let data = run(format!(
+        r#"mutation {{ publishPost(id: "{id}") {{ publishedHash }} }}"#
+    ))
+    .await;
+    assert_eq!(
+        log.next().await,
+        [published(
+            &id,
+            "post",
+            &data["publishPost"]["publishedHash"]
+        )]
+    );
+    run(format!(
+        r#"mutation {{ unpublishPost(id: "{id}") {{ id }} }}"#
+    ))
+    .await;
+    assert_eq!(
+        log.next().await,
+        [document("document.unpublished", &id, "post")]
+    );
     run(format!(r#"mutation {{ deletePost(id: "{id}") }}"#)).await;
-    assert_eq!(log.next().await, [document("document.deleted", &id, "post")]);
+    assert_eq!(
+        log.next().await,
+        [document("document.deleted", &id, "post")]
+    );
     app.stop().await;
 }
 
@@ -323,19 +460,28 @@ async fn the_assistants_tools_emit_their_events(url: String) {
     let app = TestApp::with(config, None).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
     let org = app.active_organization(&ada).await;
-    let body = send(&app, &ada, Method::POST, DOCS, json!({"type": "post", "data": {"title": "Mine"}})).await;
+    let body = send(
+        &app,
+        &ada,
+        Method::POST,
+        DOCS,
+        json!({"type": "post", "data": {"title": "Mine"}}),
+    )
+    .await;
     let id = id_of(&body);
     let mut log = Log::from_now(&url, &org).await;
 
-    use base64::Engine;
-    let picture = base64::engine::general_purpose::STANDARD.encode(png(2, 2, 10));
     model.push(vec![
         Answer::Calls(vec![(
             "c1",
             "update_document",
             json!({"collection": "post", "id": id, "data": {"title": "Edited"}}),
         )]),
-        Answer::Calls(vec![("c2", "publish_document", json!({"collection": "post", "id": id}))]),
+        Answer::Calls(vec![(
+            "c2",
+            "publish_document",
+            json!({"collection": "post", "id": id}),
+        )]),
         Answer::Calls(vec![(
             "c3",
             "create_document",
@@ -344,7 +490,8 @@ async fn the_assistants_tools_emit_their_events(url: String) {
         Answer::Calls(vec![(
             "c4",
             "upload_asset",
-            json!({"filename": "p.png", "contentBase64": picture}),
+            // "plain words", base64.
+            json!({"filename": "note.txt", "contentBase64": "cGxhaW4gd29yZHM="}),
         )]),
         Answer::Text(vec!["Done."], (1, 1)),
     ]);
@@ -390,7 +537,14 @@ async fn scheduled_publish_and_unpublish_emit_from_the_worker(url: String) {
     let app = TestApp::start(&url).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
     let org = app.active_organization(&ada).await;
-    let body = send(&app, &ada, Method::POST, DOCS, json!({"type": "post", "data": {"title": "Later"}})).await;
+    let body = send(
+        &app,
+        &ada,
+        Method::POST,
+        DOCS,
+        json!({"type": "post", "data": {"title": "Later"}}),
+    )
+    .await;
     let id = id_of(&body);
     let path = format!("{DOCS}/{id}/schedule");
     let mut log = Log::from_now(&url, &org).await;
@@ -399,7 +553,14 @@ async fn scheduled_publish_and_unpublish_emit_from_the_worker(url: String) {
         app.clock.now().plus_millis(ms).to_rfc3339()
     };
 
-    send(&app, &ada, Method::POST, &path, json!({"action": "publish", "runAt": at(HOUR)})).await;
+    send(
+        &app,
+        &ada,
+        Method::POST,
+        &path,
+        json!({"action": "publish", "runAt": at(HOUR)}),
+    )
+    .await;
     log.nothing_new().await;
     app.clock.advance_millis(2 * HOUR);
     app.app.cms.worker().tick().await.unwrap();
@@ -407,10 +568,20 @@ async fn scheduled_publish_and_unpublish_emit_from_the_worker(url: String) {
     let hash = res.body["data"]["publishedHash"].clone();
     assert_eq!(log.next().await, [published(&id, "post", &hash)]);
 
-    send(&app, &ada, Method::POST, &path, json!({"action": "unpublish", "runAt": at(HOUR)})).await;
+    send(
+        &app,
+        &ada,
+        Method::POST,
+        &path,
+        json!({"action": "unpublish", "runAt": at(HOUR)}),
+    )
+    .await;
     app.clock.advance_millis(2 * HOUR);
     app.app.cms.worker().tick().await.unwrap();
-    assert_eq!(log.next().await, [document("document.unpublished", &id, "post")]);
+    assert_eq!(
+        log.next().await,
+        [document("document.unpublished", &id, "post")]
+    );
     app.stop().await;
 }
 
@@ -419,8 +590,11 @@ async fn import_and_create_emitting_emit_created_first(url: String) {
     let config = config_for(&url);
     let app = TestApp::custom(config, |b| {
         b.event_type(
-            EventDeclaration::from_json(THING, &json!([{ "name": "documentId", "type": "string" }]))
-                .unwrap(),
+            EventDeclaration::from_json(
+                THING,
+                &json!([{ "name": "documentId", "type": "string" }]),
+            )
+            .unwrap(),
         )
     })
     .await;
@@ -439,7 +613,10 @@ async fn import_and_create_emitting_emit_created_first(url: String) {
         .app
         .cms
         .documents()
-        .import(&actor, vec![new("a", false), new("b", true), new("c", false)])
+        .import(
+            &actor,
+            vec![new("a", false), new("b", true), new("c", false)],
+        )
         .await
         .unwrap();
     let ids: Vec<String> = imported.iter().map(|(d, _)| d.id.clone()).collect();
@@ -458,7 +635,16 @@ async fn import_and_create_emitting_emit_created_first(url: String) {
         .app
         .cms
         .documents()
-        .import(&actor, vec![new("d", false), NewDocument { data: json!({"title": 1}), ..new("e", false) }])
+        .import(
+            &actor,
+            vec![
+                new("d", false),
+                NewDocument {
+                    data: json!({"title": 1}),
+                    ..new("e", false)
+                },
+            ],
+        )
         .await;
     assert!(refused.is_err());
     log.nothing_new().await;
@@ -501,24 +687,63 @@ async fn memberships_emit_added_and_removed(url: String) {
 
     // Joining at sign-up with an invitation's secret.
     let invitation = invite(&app, &ada, "bob@example.com", "editor").await;
-    let res = crate::people_support::sign_up_invited(&app, "Bob", "bob@example.com", &invitation_token(&invitation)).await;
+    let res = crate::people_support::sign_up_invited(
+        &app,
+        "Bob",
+        "bob@example.com",
+        &invitation_token(&invitation),
+    )
+    .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     let bob = Session::from(&res);
-    assert_eq!(log.next().await, [member("member.added", &user_id(&bob), "editor")]);
+    assert_eq!(
+        log.next().await,
+        [member("member.added", &user_id(&bob), "editor")]
+    );
     // Accepting an invitation once signed up.
     let carol = app.sign_up("Carol", "carol@example.com").await;
     // A sign-up without an invitation joins nothing.
     log.nothing_new().await;
     let invitation = invite(&app, &ada, "carol@example.com", "viewer").await;
-    let accept = format!("/api/organizations/invitations/{}/accept", invitation["id"].as_str().unwrap());
-    send(&app, &carol, Method::POST, &accept, json!({"token": invitation_token(&invitation)})).await;
-    assert_eq!(log.next().await, [member("member.added", &user_id(&carol), "viewer")]);
+    let accept = format!(
+        "/api/organizations/invitations/{}/accept",
+        invitation["id"].as_str().unwrap()
+    );
+    send(
+        &app,
+        &carol,
+        Method::POST,
+        &accept,
+        json!({"token": invitation_token(&invitation)}),
+    )
+    .await;
+    assert_eq!(
+        log.next().await,
+        [member("member.added", &user_id(&carol), "viewer")]
+    );
 
-    send(&app, &ada, Method::DELETE, "/api/organizations/members", json!({"userId": user_id(&bob)})).await;
-    assert_eq!(log.next().await, [member("member.removed", &user_id(&bob), "editor")]);
+    send(
+        &app,
+        &ada,
+        Method::DELETE,
+        "/api/organizations/members",
+        json!({"userId": user_id(&bob)}),
+    )
+    .await;
+    assert_eq!(
+        log.next().await,
+        [member("member.removed", &user_id(&bob), "editor")]
+    );
 
     // Carol leaves by deleting her account: the membership ends, then the user is gone.
-    send(&app, &carol, Method::DELETE, "/api/user", json!({"password": PASSWORD})).await;
+    send(
+        &app,
+        &carol,
+        Method::DELETE,
+        "/api/user",
+        json!({"password": PASSWORD}),
+    )
+    .await;
     assert_eq!(
         log.next().await,
         [
@@ -531,7 +756,14 @@ async fn memberships_emit_added_and_removed(url: String) {
     );
 
     // A new organization has its owner as its first member, in that organization.
-    let body = send(&app, &ada, Method::POST, "/api/organizations", json!({"name": "Acme", "slug": "acme"})).await;
+    let body = send(
+        &app,
+        &ada,
+        Method::POST,
+        "/api/organizations",
+        json!({"name": "Acme", "slug": "acme"}),
+    )
+    .await;
     let acme = id_of(&body);
     let events = logged(&url).await;
     let last = events.last().unwrap();
@@ -563,7 +795,11 @@ fn guarded_schemas() -> Vec<cms::core::schema::Schema> {
 
 /// GET /api/events as `session`, with `query`: the events of the page and the total.
 async fn listed(app: &TestApp, session: &Session, query: &str) -> (Vec<Value>, i64) {
-    let res = app.get(&format!("/api/events?{query}")).cookie(session).send().await;
+    let res = app
+        .get(&format!("/api/events?{query}"))
+        .cookie(session)
+        .send()
+        .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     (
         res.body["data"].as_array().unwrap().clone(),
@@ -586,7 +822,14 @@ async fn a_reader_sees_the_events_of_what_it_may_read(url: String) {
     let bob = app.sign_up("Bob", "bob@example.com").await;
     app.join(&bob, &org, "editor").await;
     for doc_type in ["post", "memo", "deal", "note"] {
-        send(&app, &ada, Method::POST, DOCS, json!({"type": doc_type, "data": {"title": doc_type}, "publish": true})).await;
+        send(
+            &app,
+            &ada,
+            Method::POST,
+            DOCS,
+            json!({"type": doc_type, "data": {"title": doc_type}, "publish": true}),
+        )
+        .await;
     }
     let of_documents = |events: &[Value]| -> Vec<(String, String, bool)> {
         events
@@ -613,7 +856,13 @@ async fn a_reader_sees_the_events_of_what_it_may_read(url: String) {
     let (events, total) = listed(&app, &ada, "pageSize=100").await;
     assert_eq!(
         of_documents(&events),
-        [both("post", true), both("memo", true), both("deal", true), both("note", true)].concat()
+        [
+            both("post", true),
+            both("memo", true),
+            both("deal", true),
+            both("note", true)
+        ]
+        .concat()
     );
     assert_eq!(total, events.len() as i64);
     // Bob, an editor: not the memo's (the type is closed to him) nor the note's (ruled by a
@@ -628,12 +877,18 @@ async fn a_reader_sees_the_events_of_what_it_may_read(url: String) {
     let (first, paged_total) = listed(&app, &bob, "pageSize=2").await;
     assert_eq!((first.len(), paged_total), (2, total));
     let (only, _) = listed(&app, &bob, "type=document.published&pageSize=100").await;
-    assert_eq!(of_documents(&only), [
-        ("document.published".to_string(), "post".to_string(), true),
-        ("document.published".to_string(), "deal".to_string(), false),
-    ]);
+    assert_eq!(
+        of_documents(&only),
+        [
+            ("document.published".to_string(), "post".to_string(), true),
+            ("document.published".to_string(), "deal".to_string(), false),
+        ]
+    );
     // Other events pass: Bob sees the owner's membership.
-    assert!(events.iter().any(|e| e["type"] == "member.added"), "{events:?}");
+    assert!(
+        events.iter().any(|e| e["type"] == "member.added"),
+        "{events:?}"
+    );
     app.stop().await;
 }
 

@@ -8,13 +8,13 @@
 
 use cms_service::events::{
     ASSET_CREATED, ASSET_DELETED, ASSET_UPDATED, AssetPayload, BUILT_IN_EVENT_TYPES,
-    DOCUMENT_CREATED, DOCUMENT_DELETED, DOCUMENT_PUBLISHED, DOCUMENT_UNPUBLISHED,
-    DOCUMENT_UPDATED, DocumentPayload, MEMBER_ADDED, MEMBER_REMOVED, MemberPayload,
-    PublishedPayload, USER_DELETED, UserDeletedPayload,
+    DOCUMENT_CREATED, DOCUMENT_DELETED, DOCUMENT_PUBLISHED, DOCUMENT_UNPUBLISHED, DOCUMENT_UPDATED,
+    DocumentPayload, MEMBER_ADDED, MEMBER_REMOVED, MemberPayload, PublishedPayload, USER_DELETED,
+    UserDeletedPayload,
 };
-use utoipa::ToSchema;
 use utoipa::openapi::schema::{Object, ObjectBuilder, OneOfBuilder, Schema, Type};
 use utoipa::openapi::{Components, Ref, RefOr};
+use utoipa::{PartialSchema, ToSchema};
 
 /// The component every door's event answers name.
 const EVENT: &str = "EventView";

@@ -162,7 +162,11 @@ pub(super) fn version_record(
 /// A built-in document event but `document.published` (`document.created`, `.updated`,
 /// `.unpublished`, `.deleted`; CONTRACT.md section 16), written in the unit of work of its
 /// change.
-pub(super) fn document_event(doc: &DocumentRecord, event_type: &str, now: Timestamp) -> EventRecord {
+pub(super) fn document_event(
+    doc: &DocumentRecord,
+    event_type: &str,
+    now: Timestamp,
+) -> EventRecord {
     let payload = DocumentPayload {
         document_id: doc.id.clone(),
         document_type: doc.doc_type.clone(),

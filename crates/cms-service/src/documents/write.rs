@@ -223,8 +223,12 @@ impl DocumentService<'_> {
         }
         self.check_unreferenced(&mut *tx, &gate, &org, id).await?;
         tx.delete_document(id).await?;
-        tx.append_event(&document_event(&current, DOCUMENT_DELETED, self.inner.clock.now()))
-            .await?;
+        tx.append_event(&document_event(
+            &current,
+            DOCUMENT_DELETED,
+            self.inner.clock.now(),
+        ))
+        .await?;
         tx.commit().await?;
         Ok(())
     }

@@ -83,7 +83,12 @@ pub(crate) fn published_event(
     payload: PublishedPayload,
     now: Timestamp,
 ) -> EventRecord {
-    event_record(Some(organization), DOCUMENT_PUBLISHED, stored(&payload), now)
+    event_record(
+        Some(organization),
+        DOCUMENT_PUBLISHED,
+        stored(&payload),
+        now,
+    )
 }
 
 /// `asset.created`, `.updated` or `.deleted` (`event_type`) of an asset of `organization`.
@@ -142,7 +147,10 @@ mod tests {
             (e.organization_id.as_deref(), e.event_type.as_str()),
             (Some("o1"), DOCUMENT_CREATED)
         );
-        assert_eq!(e.payload.0, json!({"documentId": "d1", "documentType": "post"}));
+        assert_eq!(
+            e.payload.0,
+            json!({"documentId": "d1", "documentType": "post"})
+        );
         let published = PublishedPayload {
             document_id: "d1".into(),
             document_type: "post".into(),
@@ -157,7 +165,9 @@ mod tests {
             json!({"assetId": "a1"})
         );
         assert_eq!(
-            member_event("o1", MEMBER_ADDED, "u1", "editor", now).payload.0,
+            member_event("o1", MEMBER_ADDED, "u1", "editor", now)
+                .payload
+                .0,
             json!({"userId": "u1", "role": "editor"})
         );
         let deleted = UserDeletedPayload {

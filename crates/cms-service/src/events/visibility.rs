@@ -21,8 +21,8 @@ use cms_store::events::LeftOut;
 use serde_json::Value;
 
 use super::{
-    DOCUMENT_CREATED, DOCUMENT_DELETED, DOCUMENT_PUBLISHED, DOCUMENT_UNPUBLISHED,
-    DOCUMENT_UPDATED, EventView,
+    DOCUMENT_CREATED, DOCUMENT_DELETED, DOCUMENT_PUBLISHED, DOCUMENT_UNPUBLISHED, DOCUMENT_UPDATED,
+    EventView,
 };
 
 /// How much of a document type a reader may read.
