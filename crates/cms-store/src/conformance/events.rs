@@ -91,7 +91,11 @@ async fn reads_leave_out_what_the_reader_may_not_see(url: String) {
     let events = [
         about("e1", "document.created", json!({"documentType": "post"})),
         about("e2", "document.created", json!({"documentType": "memo"})),
-        about("e3", "document.published", json!({"documentType": "memo", "publishedHash": "h"})),
+        about(
+            "e3",
+            "document.published",
+            json!({"documentType": "memo", "publishedHash": "h"}),
+        ),
         // Not a document event: its `documentType` decides nothing.
         about("e4", "acme.thing.done", json!({"documentType": "memo"})),
         // A document event without a type stays.
@@ -131,7 +135,10 @@ async fn reads_leave_out_what_the_reader_may_not_see(url: String) {
         (vec!["e1".to_string(), "e4".to_string()], 4)
     );
     assert_eq!(
-        ids(tx.events(&read(hidden(&["memo", "post"]), 1)).await.unwrap()),
+        ids(tx
+            .events(&read(hidden(&["memo", "post"]), 1))
+            .await
+            .unwrap()),
         (vec!["e5".to_string(), "e6".to_string()], 3)
     );
     assert_eq!(
