@@ -23,7 +23,7 @@ pub fn png(width: u32, height: u32, extra: usize) -> Vec<u8> {
 }
 
 /// The start of an MP4 file (an `ftyp` box).
-fn mp4() -> Vec<u8> {
+pub fn mp4() -> Vec<u8> {
     let mut bytes = vec![0, 0, 0, 0x18];
     bytes.extend_from_slice(b"ftypmp42");
     bytes.extend_from_slice(&[0; 12]);

@@ -15,6 +15,7 @@ mod assets_s3;
 mod auth;
 mod binary;
 mod browser;
+mod builtin_events;
 mod crash;
 mod csrf;
 mod custom_events;

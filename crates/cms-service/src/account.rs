@@ -22,7 +22,7 @@ use crate::actor::{Actor, Credential, User, check_email, check_user_name, email_
 use crate::auth::tokens::{self, TokenKind};
 use crate::auth::{ClientInfo, password};
 use crate::error::{Error, Result};
-use crate::events::{USER_DELETED, event_record};
+use crate::events::{MEMBER_REMOVED, UserDeletedPayload, member_event, user_deleted_event};
 use crate::mail::{MailKind, MailMessage};
 use crate::organizations::{required, required_email, session_of};
 use crate::rate_limit::{Limited, RateLimitService};
@@ -392,9 +392,9 @@ impl<'a> AccountService<'a> {
     }
 
     /// Deletes the caller's own account after checking their password (CONTRACT.md section 3):
-    /// refused while they are the last owner of an organization; `user.deleted` is appended
-    /// once per organization they belonged to, in the deleting transaction. Their sessions,
-    /// memberships and API keys go with them. A session is required: a key cannot delete the
+    /// refused while they are the last owner of an organization; `member.removed` then
+    /// `user.deleted` are appended once per organization they belonged to, in the deleting
+    /// transaction. Their sessions, memberships and API keys go with them. A session is required: a key cannot delete the
     /// person who made it.
     pub async fn delete_account(&self, actor: &Actor, password: Option<&str>) -> Result<()> {
         if !matches!(actor.credential, Credential::Session(_)) {
@@ -439,15 +439,20 @@ impl<'a> AccountService<'a> {
                 )));
             }
         }
-        let payload = serde_json::json!({
-            "userId": user.id,
-            "email": user.email,
-            "image": user.image,
-        });
+        let payload = UserDeletedPayload {
+            user_id: user.id.clone(),
+            email: user.email.clone(),
+            image: user.image.clone(),
+        };
+        // Per organization: the membership ends (`member.removed`, for consumers that follow
+        // members), then the user is gone (`user.deleted`); DECISIONS.md, Events.
+        let mut events = Vec::with_capacity(memberships.len() * 2);
         for m in &memberships {
-            let event = event_record(Some(&m.organization_id), USER_DELETED, payload.clone(), now);
-            tx.append_event(&event).await?;
+            let org = &m.organization_id;
+            events.push(member_event(org, MEMBER_REMOVED, &user.id, &m.role, now));
+            events.push(user_deleted_event(org, &payload, now));
         }
+        tx.append_events(&events).await?;
         tx.delete_user(&user.id).await?;
         tx.commit().await?;
         Ok(())

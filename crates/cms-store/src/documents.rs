@@ -49,17 +49,18 @@ pub trait Documents {
     /// Fails with [`crate::StoreError::Unique`] for a second row of a singleton type.
     async fn insert_document(&mut self, document: &DocumentRecord) -> Result<()>;
     /// The rows of a new document in one round trip: the document, its first versions (with
-    /// their numbers) and, when it is born published, its event (the outbox row follows the
-    /// event). Fails with [`crate::StoreError::Unique`] like [`Documents::insert_document`].
+    /// their numbers) and its events (`document.created`, then `document.published` when it is
+    /// born published; the outbox rows follow the events). Fails with
+    /// [`crate::StoreError::Unique`] like [`Documents::insert_document`].
     async fn insert_new_document(
         &mut self,
         document: &DocumentRecord,
         versions: &[crate::versions::VersionRecord],
-        event: Option<&crate::events::EventRecord>,
+        events: &[crate::events::EventRecord],
     ) -> Result<()>;
     /// The rows of many new documents, a few multi-row statements per chunk of documents
-    /// rather than round trips per document: each document, its first versions, its event
-    /// (with its outbox row) and its references. The same rows as
+    /// rather than round trips per document: each document, its first versions, its events
+    /// (with their outbox rows) and its references. The same rows as
     /// [`Documents::insert_new_document`] plus
     /// [`crate::references::References::add_references`] for each; for bulk imports. Fails with
     /// [`crate::StoreError::Unique`] like [`Documents::insert_new_document`].
@@ -124,14 +125,15 @@ pub struct NewDocumentRows {
     pub document: DocumentRecord,
     /// Its first versions, with their numbers.
     pub versions: Vec<crate::versions::VersionRecord>,
-    /// `document.published` when it is born published.
-    pub event: Option<crate::events::EventRecord>,
+    /// Its events, in order: `document.created`, then `document.published` when it is born
+    /// published.
+    pub events: Vec<crate::events::EventRecord>,
     /// Its references, each with the copy (`draft` or `published`) it was found in.
     pub references: Vec<(String, crate::references::ReferenceRecord)>,
 }
 
 /// Documents per statement of [`Documents::insert_new_documents`]: 13 binds a row (versions 8,
-/// references 6) keeps every statement far below both engines' bind limits.
+/// references 6, events 5, two per document at most) keeps every statement far below both engines' bind limits.
 pub(crate) const INSERT_CHUNK: usize = 200;
 
 /// The columns of a [`DocumentRecord`], named rather than `*`: the field columns PostgreSQL
@@ -354,10 +356,10 @@ macro_rules! impl_documents {
                 &mut self,
                 d: &$crate::documents::DocumentRecord,
                 versions: &[$crate::versions::VersionRecord],
-                event: Option<&$crate::events::EventRecord>,
+                events: &[$crate::events::EventRecord],
             ) -> $crate::Result<()> {
                 if let Some(direct) = self.direct().await? {
-                    return direct.insert_new_document(d, versions, event);
+                    return direct.insert_new_document(d, versions, events);
                 }
                 // One statement text: on SQLite several statements run in one call (binds are
                 // numbered across them); on PostgreSQL the earlier inserts are data-modifying
@@ -372,22 +374,18 @@ macro_rules! impl_documents {
                     sql.push(between);
                     $crate::documents::push_versions!(sql, versions);
                 }
-                // Then the last statement (on PostgreSQL the main one of the chain): the event,
-                // or on PostgreSQL a no-op read when there is none.
+                // Then the last statement (on PostgreSQL the main one of the chain): the events
+                // in one multi-row insert, or on PostgreSQL a no-op read when there are none.
                 let last = match <$tx>::DIALECT {
                     $crate::Dialect::Sqlite => "; ",
                     $crate::Dialect::Postgres => ") ",
                 };
-                match event {
-                    Some(e) => {
-                        sql.push(last);
-                        $crate::documents::push_events!(sql, std::iter::once(e));
-                    }
-                    None if <$tx>::DIALECT == $crate::Dialect::Postgres => {
-                        sql.push(last);
-                        sql.push("SELECT 1");
-                    }
-                    None => {}
+                if !events.is_empty() {
+                    sql.push(last);
+                    $crate::documents::push_events!(sql, events);
+                } else if <$tx>::DIALECT == $crate::Dialect::Postgres {
+                    sql.push(last);
+                    sql.push("SELECT 1");
                 }
                 sql.build().execute(self.conn().await?).await?;
                 Ok(())
@@ -407,7 +405,7 @@ macro_rules! impl_documents {
                         $crate::documents::push_versions!(insert, versions);
                         insert.build().execute(self.conn().await?).await?;
                     }
-                    let events: Vec<_> = chunk.iter().filter_map(|r| r.event.as_ref()).collect();
+                    let events: Vec<_> = chunk.iter().flat_map(|r| &r.events).collect();
                     if !events.is_empty() {
                         let mut insert = sqlx::QueryBuilder::new("");
                         $crate::documents::push_events!(insert, events);

@@ -23,8 +23,54 @@ pub struct EventQuery {
     pub event_type: Option<String>,
     /// Only events newer than this id, oldest first; without it, newest first.
     pub after: Option<String>,
+    /// Events the reader may not see, left out of the page and of the total.
+    pub left_out: LeftOut,
     pub limit: i64,
     pub offset: i64,
+}
+
+/// Events a read leaves out: those of one of `event_types` whose payload's `documentType` is
+/// one of `document_types` (an event without a `documentType` stays). Nothing is left out
+/// when either list is empty.
+#[derive(Debug, Clone, Default)]
+pub struct LeftOut {
+    pub event_types: Vec<String>,
+    pub document_types: Vec<String>,
+}
+
+impl LeftOut {
+    fn is_empty(&self) -> bool {
+        self.event_types.is_empty() || self.document_types.is_empty()
+    }
+
+    /// Appends ` AND NOT (...)` to a `WHERE` of `events`, each value bound. `document_type`
+    /// is the engine's expression for the payload's `documentType` as text.
+    pub(crate) fn push_condition<DB: sqlx::Database>(
+        &self,
+        sql: &mut sqlx::QueryBuilder<DB>,
+        document_type: &str,
+    ) where
+        for<'t> String: sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+    {
+        if self.is_empty() {
+            return;
+        }
+        sql.push(" AND NOT (type IN (");
+        let mut types = sql.separated(", ");
+        for t in &self.event_types {
+            types.push_bind(t.clone());
+        }
+        // A payload without `documentType` gives NULL: made '' (no type's name) so that the
+        // condition is false, not NULL, and the event stays.
+        sql.push(") AND COALESCE(")
+            .push(document_type)
+            .push(", '') IN (");
+        let mut names = sql.separated(", ");
+        for t in &self.document_types {
+            names.push_bind(t.clone());
+        }
+        sql.push("))");
+    }
 }
 
 pub(crate) const OUTBOX_BACKLOG_SQL: &str =
@@ -34,6 +80,10 @@ pub(crate) const OUTBOX_BACKLOG_SQL: &str =
 pub trait Events {
     /// Appends an event; its outbox row is written with it, in the same statement.
     async fn append_event(&mut self, event: &EventRecord) -> Result<()>;
+    /// Appends many events, in order, in multi-row statements (one per
+    /// [`EVENTS_PER_STATEMENT`]); each gets its outbox row as with
+    /// [`Events::append_event`].
+    async fn append_events(&mut self, events: &[EventRecord]) -> Result<()>;
     async fn event(&mut self, id: &str) -> Result<Option<EventRecord>>;
     /// A page of events and the total that matches.
     async fn events(&mut self, query: &EventQuery) -> Result<(Vec<EventRecord>, i64)>;
@@ -44,6 +94,10 @@ pub trait Events {
     /// How many outbox rows wait for the relay.
     async fn outbox_backlog(&mut self) -> Result<i64>;
 }
+
+/// Events per statement of [`Events::append_events`]: 5 binds a row, far below both engines'
+/// bind limits.
+pub const EVENTS_PER_STATEMENT: usize = 500;
 
 /// [`Events::append_event`] (a trigger writes the outbox row): id, organization, type, payload,
 /// at.
@@ -66,6 +120,20 @@ macro_rules! impl_events {
                 .bind(e.created_at)
                 .execute(self.conn().await?)
                 .await?;
+                Ok(())
+            }
+
+            async fn append_events(&mut self, events: &[$crate::events::EventRecord]) -> $crate::Result<()> {
+                if let Some(direct) = self.direct().await? {
+                    // In-process: one cached statement per event costs less than building
+                    // a statement text per batch size.
+                    return events.iter().try_for_each(|e| direct.append_event(e));
+                }
+                for chunk in events.chunks($crate::events::EVENTS_PER_STATEMENT) {
+                    let mut insert = sqlx::QueryBuilder::new("");
+                    $crate::documents::push_events!(insert, chunk);
+                    insert.build().execute(self.conn().await?).await?;
+                }
                 Ok(())
             }
 
@@ -92,6 +160,11 @@ macro_rules! impl_events {
                     if let Some(after) = &q.after {
                         sql.push(" AND id > ").push_bind(after.clone());
                     }
+                    let document_type = match <$tx>::DIALECT {
+                        $crate::Dialect::Sqlite => "json_extract(payload, '$.documentType')",
+                        $crate::Dialect::Postgres => "payload->>'documentType'",
+                    };
+                    q.left_out.push_condition(&mut sql, document_type);
                     sql
                 };
                 let total: i64 = filter("SELECT COUNT(*) FROM events")

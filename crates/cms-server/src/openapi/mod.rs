@@ -4,10 +4,12 @@
 //! types (utoipa-axum collects them as the routes are mounted), so a route cannot exist without
 //! its description and a described type is the type the handler serializes. What is added here
 //! is what no single handler knows: the instance's title and security schemes, the error
-//! answers every operation shares, and a schema per registered document type.
+//! answers every operation shares, a schema per registered document type, and the events of
+//! the log per type (`events.rs`).
 
 mod data;
 mod delivery;
+mod events;
 mod graphql;
 
 use cms_core::schema::Schemas;
@@ -69,6 +71,7 @@ pub(crate) fn finish(mut doc: OpenApi, schemas: &Schemas, graphql_path: &str) ->
     for (name, schema) in data::document_schemas(schemas) {
         components.schemas.entry(name).or_insert(schema);
     }
+    events::describe(components);
     let types: Vec<String> = schemas.documents().map(|s| s.name.clone()).collect();
     for body in ["CreateBody", "QueryBody"] {
         if let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(body)

@@ -11,6 +11,11 @@
 //! asked), writes only the actor's own; an asset anywhere else is 404. Reference counts come
 //! from the documents' reference side table and count the documents of the reader's
 //! organization and its children, the same set whose references block a delete.
+//!
+//! Every change of an asset record appends its built-in event (CONTRACT.md section 16) in the
+//! unit of work of the change: `asset.created` (upload, direct-upload confirm, a poster's own
+//! asset), `asset.updated` (metadata, poster), `asset.deleted` (one per asset deleted, also in
+//! bulk). Payload: `{ assetId }`.
 
 mod media;
 mod staged;
@@ -33,6 +38,7 @@ pub use view::{AssetPage, AssetView, ReferenceView, SignedUrl, UploadTicket};
 use crate::Inner;
 use crate::actor::Actor;
 use crate::error::{Error, Result};
+use crate::events::{ASSET_CREATED, ASSET_DELETED, ASSET_UPDATED, asset_event};
 use staged::{digest_stored, stage, storage_error, too_large};
 
 /// The largest page of a list, as of every list.
@@ -170,6 +176,8 @@ impl<'a> AssetService<'a> {
         let record = self.new_record(actor, &org, &file, metadata)?;
         let mut tx = self.inner.store.write_for(&org).await?;
         tx.insert_asset(&record).await?;
+        tx.append_event(&self.asset_event(&org, ASSET_CREATED, &record.id))
+            .await?;
         tx.commit().await?;
         file.keep();
         Ok(AssetView::new(record, 0))
@@ -268,6 +276,8 @@ impl<'a> AssetService<'a> {
             .update_asset_metadata(&org, id, &metadata, by, now)
             .await?
             .ok_or_else(not_found)?;
+        tx.append_event(&self.asset_event(&org, ASSET_UPDATED, id))
+            .await?;
         let mut views = self.views(&mut *tx, actor, vec![record]).await?;
         tx.commit().await?;
         Ok(views.remove(0))
@@ -288,7 +298,9 @@ impl<'a> AssetService<'a> {
                 if *count == 1 { "" } else { "s" }
             )));
         }
-        tx.delete_assets(&org, &[id.to_string()]).await?;
+        let deleted = tx.delete_assets(&org, &[id.to_string()]).await?;
+        tx.append_events(&self.asset_events(&org, ASSET_DELETED, &deleted))
+            .await?;
         tx.commit().await?;
         self.remove_objects(&[id.to_string()]).await;
         Ok(())
@@ -317,6 +329,8 @@ impl<'a> AssetService<'a> {
             return Err(Error::AssetsReferenced { ids: referenced });
         }
         let deleted = tx.delete_assets(&org, &ids).await?;
+        tx.append_events(&self.asset_events(&org, ASSET_DELETED, &deleted))
+            .await?;
         tx.commit().await?;
         self.remove_objects(&deleted).await;
         Ok(BulkDeleted {
@@ -518,6 +532,8 @@ impl<'a> AssetService<'a> {
             return Err(Error::not_found("pending upload"));
         }
         tx.insert_asset(&record).await?;
+        tx.append_event(&self.asset_event(&org, ASSET_CREATED, &record.id))
+            .await?;
         tx.commit().await?;
         file.keep();
         Ok(AssetView::new(record, 0))
@@ -557,6 +573,11 @@ impl<'a> AssetService<'a> {
         {
             return Err(not_found());
         }
+        tx.append_events(&[
+            self.asset_event(&org, ASSET_CREATED, &poster.id),
+            self.asset_event(&org, ASSET_UPDATED, video_id),
+        ])
+        .await?;
         let video = tx
             .asset(std::slice::from_ref(&org), video_id)
             .await?
@@ -565,6 +586,30 @@ impl<'a> AssetService<'a> {
         tx.commit().await?;
         file.keep();
         Ok(views.remove(0))
+    }
+
+    /// An asset event of `org` about `asset_id`, to append in the unit of work of the change.
+    fn asset_event(
+        &self,
+        org: &str,
+        event_type: &str,
+        asset_id: &str,
+    ) -> cms_store::events::EventRecord {
+        asset_event(org, event_type, asset_id, self.inner.clock.now())
+    }
+
+    /// One asset event per id, in order (one change, one event: a bulk delete emits one per
+    /// asset it deleted).
+    fn asset_events(
+        &self,
+        org: &str,
+        event_type: &str,
+        asset_ids: &[String],
+    ) -> Vec<cms_store::events::EventRecord> {
+        asset_ids
+            .iter()
+            .map(|id| self.asset_event(org, event_type, id))
+            .collect()
     }
 
     /// 404 unless direct upload (`storage.directUpload`) is on.

@@ -3,9 +3,9 @@
 //! sections 5 and 12).
 //!
 //! Every operation checks the actor's capability first, then reads and writes in one unit of
-//! work: the document row, its version, its references and, on publish, its
-//! `document.published` event commit together or not at all; `create_emitting` adds custom
-//! events to that unit of work.
+//! work: the document row, its version, its references and its built-in event
+//! (`document.created`, `.updated`, `.published`, `.unpublished`, `.deleted`; see `write.rs`)
+//! commit together or not at all; `create_emitting` adds custom events to that unit of work.
 //!
 //! The operations of [`DocumentService`] are spread over the files of this module: `write.rs`
 //! (create, update, publish, unpublish, delete and the unit-of-work steps they share),
@@ -54,6 +54,7 @@ pub use crate::paging::{MAX_BY_IDS, Pagination};
 
 use crate::Inner;
 use crate::actor::Actor;
+use crate::events::TypeVisibility;
 
 /// The deepest reference resolution.
 pub const MAX_DEPTH: u8 = 5;
@@ -95,10 +96,19 @@ pub struct DocumentService<'a> {
     inner: &'a Inner,
 }
 
-/// Whether `actor` may read every field of `doc_type`, and so may see digests of its data
-/// (`publishedHash`, also in `document.published` events).
-pub(crate) fn sees_whole_type(inner: &Inner, actor: &Actor, doc_type: &str) -> bool {
-    access::Gate::new(&inner.access, actor).sees_whole(doc_type)
+/// How much of `doc_type` `actor` may read, as the event log shows its events
+/// ([`crate::events::visible`]): `Hidden` when the schema's read rule refuses the whole type,
+/// or when a read policy rules it (a policy decides per document, and an event is not the
+/// document: what it would decide cannot be known from the event, so none is shown);
+/// `Partial` when field rules hide some of its fields (so digests of its data are not shown);
+/// `Whole` otherwise.
+pub(crate) fn type_visibility(inner: &Inner, actor: &Actor, doc_type: &str) -> TypeVisibility {
+    let gate = access::Gate::new(&inner.access, actor);
+    match gate.list_read(doc_type) {
+        access::ListRead::Refused | access::ListRead::PerDocument => TypeVisibility::Hidden,
+        access::ListRead::All if gate.sees_whole(doc_type) => TypeVisibility::Whole,
+        access::ListRead::All => TypeVisibility::Partial,
+    }
 }
 
 impl<'a> DocumentService<'a> {

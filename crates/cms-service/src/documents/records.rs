@@ -1,6 +1,7 @@
 //! The rows a document is written as: a new document's record (checked and shaped as
-//! [`DocumentService::create`] and [`DocumentService::import`] build it), its first versions,
-//! a version, the `document.published` event, and the copy names of the references table.
+//! [`DocumentService::create`] and [`DocumentService::import`] build it), its first versions
+//! and events, a version, the built-in document events, and the copy names of the references
+//! table.
 
 use cms_core::schema::Operation;
 use cms_core::{Issue, Timestamp, canonical, new_id};
@@ -8,12 +9,13 @@ use cms_store::Json;
 use cms_store::documents::{DocumentRecord, NewDocumentRows};
 use cms_store::events::EventRecord;
 use cms_store::versions::VersionRecord;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::access::Gate;
 use super::localization::Localization;
 use super::{DocumentService, NewDocument};
 use crate::error::Result;
+use crate::events::{self, DOCUMENT_CREATED, DocumentPayload, PublishedPayload};
 
 /// The copy names of the references side table.
 pub(super) const DRAFT: &str = "draft";
@@ -65,7 +67,7 @@ impl DocumentService<'_> {
         by: Option<&str>,
         now: Timestamp,
     ) -> NewDocumentRows {
-        let (versions, event) = first_versions(&doc, by, now);
+        let (versions, events) = first_versions(&doc, by, now);
         let draft = self.reference_records(&doc.doc_type, &doc.draft_data.0);
         let published = match doc.published_hash {
             Some(_) => draft.clone(),
@@ -79,7 +81,7 @@ impl DocumentService<'_> {
         NewDocumentRows {
             document: doc,
             versions,
-            event,
+            events,
             references,
         }
     }
@@ -111,14 +113,17 @@ pub(super) fn new_record(
 }
 
 /// The first versions of a new document (its draft, and its publish when it is born
-/// published) and its `document.published` event then.
+/// published) and its events: `document.created`, then `document.published` when it is born
+/// published. The created event's id is made first, so the log (in id order) has them in that
+/// order.
 pub(super) fn first_versions(
     doc: &DocumentRecord,
     by: Option<&str>,
     now: Timestamp,
-) -> (Vec<VersionRecord>, Option<EventRecord>) {
+) -> (Vec<VersionRecord>, Vec<EventRecord>) {
     let mut versions = vec![version_record(doc, 1, "draft", &doc.draft_data.0, by, now)];
-    let event = doc.published_hash.as_deref().map(|hash| {
+    let mut events = vec![document_event(doc, DOCUMENT_CREATED, now)];
+    if let Some(hash) = doc.published_hash.as_deref() {
         versions.push(version_record(
             doc,
             2,
@@ -127,9 +132,9 @@ pub(super) fn first_versions(
             by,
             now,
         ));
-        published_event(doc, hash, now)
-    });
-    (versions, event)
+        events.push(published_event(doc, hash, now));
+    }
+    (versions, events)
 }
 
 /// A version of `doc` numbered `number` (0 when the store numbers it).
@@ -154,18 +159,28 @@ pub(super) fn version_record(
     }
 }
 
+/// A built-in document event but `document.published` (`document.created`, `.updated`,
+/// `.unpublished`, `.deleted`; CONTRACT.md section 16), written in the unit of work of its
+/// change.
+pub(super) fn document_event(
+    doc: &DocumentRecord,
+    event_type: &str,
+    now: Timestamp,
+) -> EventRecord {
+    let payload = DocumentPayload {
+        document_id: doc.id.clone(),
+        document_type: doc.doc_type.clone(),
+    };
+    events::document_event(&doc.organization_id, event_type, payload, now)
+}
+
 /// `document.published`, written in the publishing transaction (SPEC.md Delivery rule 1):
 /// identifiers only, never the content.
 pub(super) fn published_event(doc: &DocumentRecord, hash: &str, now: Timestamp) -> EventRecord {
-    let payload = json!({
-        "documentId": doc.id,
-        "documentType": doc.doc_type,
-        "publishedHash": hash,
-    });
-    crate::events::event_record(
-        Some(&doc.organization_id),
-        crate::events::DOCUMENT_PUBLISHED,
-        payload,
-        now,
-    )
+    let payload = PublishedPayload {
+        document_id: doc.id.clone(),
+        document_type: doc.doc_type.clone(),
+        published_hash: hash.to_string(),
+    };
+    events::published_event(&doc.organization_id, payload, now)
 }

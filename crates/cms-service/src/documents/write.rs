@@ -2,6 +2,13 @@
 //! steps their units of work share (the guarded draft write, the publish, the version, its
 //! pruning, the references and the search rows of the copy written; a delete takes the
 //! document's references and search rows with it).
+//!
+//! Each step that changes a document appends its built-in event (CONTRACT.md section 16) in
+//! the same unit of work: a new document `document.created` (`insert_new`), a draft write
+//! `document.updated` (`write_draft`, also a restore's), a publish `document.published`
+//! (`record_publish`), an unpublish `document.unpublished` (`clear_published`), a delete
+//! `document.deleted`. Every door (REST, GraphQL, the assistant, plugins, the scheduler,
+//! import) goes through these steps, so none emits an event of its own.
 
 use cms_core::schema::Operation;
 use cms_core::{CoreCapability, Issue, Timestamp, canonical};
@@ -11,11 +18,13 @@ use serde_json::Value;
 
 use super::access::Gate;
 use super::localization::Localization;
-use super::records::{DRAFT, PUBLISHED, first_versions, published_event, version_record};
+use super::records::{
+    DRAFT, PUBLISHED, document_event, first_versions, published_event, version_record,
+};
 use super::{DocumentService, DocumentView, NewDocument, Perspective, Validation};
 use crate::actor::Actor;
 use crate::error::{Error, Result};
-use crate::events::NewEvent;
+use crate::events::{DOCUMENT_DELETED, DOCUMENT_UNPUBLISHED, DOCUMENT_UPDATED, NewEvent};
 
 /// A draft replacement as received.
 #[derive(Debug)]
@@ -214,6 +223,12 @@ impl DocumentService<'_> {
         }
         self.check_unreferenced(&mut *tx, &gate, &org, id).await?;
         tx.delete_document(id).await?;
+        tx.append_event(&document_event(
+            &current,
+            DOCUMENT_DELETED,
+            self.inner.clock.now(),
+        ))
+        .await?;
         tx.commit().await?;
         Ok(())
     }
@@ -320,8 +335,8 @@ impl DocumentService<'_> {
             .ok_or_else(|| Error::not_found("document"))
     }
 
-    /// Replaces the draft guarded by the revision just read, then records the version and the
-    /// references.
+    /// Replaces the draft guarded by the revision just read, then records the version, the
+    /// references and `document.updated`.
     pub(super) async fn write_draft(
         &self,
         tx: &mut dyn Tx,
@@ -348,6 +363,8 @@ impl DocumentService<'_> {
             ..current.clone()
         };
         self.record_draft(tx, &updated, by, now).await?;
+        tx.append_event(&document_event(&updated, DOCUMENT_UPDATED, now))
+            .await?;
         Ok(updated)
     }
 
@@ -372,9 +389,10 @@ impl DocumentService<'_> {
         Ok(())
     }
 
-    /// Writes a new document with its first versions, its references and, when it is born
-    /// published, its `document.published` event. A new document has no versions yet, so their
-    /// numbers are known and the rows go to the store in one round trip.
+    /// Writes a new document with its first versions, its references and its events
+    /// (`document.created`, then `document.published` when it is born published). A new
+    /// document has no versions yet, so their numbers are known and the rows go to the store
+    /// in one round trip.
     pub(super) async fn insert_new(
         &self,
         tx: &mut dyn Tx,
@@ -382,9 +400,8 @@ impl DocumentService<'_> {
         by: Option<&str>,
         now: Timestamp,
     ) -> Result<()> {
-        let (versions, event) = first_versions(doc, by, now);
-        tx.insert_new_document(doc, &versions, event.as_ref())
-            .await?;
+        let (versions, events) = first_versions(doc, by, now);
+        tx.insert_new_document(doc, &versions, &events).await?;
         let references = self.reference_records(&doc.doc_type, &doc.draft_data.0);
         tx.add_references(&doc.id, &doc.organization_id, DRAFT, &references)
             .await?;
@@ -423,7 +440,8 @@ impl DocumentService<'_> {
         Ok((validation, published))
     }
 
-    /// Drops the published copy and its references; a draft-only document is left alone.
+    /// Drops the published copy and its references, with `document.unpublished`; a draft-only
+    /// document is left alone (nothing changed, so no event).
     pub(super) async fn clear_published(
         &self,
         tx: &mut dyn Tx,
@@ -433,6 +451,8 @@ impl DocumentService<'_> {
     ) -> Result<()> {
         if doc.published_data.is_some() {
             tx.clear_published(&doc.id, by, now.millis()).await?;
+            tx.append_event(&document_event(doc, DOCUMENT_UNPUBLISHED, now))
+                .await?;
             tx.replace_references(&doc.id, &doc.organization_id, PUBLISHED, &[])
                 .await?;
             self.index_copy(tx, doc, PUBLISHED, None).await?;

@@ -1,23 +1,33 @@
-//! The event log (SPEC.md "Events"): the built-in event types, the events of the log as doors
-//! read them, custom event types declared at start (`custom.rs`) and the reads of the log
-//! (`reads.rs`).
+//! The event log (SPEC.md "Events"): the built-in event types and their payloads
+//! (`built_in.rs`), the events of the log as doors read them, custom event types declared at
+//! start (`custom.rs`) and the reads of the log (`reads.rs`), and what a reader sees of each event (`visibility.rs`), which every read of
+//! the log applies.
 //!
 //! Events are appended in the transaction of the change that causes them; the database writes
 //! each event's outbox row with it. Delivering them to consumers is the job queue's work, above
 //! this module: nothing here knows of jobs or documents.
 
+mod built_in;
 mod custom;
 mod reads;
+mod visibility;
 
 use cms_core::{Timestamp, new_id};
 use cms_store::events::EventRecord;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use built_in::{
+    AssetPayload, DocumentPayload, MemberPayload, PublishedPayload, UserDeletedPayload,
+};
+pub(crate) use built_in::{
+    asset_event, document_event, member_event, published_event, user_deleted_event,
+};
 pub(crate) use custom::EventTypes;
 pub use custom::{BUILT_IN_EVENT_TYPES, EventDeclaration, EventService, NewEvent, namespaced};
 pub use reads::EventListRequest;
 pub(crate) use reads::list_events;
+pub(crate) use visibility::{TypeVisibility, left_out, visible};
 
 /// Built-in event types (CONTRACT.md section 16). Payloads: `documentId`, `documentType` for
 /// the document events (`document.published` adds `publishedHash`); `assetId` for the asset

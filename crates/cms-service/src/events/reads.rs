@@ -1,9 +1,8 @@
 //! Reading the log (GET /api/events), for people and keys: read only.
 
 use cms_store::events::EventQuery;
-use serde_json::Value;
 
-use super::{DOCUMENT_PUBLISHED, EventView};
+use super::{EventView, TypeVisibility, left_out, visible};
 use crate::Inner;
 use crate::actor::Actor;
 use crate::error::Result;
@@ -21,13 +20,15 @@ pub struct EventListRequest {
     pub scope: Scope,
 }
 
-/// GET /api/events: the log, read only. `sees_whole_type` says whether the actor may read every
-/// field of a document type (the documents' access rules decide it, above this module).
+/// GET /api/events: the log, read only. `readable_type` says how much of a document type the
+/// actor may read (the documents' access rules decide it, above this module); each event is
+/// shown as [`visible`] decides. The events it leaves out are left out by the store already
+/// ([`left_out`]), so pages are full and `total` counts only what the reader may see.
 pub(crate) async fn list_events(
     inner: &Inner,
     actor: &Actor,
     request: EventListRequest,
-    sees_whole_type: impl Fn(&str) -> bool,
+    readable_type: impl Fn(&str) -> TypeVisibility,
 ) -> Result<(Vec<EventView>, Pagination)> {
     let organization = reading_scope(actor, request.scope)?;
     let (page, page_size) = page_or_default(request.page, request.page_size);
@@ -38,33 +39,17 @@ pub(crate) async fn list_events(
             organization,
             event_type: request.event_type,
             after: request.after,
+            left_out: left_out(
+                inner.schemas.documents().map(|s| s.name.as_str()),
+                &readable_type,
+            ),
             limit,
             offset,
         })
         .await?;
     let views = events
         .into_iter()
-        .map(|e| without_hidden_digest(&sees_whole_type, e.into()))
+        .filter_map(|e| visible(e.into(), &readable_type))
         .collect();
     Ok((views, Pagination::new(total, page, page_size)))
-}
-
-/// A `document.published` event's `publishedHash` digests the whole published copy: a
-/// reader who may not read every field of the type does not get it (it would confirm
-/// guesses of the hidden values), as document reads leave it out for them.
-fn without_hidden_digest(
-    sees_whole_type: impl Fn(&str) -> bool,
-    mut event: EventView,
-) -> EventView {
-    if event.event_type == DOCUMENT_PUBLISHED {
-        let hidden = event
-            .payload
-            .get("documentType")
-            .and_then(Value::as_str)
-            .is_some_and(|t| !sees_whole_type(t));
-        if let (true, Some(payload)) = (hidden, event.payload.as_object_mut()) {
-            payload.remove("publishedHash");
-        }
-    }
-    event
 }

@@ -189,9 +189,10 @@ impl<'a> JobService<'a> {
         Ok(job.into())
     }
 
-    /// GET /api/events: the log, read only ([`crate::events`] reads it), with the digest of a
-    /// `document.published` event left out for a reader who may not read every field of its
-    /// type, as the documents' access rules decide.
+    /// GET /api/events: the log, read only ([`crate::events`] reads it), each event shown as
+    /// [`crate::events::visible`] decides from the documents' access rules: events of a type
+    /// the reader may not read are left out, the digest of a `document.published` event is left
+    /// out for a reader who may not read every field of its type.
     pub async fn events(
         &self,
         actor: &Actor,
@@ -199,7 +200,7 @@ impl<'a> JobService<'a> {
     ) -> Result<(Vec<EventView>, Pagination)> {
         let inner = self.inner;
         crate::events::list_events(inner, actor, request, |doc_type| {
-            crate::documents::sees_whole_type(inner, actor, doc_type)
+            crate::documents::type_visibility(inner, actor, doc_type)
         })
         .await
     }

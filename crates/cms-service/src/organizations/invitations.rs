@@ -22,6 +22,7 @@ use super::{Organization, required, session_of};
 use crate::Inner;
 use crate::actor::Actor;
 use crate::error::{Error, Result};
+use crate::events::{MEMBER_ADDED, member_event};
 use crate::mail::{MailKind, MailMessage};
 use crate::secret::{Purpose, random_token};
 
@@ -352,8 +353,8 @@ fn message(r: &InvitationRecord, org_name: &str, inviter: &str, link: &str) -> M
     }
 }
 
-/// Makes the user a member with the invited role, marks the invitation accepted and the
-/// user's address verified (the invitation reached it). `false` (and nothing written) when the
+/// Makes the user a member with the invited role (with `member.added`), marks the invitation
+/// accepted and the user's address verified (the invitation reached it). `false` (and nothing written) when the
 /// role was deleted since the invitation was sent, or another request finished the invitation
 /// first.
 async fn join(
@@ -381,6 +382,14 @@ async fn join(
         role: invitation.role.clone(),
         created_at: now.millis(),
     })
+    .await?;
+    tx.append_event(&member_event(
+        &invitation.organization_id,
+        MEMBER_ADDED,
+        user_id,
+        &invitation.role,
+        now,
+    ))
     .await?;
     tx.set_email_verified(user_id, now.millis()).await?;
     Ok(true)

@@ -16,6 +16,7 @@ use super::{acts_as_owner, required};
 use crate::Inner;
 use crate::actor::Actor;
 use crate::error::{Error, Result};
+use crate::events::{MEMBER_REMOVED, member_event};
 
 /// A member as every door shows it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -114,9 +115,9 @@ impl<'a> MemberService<'a> {
         })
     }
 
-    /// Removes a member (`member.remove`). Their API keys in the organization are deleted and
-    /// their sessions that had it active are left without an active organization, so their
-    /// access ends on their very next request.
+    /// Removes a member (`member.remove`), with `member.removed`. Their API keys in the
+    /// organization are deleted and their sessions that had it active are left without an
+    /// active organization, so their access ends on their very next request.
     pub async fn remove(&self, actor: &Actor, user_id: Option<&str>) -> Result<()> {
         let org = actor.require(CoreCapability::MemberRemove)?;
         let user_id = required(user_id, "userId")?;
@@ -133,6 +134,14 @@ impl<'a> MemberService<'a> {
             ensure_another_owner(&mut *tx, org).await?;
         }
         tx.delete_member(org, user_id).await?;
+        tx.append_event(&member_event(
+            org,
+            MEMBER_REMOVED,
+            user_id,
+            &target.role,
+            now,
+        ))
+        .await?;
         tx.delete_api_keys_of_member(org, user_id).await?;
         tx.clear_active_organization(user_id, org, now.millis())
             .await?;

@@ -28,6 +28,7 @@ pub use self::members::{Member, MemberService};
 use crate::Inner;
 use crate::actor::{Actor, Credential, SessionView, check_email};
 use crate::error::{Error, Result};
+use crate::events::{MEMBER_ADDED, member_event};
 
 const MAX_NAME_CHARS: usize = 100;
 const MAX_SLUG_CHARS: usize = 64;
@@ -562,7 +563,8 @@ pub(crate) async fn create_with_owner(
     Ok(org)
 }
 
-/// Inserts `org` with its built-in roles (seeded per CONTRACT.md section 12) and its owner.
+/// Inserts `org` with its built-in roles (seeded per CONTRACT.md section 12) and its owner,
+/// with `member.added` for the owner.
 async fn insert_with_owner(
     tx: &mut dyn Tx,
     org: &OrganizationRecord,
@@ -584,12 +586,21 @@ async fn insert_with_owner(
         })
         .await?;
     }
+    let owner = BuiltInRole::Owner.name();
     tx.insert_member(&MemberRecord {
         organization_id: org.id.clone(),
         user_id: owner_user_id.to_string(),
-        role: BuiltInRole::Owner.name().to_string(),
+        role: owner.to_string(),
         created_at: now.millis(),
     })
+    .await?;
+    tx.append_event(&member_event(
+        &org.id,
+        MEMBER_ADDED,
+        owner_user_id,
+        owner,
+        now,
+    ))
     .await?;
     Ok(())
 }

@@ -182,8 +182,8 @@ async fn a_document_is_located_from_any_unit(url: String) {
     store.close().await;
 }
 
-/// Many new documents in a few statements: every row of each (document, versions, event with
-/// its outbox row, references per copy) lands, across statement chunks, in one transaction.
+/// Many new documents in a few statements: every row of each (document, versions, events with
+/// their outbox rows, references per copy) lands, across statement chunks, in one transaction.
 async fn new_documents_are_inserted_in_bulk(url: String) {
     use crate::documents::{INSERT_CHUNK, NewDocumentRows};
     let store = open(&url).await;
@@ -220,13 +220,17 @@ async fn new_documents_are_inserted_in_bulk(url: String) {
             NewDocumentRows {
                 document: document(&id, "o1", "post", false),
                 versions,
-                event: published.then(|| EventRecord {
-                    id: format!("{id}-e"),
-                    organization_id: Some("o1".into()),
-                    event_type: "document.published".into(),
-                    payload: Json(json!({"documentId": id})),
-                    created_at: 1,
-                }),
+                events: ["document.created", "document.published"]
+                    .into_iter()
+                    .take(if published { 2 } else { 1 })
+                    .map(|event_type| EventRecord {
+                        id: format!("{id}-{event_type}"),
+                        organization_id: Some("o1".into()),
+                        event_type: event_type.into(),
+                        payload: Json(json!({"documentId": id})),
+                        created_at: 1,
+                    })
+                    .collect(),
                 references,
             }
         })
@@ -241,8 +245,9 @@ async fn new_documents_are_inserted_in_bulk(url: String) {
     let last = format!("bulk{}", n - 1);
     let stored = tx.document(&orgs, &last).await.unwrap().unwrap();
     assert_eq!(stored.draft_data.0, json!({ "title": last }));
-    let published = rows.iter().filter(|r| r.event.is_some()).count() as i64;
-    assert_eq!(tx.outbox_backlog().await.unwrap(), published);
+    let events = rows.iter().map(|r| r.events.len()).sum::<usize>() as i64;
+    assert_eq!(events, (n + n - n.div_ceil(3)) as i64);
+    assert_eq!(tx.outbox_backlog().await.unwrap(), events);
     assert_eq!(tx.count_versions(&last).await.unwrap(), 2);
     assert_eq!(tx.count_versions("bulk0").await.unwrap(), 1);
     assert_eq!(

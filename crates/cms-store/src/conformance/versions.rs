@@ -22,27 +22,31 @@ async fn versions_are_numbered_listed_and_pruned(url: String) {
         created_at: i,
     };
     let mut tx = store.write_for("o1").await.unwrap();
-    // A new document's rows in one round trip: the first versions carry their numbers, the
+    // A new document's rows in one round trip: the first versions carry their numbers, each
     // event its outbox row; later versions are numbered on append, after them.
-    let born_published = crate::events::EventRecord {
-        id: "e1".into(),
+    let event = |id: &str, event_type: &str| crate::events::EventRecord {
+        id: id.into(),
         organization_id: Some("o1".into()),
-        event_type: "document.published".into(),
+        event_type: event_type.into(),
         payload: Json(json!({"documentId": "d1"})),
         created_at: 1,
     };
+    let born_published = [
+        event("e1", "document.created"),
+        event("e2", "document.published"),
+    ];
     tx.insert_new_document(
         &document("d1", "o1", "post", false),
         &[version(1, 1), version(2, 2)],
-        Some(&born_published),
+        &born_published,
     )
     .await
     .unwrap();
-    tx.insert_new_document(&document("d2", "o1", "post", false), &[], None)
+    tx.insert_new_document(&document("d2", "o1", "post", false), &[], &[])
         .await
         .unwrap();
     assert!(matches!(
-        tx.insert_new_document(&document("d2", "o1", "post", false), &[], None)
+        tx.insert_new_document(&document("d2", "o1", "post", false), &[], &[])
             .await,
         Err(StoreError::Unique(_))
     ));
@@ -51,14 +55,14 @@ async fn versions_are_numbered_listed_and_pruned(url: String) {
     tx.insert_new_document(
         &document("d1", "o1", "post", false),
         &[version(1, 1), version(2, 2)],
-        Some(&born_published),
+        &born_published,
     )
     .await
     .unwrap();
-    tx.insert_new_document(&document("d2", "o1", "post", false), &[], None)
+    tx.insert_new_document(&document("d2", "o1", "post", false), &[], &[])
         .await
         .unwrap();
-    assert_eq!(tx.outbox_backlog().await.unwrap(), 1);
+    assert_eq!(tx.outbox_backlog().await.unwrap(), 2);
     assert!(
         tx.document(&["o1".to_string()], "d2")
             .await

@@ -44,7 +44,7 @@ fn reference(to_id: &str) -> ReferenceRecord {
 /// a user (sqlx), a version and references (direct), the user read back (sqlx), the document
 /// published (direct).
 async fn mixed_writes(tx: &mut dyn crate::Tx, name: &str) -> crate::Result<()> {
-    tx.insert_new_document(&document(name, "o1", "post", false), &[], None)
+    tx.insert_new_document(&document(name, "o1", "post", false), &[], &[])
         .await?;
     tx.insert_user(&user(name, &format!("{name}@example.com")))
         .await?;
@@ -168,7 +168,7 @@ async fn concurrent_write_units_never_interleave(url: String) {
     let store = open(&url).await;
     with_two_organizations(&store).await;
     let mut tx = store.write_for("o1").await.unwrap();
-    tx.insert_new_document(&document("counter", "o1", "post", false), &[], None)
+    tx.insert_new_document(&document("counter", "o1", "post", false), &[], &[])
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -228,11 +228,11 @@ async fn a_failed_statement_leaves_the_unit_to_be_abandoned(url: String) {
     let store = open(&url).await;
     with_two_organizations(&store).await;
     let mut tx = store.write_for("o1").await.unwrap();
-    tx.insert_new_document(&document("d1", "o1", "post", false), &[], None)
+    tx.insert_new_document(&document("d1", "o1", "post", false), &[], &[])
         .await
         .unwrap();
     let again = tx
-        .insert_new_document(&document("d1", "o1", "post", false), &[], None)
+        .insert_new_document(&document("d1", "o1", "post", false), &[], &[])
         .await;
     assert!(
         matches!(again, Err(StoreError::Unique(_))),
@@ -252,7 +252,7 @@ async fn a_failed_statement_leaves_the_unit_to_be_abandoned(url: String) {
     // A document of an organization that does not exist: the foreign key refuses it.
     let mut tx = store.write_for("o9").await.unwrap();
     let orphan = tx
-        .insert_new_document(&document("d2", "o9", "post", false), &[], None)
+        .insert_new_document(&document("d2", "o9", "post", false), &[], &[])
         .await;
     assert!(
         matches!(orphan, Err(StoreError::ForeignKey(_))),
@@ -262,7 +262,7 @@ async fn a_failed_statement_leaves_the_unit_to_be_abandoned(url: String) {
 
     // The writer is whole again: the next unit writes and commits.
     let mut tx = store.write_for("o1").await.unwrap();
-    tx.insert_new_document(&document("d1", "o1", "post", false), &[], None)
+    tx.insert_new_document(&document("d1", "o1", "post", false), &[], &[])
         .await
         .unwrap();
     tx.commit().await.unwrap();

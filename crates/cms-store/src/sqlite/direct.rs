@@ -116,7 +116,7 @@ impl<'a> Direct<'a> {
         &self,
         d: &DocumentRecord,
         versions: &[VersionRecord],
-        event: Option<&EventRecord>,
+        events: &[EventRecord],
     ) -> Result<()> {
         self.insert_document(d)?;
         for v in versions {
@@ -134,7 +134,7 @@ impl<'a> Direct<'a> {
                 ],
             )?;
         }
-        if let Some(e) = event {
+        for e in events {
             self.append_event(e)?;
         }
         Ok(())

@@ -39,7 +39,7 @@ async fn row_level_security_stops_cross_organization_reads_and_writes(url: Strin
             created_by_name: None,
             created_at: 1,
         };
-        tx.insert_new_document(&document(id, org, "post", false), &[version], None)
+        tx.insert_new_document(&document(id, org, "post", false), &[version], &[])
             .await
             .unwrap();
         let tokens = cms_core::search::tokenize(id);
