@@ -54,4 +54,5 @@ mod s3;
 mod search;
 mod security;
 mod tenancy;
+mod webhook_endpoints;
 mod webhooks;
