@@ -36,7 +36,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct WebhookCreateBody {
     /// An absolute `http` or `https` URL (at most 2000 characters).
-    #[schema(value_type = String, required = true, format = Uri)]
+    #[schema(value_type = String, required = true)]
     url: Option<String>,
     /// `["*"]` for every event type, or built-in and declared event types, each once.
     #[schema(value_type = Vec<String>, required = true)]
@@ -51,7 +51,6 @@ struct WebhookCreateBody {
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct WebhookUpdateBody {
-    #[schema(format = Uri)]
     url: Option<String>,
     events: Option<Vec<String>>,
     description: Option<String>,
