@@ -127,8 +127,7 @@ impl Builder {
     }
 
     /// Registers a plugin (see [`plugin`]). Plugins register in this order, after the
-    /// first-party `forms` plugin and before the first-party `webhooks` plugin (which then
-    /// knows every event type).
+    /// first-party `forms` plugin and before the first-party `webhooks` plugin.
     pub fn plugin(mut self, plugin: impl Plugin) -> Self {
         self.plugins.push(Arc::new(plugin));
         self

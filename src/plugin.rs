@@ -677,9 +677,11 @@ mod tests {
         // The duplicates are refused later, by the event type checks; what matters here is
         // what each plugin is shown.
         let _ = collect(&plugins, &[], &[], &host);
+        // Every built-in type, then the host's well-formed new one, then the plugins'.
         let expected = |extra: &[&str]| -> Vec<String> {
-            ["document.published", "user.deleted", "acme.thing.happened"]
+            BUILT_IN_EVENT_TYPES
                 .iter()
+                .chain(&["acme.thing.happened"])
                 .chain(extra)
                 .map(|s| s.to_string())
                 .collect()

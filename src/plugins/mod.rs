@@ -12,8 +12,8 @@ use crate::plugin::Plugin;
 type Plugins = Vec<Arc<dyn Plugin>>;
 
 /// The first-party plugins the configuration enables: those registered before the host's
-/// plugins, and those registered after them (`webhooks`, which subscribes to every event type
-/// declared before it).
+/// plugins, and those registered after them (`webhooks`, last as it always was; it no longer
+/// depends on the order, since the relay, not a subscription, decides what it sends).
 pub(crate) fn first_party(config: &Config) -> (Plugins, Plugins) {
     let mut before: Vec<Arc<dyn Plugin>> = Vec::new();
     let mut after: Vec<Arc<dyn Plugin>> = Vec::new();
@@ -21,7 +21,6 @@ pub(crate) fn first_party(config: &Config) -> (Plugins, Plugins) {
         before.push(Arc::new(forms::Forms::new(&config.plugins)));
     }
     if config.plugins.webhooks {
-        // Last, so that its consumer subscribes to every event type declared before it.
         after.push(Arc::new(webhooks::Webhooks::new(&config.plugins)));
     }
     (before, after)

@@ -289,7 +289,7 @@ async fn a_killed_server_loses_no_acknowledged_write(url: String) {
     }
 
     // Deliveries were in flight when the server died: they ran again after their lease.
-    let jobs = api.all("/api/jobs?type=cms.event.deliver").await;
+    let jobs = api.all("/api/jobs?type=webhooks.deliver").await;
     let retaken = jobs
         .iter()
         .filter(|j| j["status"] == "completed" && j["attempts"].as_i64() > Some(1))

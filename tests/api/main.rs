@@ -55,4 +55,5 @@ mod s3;
 mod search;
 mod security;
 mod tenancy;
+mod webhook_endpoints;
 mod webhooks;

@@ -34,6 +34,11 @@ use preview::{
 };
 mod delivery;
 use delivery::{cookie_writes_pass_from_listed_origins_only, entity_tags_confirm_no_hidden_field};
+mod webhooks;
+use webhooks::{
+    webhook_routes_need_org_settings_in_the_organization,
+    webhook_routes_refuse_anonymous_and_preview_callers, webhook_secret_is_never_read_back,
+};
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -230,6 +235,9 @@ async fn fixture(url: &str) -> Fx {
     config.server.max_json_bytes = MAX_JSON;
     config.cors.origins = vec![LISTED_ORIGIN.to_string()];
     config.locales.available = vec!["en".into(), "de".into()];
+    // Webhook endpoints store their signing secrets sealed (the rows of 26).
+    config.plugins.secret_encryption_key =
+        Some("a secret encryption key of at least thirty-two characters".into());
     let model = crate::agent::Model::puppet().await;
     config.agent.base_url = Some(model.base_url.clone());
     config.agent.model = Some("puppet".into());
@@ -625,6 +633,16 @@ fn rows() -> Vec<Row> {
         row!("25 public role", public_role_holds_reads_only_and_is_nobodys,
             "admin: PATCH /api/roles/public with a write or people capability; editor: PATCH public; owner: a member or an invitation with role public; DELETE public"
             => "400 naming the capability; 403; 400; 403"),
+        // 26. Webhook endpoints (issue 25, CONTRACT.md section 16).
+        row!("26 webhooks", webhook_routes_need_org_settings_in_the_organization,
+            "viewer, editor, read key, capability key, outsider write key: every /api/webhooks route on the parent's endpoint; outsider admin, child admin: the same by id, and their list"
+            => "403 {error: Forbidden}; 404 handler envelope, a list without it; the endpoint unchanged, no test queued"),
+        row!("26 webhooks", webhook_routes_refuse_anonymous_and_preview_callers,
+            "no credential with x-cms-organization: parent (public role granted reads); a preview token: every /api/webhooks route"
+            => "401 {error: Unauthorized} each; the endpoint unchanged"),
+        row!("26 webhooks", webhook_secret_is_never_read_back,
+            "admin and super admin: GET list, GET by id, deliveries, PATCH answer after create and rotate-secret"
+            => "neither secret nor any whsec_ value in any answer"),
     ]
 }
 

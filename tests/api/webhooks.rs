@@ -1,6 +1,7 @@
-//! The first-party `webhooks` plugin (CONTRACT.md section 11): per-organization settings, one
-//! delivery job per event, the signed POST to a receiver on a loopback port, retries with
-//! backoff, dead letters, refused private targets and timeouts.
+//! The first-party `webhooks` plugin's settings form (CONTRACT.md section 11): per-organization
+//! settings, one delivery job per event the form lists (none for the others), the signed POST
+//! to a receiver on a loopback port, retries with backoff, dead letters, refused private
+//! targets and timeouts. The endpoints of section 16 are `webhook_endpoints.rs`.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -189,10 +190,10 @@ fn report(claimed: u64, completed: u64, retried: u64, failed: u64) -> TickReport
     }
 }
 
-/// The delivery jobs of the `webhooks` consumer in the session's organization, newest first.
+/// The delivery jobs of the settings form in the session's organization, newest first.
 async fn webhook_jobs(app: &TestApp, session: &Session) -> Vec<Value> {
     let res = app
-        .get("/api/jobs?type=cms.event.deliver&pageSize=100")
+        .get("/api/jobs?type=webhooks.deliver&pageSize=100")
         .cookie(session)
         .send()
         .await;
@@ -201,7 +202,7 @@ async fn webhook_jobs(app: &TestApp, session: &Session) -> Vec<Value> {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|job| job["payload"]["consumerId"] == "webhooks")
+        .filter(|job| job["payload"]["settings"] == true)
         .cloned()
         .collect()
 }
@@ -293,7 +294,7 @@ async fn a_matching_event_is_posted_signed_with_its_delivery_id(url: String) {
     assert_eq!(job["attempts"], 1);
     assert_eq!(
         job["idempotencyKey"],
-        format!("evt:{}:webhooks", event["id"].as_str().unwrap())
+        format!("wh:{}:settings", event["id"].as_str().unwrap())
     );
 
     let received = receiver.received();
@@ -449,9 +450,9 @@ async fn events_not_listed_or_without_a_url_are_not_sent(url: String) {
     let app = start(&url, |_| {}).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
 
-    // No settings saved at all: the job runs and sends nothing.
+    // No settings saved at all: no job is made.
     publish(&app, &ada, "Before").await;
-    assert_eq!(tick(&app).await, report(3, 3, 0, 0));
+    assert_eq!(tick(&app).await, report(0, 0, 0, 0));
 
     // A type not in the list.
     set_webhook(
@@ -461,12 +462,12 @@ async fn events_not_listed_or_without_a_url_are_not_sent(url: String) {
     )
     .await;
     publish(&app, &ada, "Unlisted").await;
-    assert_eq!(tick(&app).await, report(2, 2, 0, 0));
+    assert_eq!(tick(&app).await, report(0, 0, 0, 0));
 
     // An empty list.
     set_webhook(&app, &ada, json!({"url": receiver.url, "events": ""})).await;
     publish(&app, &ada, "Empty list").await;
-    assert_eq!(tick(&app).await, report(2, 2, 0, 0));
+    assert_eq!(tick(&app).await, report(0, 0, 0, 0));
 
     // Listed, but no URL.
     set_webhook(
@@ -476,16 +477,13 @@ async fn events_not_listed_or_without_a_url_are_not_sent(url: String) {
     )
     .await;
     publish(&app, &ada, "No url").await;
-    assert_eq!(tick(&app).await, report(2, 2, 0, 0));
+    assert_eq!(tick(&app).await, report(0, 0, 0, 0));
 
+    // The events were relayed; none made a job (no event nobody wants costs a job).
+    let res = app.get("/api/jobs/health").cookie(&ada).send().await;
+    assert_eq!(res.body["data"]["outboxBacklog"], 0, "{}", res.body);
     let jobs = webhook_jobs(&app, &ada).await;
-    // The owner's membership, then a create and a publish each time.
-    assert_eq!(jobs.len(), 9, "one job per event, each a no-op");
-    assert!(
-        jobs.iter()
-            .all(|j| j["status"] == "completed" && j["attempts"] == 1),
-        "{jobs:?}"
-    );
+    assert!(jobs.is_empty(), "{jobs:?}");
     assert!(receiver.received().is_empty());
 
     // The same settings with the type listed do send: the receiver was reachable all along.
@@ -586,10 +584,9 @@ async fn custom_events_declared_before_webhooks_are_delivered(url: String) {
         )
         .await
         .unwrap();
-    // A document published beside it is not in this organization's list.
+    // A document published beside it is not in this organization's list: no job for it.
     publish(&app, &ada, "Hi").await;
-    // The owner's membership, the order, the document's create and publish.
-    assert_eq!(tick(&app).await, report(4, 4, 0, 0));
+    assert_eq!(tick(&app).await, report(1, 1, 0, 0));
 
     let received = receiver.received();
     assert_eq!(received.len(), 1);
@@ -671,7 +668,7 @@ async fn with_the_plugin_off_nothing_is_queued(url: String) {
     app.stop().await;
 }
 
-async fn the_plugin_is_listed_with_its_consumer_and_settings(url: String) {
+async fn the_plugin_is_listed_with_its_job_handler_and_settings(url: String) {
     let app = start(&url, |_| {}).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
     let res = app.get("/api/plugins").cookie(&ada).send().await;
@@ -681,7 +678,9 @@ async fn the_plugin_is_listed_with_its_consumer_and_settings(url: String) {
         .iter()
         .find(|p| p["id"] == "webhooks")
         .expect("webhooks is listed");
-    assert_eq!(webhooks["consumers"], json!(["webhooks"]));
+    // No consumer: the relay decides what is sent; the plugin's handler sends it.
+    assert_eq!(webhooks["consumers"], json!([]));
+    assert_eq!(webhooks["jobTypes"], json!(["webhooks.deliver"]));
     assert_eq!(webhooks["settings"], true);
     assert_eq!(
         plugins.last().map(|p| p["id"].clone()),
@@ -727,5 +726,5 @@ cms_store::both_engines!(
     custom_events_declared_before_webhooks_are_delivered,
     a_receiver_slower_than_the_timeout_fails_the_attempt,
     with_the_plugin_off_nothing_is_queued,
-    the_plugin_is_listed_with_its_consumer_and_settings,
+    the_plugin_is_listed_with_its_job_handler_and_settings,
 );

@@ -58,6 +58,7 @@ static FILES: &[Asset] = files![
     JS "js/settings/roles.js",
     JS "js/settings/keys.js",
     JS "js/settings/system.js",
+    JS "js/settings/webhooks.js",
     JS "js/pages/tool.js",
     JS "js/assistant.js",
 ];

@@ -44,6 +44,7 @@ pub const SETTINGS_SECTIONS: &[&str] = &[
     "members",
     "roles",
     "api-keys",
+    "webhooks",
     "plugins",
     "jobs",
     "events",

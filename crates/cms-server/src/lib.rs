@@ -284,6 +284,7 @@ fn api(max_upload_bytes: u64, graphql_path: &str) -> OpenApiRouter<AppState> {
         .merge(routes::roles::routes())
         .merge(routes::plugins::routes())
         .merge(routes::plugin_settings::routes())
+        .merge(routes::webhooks::routes())
         .merge(routes::agent::routes())
         .merge(graphql::routes(graphql_path).into())
 }

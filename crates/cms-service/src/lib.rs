@@ -36,7 +36,9 @@ mod rate_limit;
 mod roles;
 mod scope;
 mod secret;
+mod secret_box;
 pub mod storage;
+pub mod webhooks;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicI64;
@@ -79,6 +81,7 @@ pub use rate_limit::{Limited, RateLimitService, RateLimitSettings};
 pub use roles::{NewRole, Role, RoleEdit, RoleService};
 pub use secret::{AuthSecret, random_token};
 pub use storage::{BlobStore, BlobWriter, ByteStream, ObjectStorage, S3Settings, StorageError};
+pub use webhooks::WebhookService;
 
 /// Settings the service layer acts on. The `cms` crate fills them from configuration.
 #[derive(Debug, Clone)]
@@ -205,7 +208,7 @@ pub(crate) struct Inner {
     pub(crate) media_signer: cms_core::asset::MediaSigner,
     pub(crate) plugin_settings: Vec<cms_core::plugin_settings::SettingsDeclaration>,
     /// Seals and opens secret plugin settings; `None` without an encryption key.
-    pub(crate) secret_box: Option<plugin_settings::secret_box::SecretBox>,
+    pub(crate) secret_box: Option<secret_box::SecretBox>,
     /// How far the field indexes built beside the service have come.
     pub(crate) field_indexing: field_indexes::FieldIndexing,
     /// A digest of the schemas as registered: part of every document read's entity tag, so a
@@ -213,6 +216,8 @@ pub(crate) struct Inner {
     pub(crate) schema_fingerprint: [u8; 32],
     /// The in-memory limit on anonymous reads.
     pub(crate) public_reads: public_reads::PublicReadLimiter,
+    /// Whether webhook endpoints exist: a handler of their delivery jobs is registered.
+    pub(crate) webhooks_on: bool,
 }
 
 impl Inner {
@@ -302,12 +307,13 @@ impl Cms {
             .secret_encryption_key
             .as_deref()
             .filter(|key| !key.is_empty())
-            .map(plugin_settings::secret_box::SecretBox::new);
+            .map(secret_box::SecretBox::new);
         let media_signer =
             cms_core::asset::MediaSigner::new(parts.settings.assets.signing_secret.as_deref());
         let schema_fingerprint = documents::schema_fingerprint(&parts.schemas);
         let public_reads =
             public_reads::PublicReadLimiter::new(parts.settings.public_reads_per_minute);
+        let webhooks_on = parts.registry.handler(webhooks::DELIVER_JOB).is_some();
         let cms = Cms(Arc::new(Inner {
             store: parts.store,
             storage: parts.storage,
@@ -327,6 +333,7 @@ impl Cms {
             field_indexing: Default::default(),
             schema_fingerprint,
             public_reads,
+            webhooks_on,
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
         // Beside the service: on a large table the indexes take minutes to build.
@@ -421,6 +428,12 @@ impl Cms {
 
     pub fn jobs(&self) -> JobService<'_> {
         JobService::new(&self.0)
+    }
+
+    /// Webhook endpoints (CONTRACT.md section 16), and what the job handler that sends their
+    /// deliveries needs.
+    pub fn webhooks(&self) -> WebhookService<'_> {
+        WebhookService::new(&self.0)
     }
 
     /// The AI assistant's change sets: what its turns changed, and undo.

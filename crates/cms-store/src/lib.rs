@@ -3,7 +3,7 @@
 //! The service layer talks to a [`Store`] and to the units of work ([`Tx`]) it hands out. Each
 //! concept of the domain has a module here (users, sessions, organizations, roles, API keys,
 //! invitations, e-mail tokens, preferences, preview tokens, plugin settings, documents,
-//! references, assets, ...)
+//! references, assets, webhook endpoints, ...)
 //! with its record types and a repository trait; the SQL in those modules is written once in the
 //! dialect both engines understand (`$1` placeholders, `ON CONFLICT`, `RETURNING`) and
 //! instantiated for the SQLite and the PostgreSQL unit of work. Where the dialects differ the
@@ -40,6 +40,7 @@ pub mod sessions;
 pub mod user_tokens;
 pub mod users;
 pub mod versions;
+pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -162,6 +163,7 @@ pub trait Tx:
     + assets::Assets
     + change_sets::ChangeSets
     + search::Search
+    + webhooks::Webhooks
     + Send
 {
     /// Makes the writes of this unit durable. A read unit commits trivially.
@@ -259,6 +261,7 @@ macro_rules! impl_repositories {
             $crate::assets::impl_assets!($tx);
             $crate::change_sets::impl_change_sets!($tx);
             $crate::search::impl_search!($tx);
+            $crate::webhooks::impl_webhooks!($tx);
         };
     };
 }

@@ -35,6 +35,13 @@ pub trait PluginSettings {
     ) -> Result<Option<PluginSettingsRecord>>;
     /// Inserts or replaces one plugin's settings in the organization.
     async fn save_plugin_settings(&mut self, record: &PluginSettingsRecord) -> Result<()>;
+    /// One plugin's saved settings in each of these organizations that has some, in one query
+    /// (the relay's batch; an instance-wide unit on PostgreSQL).
+    async fn plugin_settings_in(
+        &mut self,
+        organization_ids: &[String],
+        plugin_id: &str,
+    ) -> Result<Vec<PluginSettingsRecord>>;
 }
 
 macro_rules! impl_plugin_settings {
@@ -87,6 +94,30 @@ macro_rules! impl_plugin_settings {
                 .execute(self.conn().await?)
                 .await?;
                 Ok(())
+            }
+
+            async fn plugin_settings_in(
+                &mut self,
+                organization_ids: &[String],
+                plugin_id: &str,
+            ) -> $crate::Result<Vec<$crate::plugin_settings::PluginSettingsRecord>> {
+                let mut found = Vec::new();
+                for chunk in organization_ids.chunks(500) {
+                    let mut sql = sqlx::QueryBuilder::new(
+                        "SELECT organization_id, plugin_id, \"values\", updated_at, updated_by \
+                         FROM plugin_settings WHERE plugin_id = ",
+                    );
+                    sql.push_bind(plugin_id.to_string()).push(" AND organization_id IN (");
+                    let mut list = sql.separated(", ");
+                    for id in chunk {
+                        list.push_bind(id.clone());
+                    }
+                    sql.push(")");
+                    let rows: Vec<$crate::plugin_settings::PluginSettingsRecord> =
+                        sql.build_query_as().fetch_all(self.conn().await?).await?;
+                    found.extend(rows);
+                }
+                Ok(found)
             }
         }
     };

@@ -1,11 +1,11 @@
-//! One webhook delivery: the signed POST, bounded by a timeout, to a target that may be refused
-//! for resolving to a private address (CONTRACT.md section 11).
+//! One webhook delivery attempt: the POST the service made (signed, with its headers), bounded
+//! by a timeout, to a target that may be refused for resolving to a private address
+//! (CONTRACT.md section 11), reporting the receiver's status for the delivery log.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
-use hmac::{Hmac, KeyInit, Mac};
-use sha2::Sha256;
+use cms_service::webhooks::Outgoing;
 
 /// Where and how deliveries go.
 #[derive(Debug, Clone)]
@@ -17,25 +17,23 @@ pub struct DeliveryPolicy {
     pub deny_private_targets: bool,
 }
 
-/// One request to send.
-pub struct Delivery<'a> {
-    pub url: &'a str,
-    pub secret: Option<&'a str>,
-    pub event_type: &'a str,
-    /// The delivery's id: the job that carries it, the same on every retry.
-    pub delivery_id: &'a str,
-    pub body: Vec<u8>,
+/// How one attempt went.
+#[derive(Debug)]
+pub struct Attempt {
+    /// The status the receiver answered, when it answered.
+    pub status: Option<u16>,
+    /// `Err` (a failed attempt, retried by the queue) on a refused target, a transport
+    /// failure, a timeout or a non-2xx answer, saying which.
+    pub result: Result<(), String>,
 }
 
-/// `sha256=<hex HMAC-SHA-256 of body under secret>`: what `x-cms-signature` carries.
-pub fn signature(secret: &str, body: &[u8]) -> String {
-    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret.as_bytes())
-        .expect("HMAC takes a key of any length");
-    mac.update(body);
-    format!(
-        "sha256={}",
-        cms_core::hex::encode(&mac.finalize().into_bytes())
-    )
+impl Attempt {
+    fn failed(error: String) -> Attempt {
+        Attempt {
+            status: None,
+            result: Err(error),
+        }
+    }
 }
 
 /// The HTTP client of every delivery, built once: connections to a receiver are kept and
@@ -65,19 +63,30 @@ impl Deliverer {
         &self.policy
     }
 
-    /// Sends one delivery; `Err` (a failed attempt, retried by the queue) on a refused target,
-    /// a transport failure, a timeout or a non-2xx answer. The timeout bounds the whole
-    /// attempt, the name's resolution included.
-    pub async fn send(&self, delivery: Delivery<'_>) -> Result<(), String> {
-        tokio::time::timeout(self.policy.timeout, self.attempt(delivery))
+    /// Sends one attempt. The timeout bounds the whole attempt, the name's resolution
+    /// included.
+    pub async fn send(&self, outgoing: &Outgoing) -> Attempt {
+        tokio::time::timeout(self.policy.timeout, self.attempt(outgoing))
             .await
-            .unwrap_or_else(|_| Err(timed_out(&self.policy)))
+            .unwrap_or_else(|_| Attempt::failed(timed_out(&self.policy)))
     }
 
-    async fn attempt(&self, delivery: Delivery<'_>) -> Result<(), String> {
+    async fn attempt(&self, outgoing: &Outgoing) -> Attempt {
+        match self.request(outgoing) {
+            Ok(request) => match request.send().await {
+                Ok(response) => answered(response.status()),
+                Err(e) => Attempt::failed(self.transport_error(&e)),
+            },
+            Err(refused) => Attempt::failed(refused),
+        }
+    }
+
+    /// The request, or why it may not be sent: a URL that is not http(s), or an address
+    /// written in it that is internal while private targets are denied.
+    fn request(&self, outgoing: &Outgoing) -> Result<reqwest::RequestBuilder, String> {
         let client = self.client.as_ref().map_err(Clone::clone)?;
-        let url = reqwest::Url::parse(delivery.url)
-            .map_err(|e| format!("the webhook url `{}` is not a URL: {e}", delivery.url))?;
+        let url = reqwest::Url::parse(&outgoing.url)
+            .map_err(|e| format!("the webhook url `{}` is not a URL: {e}", outgoing.url))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(format!(
                 "the webhook url must be http or https, not `{}`",
@@ -93,23 +102,11 @@ impl Deliverer {
         }
         let mut request = client
             .post(url)
-            .header("content-type", "application/json")
-            .header("x-cms-event", delivery.event_type)
-            .header("x-cms-delivery", delivery.delivery_id);
-        if let Some(secret) = delivery.secret.filter(|s| !s.is_empty()) {
-            request = request.header("x-cms-signature", signature(secret, &delivery.body));
+            .header("content-type", "application/json");
+        for (name, value) in &outgoing.headers {
+            request = request.header(*name, value);
         }
-        let response = request
-            .body(delivery.body)
-            .send()
-            .await
-            .map_err(|e| self.transport_error(&e))?;
-        let status = response.status();
-        if status.is_success() {
-            Ok(())
-        } else {
-            Err(format!("the webhook target answered {status}"))
-        }
+        Ok(request.body(outgoing.body.clone()))
     }
 
     /// A failed request, said as plainly as its cause allows: a refusal of [`PublicOnly`] is
@@ -132,6 +129,18 @@ impl Deliverer {
             "the webhook target could not be reached: {}",
             chain.join(": ")
         )
+    }
+}
+
+/// A 2xx answer delivers; any other (a redirect included: none is followed) fails the attempt.
+fn answered(status: reqwest::StatusCode) -> Attempt {
+    Attempt {
+        status: Some(status.as_u16()),
+        result: if status.is_success() {
+            Ok(())
+        } else {
+            Err(format!("the webhook target answered {status}"))
+        },
     }
 }
 

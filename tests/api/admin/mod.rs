@@ -17,6 +17,7 @@ mod pages;
 mod preview;
 mod rich_text;
 mod settings;
+mod webhooks;
 
 use std::path::PathBuf;
 use std::time::Duration;

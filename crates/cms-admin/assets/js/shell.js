@@ -163,6 +163,9 @@ export function settingsLinks(ctx) {
     links.push(["/admin/settings/members", "Members"]);
     if (ctx.can("role.manage")) links.push(["/admin/settings/roles", "Roles"]);
     if (ctx.can("apiKey.manage")) links.push(["/admin/settings/api-keys", "API keys"]);
+    // Webhook endpoints exist while the webhooks plugin sends their deliveries.
+    const webhooks = (ctx.plugins || []).some((p) => p.id === "webhooks");
+    if (ctx.can("org.settings") && webhooks) links.push(["/admin/settings/webhooks", "Webhooks"]);
     if (ctx.can("org.settings")) links.push(["/admin/settings/plugins", "Plugins"]);
     if (ctx.can("document.read")) {
       links.push(["/admin/settings/jobs", "Jobs"]);

@@ -47,6 +47,7 @@ pub use parse::{parse_fields, parse_schemas};
 pub use preview_url::{Placeholder, PreviewUrl, PreviewValues};
 pub use references::{FoundReference, RefTarget};
 pub use registry::{Schemas, TypeFields};
+pub use validate::is_http_url;
 
 use std::fmt;
 

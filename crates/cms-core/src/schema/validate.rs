@@ -562,6 +562,12 @@ fn by_type_key<'f>(found: Vec<&'f Field>, item: &Value) -> Result<Vec<&'f Field>
     ))
 }
 
+/// Whether `s` is what a `url` field accepts: an absolute `http` or `https` URL with a host,
+/// without whitespace or control characters. Webhook endpoint URLs are held to it too.
+pub fn is_http_url(s: &str) -> bool {
+    formats::is_http_url(s)
+}
+
 /// Small format checks: no new dependencies, no network, deliberately simple.
 mod formats {
     use chrono::NaiveDate;

@@ -21,6 +21,7 @@ pub mod plugins;
 pub mod preview;
 pub mod roles;
 pub mod schemas;
+pub mod webhooks;
 
 use axum::Json;
 use axum::http::StatusCode;

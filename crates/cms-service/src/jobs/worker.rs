@@ -139,9 +139,10 @@ impl Worker {
         &self.cms.0.settings.jobs
     }
 
-    /// Unprocessed outbox rows become one delivery job per subscribed consumer; the rows are
-    /// marked processed in the same transaction. A duplicate enqueue (a relay that ran twice)
-    /// is absorbed by the idempotency key.
+    /// Unprocessed outbox rows become one delivery job per subscribed consumer, and one per
+    /// webhook endpoint that wants the event; the rows are marked processed in the same
+    /// transaction. A duplicate enqueue (a relay that ran twice) is absorbed by the idempotency
+    /// key.
     async fn relay(&self) -> Result<usize> {
         let inner = &self.cms.0;
         // Looking first, on a reader, keeps an idle relay off the single writer (SQLite).
@@ -161,7 +162,7 @@ impl Worker {
         if events.is_empty() {
             return Ok(0);
         }
-        let deliveries: Vec<_> = events
+        let mut deliveries: Vec<_> = events
             .iter()
             .flat_map(|event| {
                 inner
@@ -180,7 +181,12 @@ impl Worker {
                     })
             })
             .collect();
+        // Webhooks fan out in the same unit: the jobs of the endpoints (and of the settings
+        // form) that want each event, and the delivery-log rows of those of endpoints.
+        let hooks = crate::webhooks::fan_out(inner, &mut *tx, &events, now).await?;
+        deliveries.extend(hooks.jobs);
         tx.enqueue_jobs(&deliveries).await?;
+        tx.insert_webhook_deliveries(&hooks.deliveries).await?;
         let ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
         tx.mark_processed(&ids, now).await?;
         tx.commit().await?;

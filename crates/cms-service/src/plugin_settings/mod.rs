@@ -5,10 +5,8 @@
 //!
 //! A save replaces the plugin's values: a field left out becomes unset, except that a secret
 //! sent back as `"********"` keeps the stored one. Secrets are sealed before they reach the
-//! store ([`secret_box`]); without CMS_SECRET_ENCRYPTION_KEY a new secret is refused (422) and
+//! store ([`crate::secret_box`]); without CMS_SECRET_ENCRYPTION_KEY a new secret is refused (422) and
 //! nothing is stored. Reads show a set secret as `"********"`.
-
-pub mod secret_box;
 
 use cms_core::CoreCapability;
 use cms_core::plugin_settings::{REDACTED, SettingField, SettingKind, SettingsDeclaration};
@@ -20,7 +18,7 @@ use serde_json::{Map, Value};
 use crate::Inner;
 use crate::actor::Actor;
 use crate::error::{Error, Result};
-use secret_box::SecretSlot;
+use crate::secret_box::SecretSlot;
 
 /// One plugin's settings as the endpoints show them: the declaration and the active
 /// organization's values, every declared field present (`null` when unset), set secrets as
@@ -129,7 +127,7 @@ impl<'a> PluginSettingsService<'a> {
                     let secret_box = secret_box.ok_or_else(|| {
                         Error::Internal("a secret reached the store without a key".into())
                     })?;
-                    let slot = SecretSlot {
+                    let slot = SecretSlot::PluginSetting {
                         organization_id: org,
                         plugin_id,
                         field: &field.name,
@@ -174,7 +172,7 @@ impl<'a> PluginSettingsService<'a> {
                             field.name
                         )));
                     };
-                    let slot = SecretSlot {
+                    let slot = SecretSlot::PluginSetting {
                         organization_id,
                         plugin_id,
                         field: &field.name,

@@ -24,6 +24,7 @@ mod schedules;
 mod search;
 mod units;
 mod versions;
+mod webhooks;
 mod write_units;
 
 use serde_json::json;

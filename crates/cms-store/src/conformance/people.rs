@@ -520,7 +520,8 @@ async fn plugin_settings_are_saved_per_organization_and_plugin(url: String) {
         (json!({"url": "other"}), 3)
     );
     // PostgreSQL's tenant wall: a unit acting for o2 sees none of o1's settings, and one that
-    // names no organization sees none at all.
+    // declares nothing sees none at all. An instance-wide unit (the relay, reading the
+    // webhooks settings form of its batch's organizations) reads them, and writes none.
     if store.dialect() == crate::Dialect::Postgres {
         assert!(
             tx.plugin_settings("o1", "webhooks")
@@ -528,8 +529,17 @@ async fn plugin_settings_are_saved_per_organization_and_plugin(url: String) {
                 .unwrap()
                 .is_none()
         );
-        let mut bare = store.read_instance_wide().await.unwrap();
+        let mut bare = store.read().await.unwrap();
         assert!(bare.plugin_settings_of("o1").await.unwrap().is_empty());
+        drop(bare);
+        let mut relay = store.write_instance_wide().await.unwrap();
+        assert_eq!(relay.plugin_settings_of("o1").await.unwrap().len(), 2);
+        assert!(
+            relay
+                .save_plugin_settings(&record("o1", "spy", json!({}), 9))
+                .await
+                .is_err()
+        );
     }
     drop(tx);
 

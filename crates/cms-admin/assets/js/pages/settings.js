@@ -14,13 +14,14 @@ const SECTIONS = {
   members: ["Members", "Who belongs to this organization, with which role, and who is invited to join.", "people", "members"],
   roles: ["Roles", "Roles bundle capabilities; every member holds one role in this organization.", "roles", "roles"],
   "api-keys": ["API keys", "Keys let programs use the API on this organization's behalf, with the capabilities you give them.", "keys", "apiKeys"],
+  webhooks: ["Webhooks", "Endpoints that receive this organization's events as signed HTTP requests, and what each delivery got back.", "webhooks", "webhooks"],
   plugins: ["Plugins", "The plugins of this instance, what they add, and their settings for this organization.", "system", "plugins"],
   jobs: ["Jobs", "The background work queue: deliveries to event consumers, scheduled publishing and plugin jobs.", "system", "jobs"],
   events: ["Events", "The append-only log of what happened, as event consumers receive it.", "system", "events"],
 };
 
 // Sections that act inside the active organization (Organization itself can still create one).
-const NEEDS_ORGANIZATION = new Set(["members", "roles", "api-keys", "plugins", "jobs", "events"]);
+const NEEDS_ORGANIZATION = new Set(["members", "roles", "api-keys", "webhooks", "plugins", "jobs", "events"]);
 
 export async function mount(main, ctx) {
   const name = SECTIONS[ctx.params.section] ? ctx.params.section : "account";

@@ -116,6 +116,39 @@ const TABLES: &[Table] = &[
         ),
     },
     Table {
+        name: "webhook_endpoints",
+        of_b: "organization_id = 'ob'",
+        of_a: "organization_id = 'oa'",
+        touch: "url = url",
+        insert_b: "INSERT INTO webhook_endpoints (id, organization_id, url, events, enabled, \
+                   secret, created_at, updated_at) VALUES ('wb2', 'ob', 'https://spy', '[\"*\"]', TRUE, 'v1:x', 1, 1)",
+        move_to_b: Some(
+            "UPDATE webhook_endpoints SET organization_id = 'ob' WHERE organization_id = 'oa'",
+        ),
+    },
+    Table {
+        name: "webhook_deliveries",
+        of_b: "organization_id = 'ob'",
+        of_a: "organization_id = 'oa'",
+        touch: "response_status = response_status",
+        insert_b: "INSERT INTO webhook_deliveries (job_id, endpoint_id, organization_id, event_id, \
+                   event_type, created_at) VALUES ('jb2', 'wb', 'ob', 'eb', 't', 1)",
+        move_to_b: Some(
+            "UPDATE webhook_deliveries SET organization_id = 'ob' WHERE organization_id = 'oa'",
+        ),
+    },
+    Table {
+        name: "plugin_settings",
+        of_b: "organization_id = 'ob'",
+        of_a: "organization_id = 'oa'",
+        touch: "updated_at = updated_at",
+        insert_b: "INSERT INTO plugin_settings (organization_id, plugin_id, \"values\", updated_at) \
+                   VALUES ('ob', 'spy', '{}', 1)",
+        move_to_b: Some(
+            "UPDATE plugin_settings SET organization_id = 'ob' WHERE organization_id = 'oa'",
+        ),
+    },
+    Table {
         name: "sessions",
         of_b: "active_organization_id = 'ob'",
         of_a: "active_organization_id = 'oa'",
@@ -158,6 +191,13 @@ const SEED: &str = "
         ('sb', 'db', 'ob', 'publish', 1, 'pending', 'jb', 1, 1);
     INSERT INTO preview_tokens (id, organization_id, document_id, token_hash, created_by, created_at, expires_at) VALUES
         ('pa', 'oa', 'da', 'hpa', 'u1', 1, 9), ('pb', 'ob', 'db', 'hpb', 'u1', 1, 9);
+    INSERT INTO webhook_endpoints (id, organization_id, url, events, enabled, secret, created_at, updated_at) VALUES
+        ('wa', 'oa', 'https://a', '[\"*\"]', TRUE, 'v1:a', 1, 1),
+        ('wb', 'ob', 'https://b', '[\"*\"]', TRUE, 'v1:b', 1, 1);
+    INSERT INTO webhook_deliveries (job_id, endpoint_id, organization_id, event_id, event_type, created_at) VALUES
+        ('ja', 'wa', 'oa', 'ea', 't', 1), ('jb', 'wb', 'ob', 'eb', 't', 1);
+    INSERT INTO plugin_settings (organization_id, plugin_id, \"values\", updated_at) VALUES
+        ('oa', 'webhooks', '{}', 1), ('ob', 'webhooks', '{}', 1);
 ";
 
 /// The test's URL with another login as its user (same host, database, schema and

@@ -1,9 +1,11 @@
-//! Secret settings at rest: XChaCha20-Poly1305 under a key derived from the configured
-//! CMS_SECRET_ENCRYPTION_KEY with HKDF-SHA-256 (CONTRACT.md section 12).
+//! Secrets at rest (secret plugin settings, webhook endpoints' signing secrets):
+//! XChaCha20-Poly1305 under a key derived from the configured CMS_SECRET_ENCRYPTION_KEY with
+//! HKDF-SHA-256 (CONTRACT.md section 12). Below both of its users.
 //!
 //! Each value gets a random 24-byte nonce (safe at this nonce size, DEPENDENCIES.md). The
-//! associated data binds the organization, the plugin and the field, so a ciphertext copied to
-//! another row or field does not open. Stored form: `v1:` + base64 of nonce || ciphertext.
+//! associated data binds the value to its place (an organization's plugin setting field, an
+//! endpoint of an organization), so a ciphertext copied to another row or field does not open.
+//! Stored form: `v1:` + base64 of nonce || ciphertext.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -22,21 +24,59 @@ const HKDF_INFO: &[u8] = b"cms plugin secret settings v1 xchacha20poly1305";
 
 /// Where a secret belongs: what the associated data binds.
 #[derive(Debug, Clone, Copy)]
-pub struct SecretSlot<'a> {
-    pub organization_id: &'a str,
-    pub plugin_id: &'a str,
-    pub field: &'a str,
+pub enum SecretSlot<'a> {
+    /// A `secret` field of a plugin's settings in an organization.
+    PluginSetting {
+        organization_id: &'a str,
+        plugin_id: &'a str,
+        field: &'a str,
+    },
+    /// The signing secret of a webhook endpoint of an organization.
+    WebhookEndpoint {
+        organization_id: &'a str,
+        endpoint_id: &'a str,
+    },
 }
 
 impl SecretSlot<'_> {
-    /// Each part length-prefixed, so no two slots share associated data.
+    /// A domain per kind of slot, then each part length-prefixed, so no two slots share
+    /// associated data.
     fn associated_data(&self) -> Vec<u8> {
-        let mut aad = b"cms.plugin-settings.v1".to_vec();
-        for part in [self.organization_id, self.plugin_id, self.field] {
+        let (domain, parts): (&[u8], Vec<&str>) = match *self {
+            SecretSlot::PluginSetting {
+                organization_id,
+                plugin_id,
+                field,
+            } => (
+                b"cms.plugin-settings.v1",
+                vec![organization_id, plugin_id, field],
+            ),
+            SecretSlot::WebhookEndpoint {
+                organization_id,
+                endpoint_id,
+            } => (
+                b"cms.webhook-endpoint.v1",
+                vec![organization_id, endpoint_id],
+            ),
+        };
+        let mut aad = domain.to_vec();
+        for part in parts {
             aad.extend_from_slice(&(part.len() as u64).to_be_bytes());
             aad.extend_from_slice(part.as_bytes());
         }
         aad
+    }
+
+    /// The secret in words, for errors (never its value).
+    fn describe(&self) -> String {
+        match *self {
+            SecretSlot::PluginSetting {
+                plugin_id, field, ..
+            } => format!("secret `{field}` of plugin `{plugin_id}`"),
+            SecretSlot::WebhookEndpoint { endpoint_id, .. } => {
+                format!("signing secret of webhook endpoint `{endpoint_id}`")
+            }
+        }
     }
 }
 
@@ -82,7 +122,7 @@ impl SecretBox {
     /// The plaintext of a stored value of `slot`. Fails (never returns garbage) when the value
     /// is not in the stored form, was sealed under another key, or belongs to another slot.
     pub fn open(&self, stored: &str, slot: SecretSlot<'_>) -> Result<String, String> {
-        let what = || format!("secret `{}` of plugin `{}`", slot.field, slot.plugin_id);
+        let what = || slot.describe();
         let bytes = stored
             .strip_prefix(PREFIX)
             .and_then(|b64| STANDARD.decode(b64).ok())
@@ -112,11 +152,33 @@ mod tests {
     const KEY: &str = "an encryption key of at least thirty-two characters";
 
     fn slot<'a>(org: &'a str, plugin: &'a str, field: &'a str) -> SecretSlot<'a> {
-        SecretSlot {
+        SecretSlot::PluginSetting {
             organization_id: org,
             plugin_id: plugin,
             field,
         }
+    }
+
+    #[test]
+    fn an_endpoint_secret_opens_for_its_endpoint_only() {
+        let b = SecretBox::new(KEY);
+        let endpoint = |org, id| SecretSlot::WebhookEndpoint {
+            organization_id: org,
+            endpoint_id: id,
+        };
+        let stored = b.seal("whsec_abc", endpoint("org-1", "w-1")).unwrap();
+        assert_eq!(b.open(&stored, endpoint("org-1", "w-1")).unwrap(), "whsec_abc");
+        for other in [
+            endpoint("org-2", "w-1"),
+            endpoint("org-1", "w-2"),
+            // The same strings in a plugin setting's slot are another place.
+            slot("org-1", "w-1", ""),
+        ] {
+            let err = b.open(&stored, other).unwrap_err();
+            assert!(err.contains("cannot be decrypted"), "{err}");
+        }
+        let err = b.open("garbage", endpoint("org-1", "w-1")).unwrap_err();
+        assert!(err.contains("webhook endpoint `w-1`"), "{err}");
     }
 
     #[test]
