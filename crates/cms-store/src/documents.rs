@@ -308,7 +308,8 @@ macro_rules! push_versions {
 }
 pub(crate) use push_versions;
 
-/// [`push_documents`] for event records.
+/// [`push_documents`] for event records. The unit that runs it calls
+/// `UnitOfWork::appended_events` after, so its commit wakes the event feed's readers.
 macro_rules! push_events {
     ($sql:ident, $rows:expr) => {
         $sql.push("INSERT INTO events (id, organization_id, type, payload, created_at) ");
@@ -390,6 +391,9 @@ macro_rules! impl_documents {
                     None => {}
                 }
                 sql.build().execute(self.conn().await?).await?;
+                if event.is_some() {
+                    self.appended_events();
+                }
                 Ok(())
             }
 
@@ -412,6 +416,7 @@ macro_rules! impl_documents {
                         let mut insert = sqlx::QueryBuilder::new("");
                         $crate::documents::push_events!(insert, events);
                         insert.build().execute(self.conn().await?).await?;
+                        self.appended_events();
                     }
                     let references: Vec<_> = chunk
                         .iter()

@@ -46,7 +46,7 @@ pub trait Events {
 }
 
 /// [`Events::append_event`] (a trigger writes the outbox row): id, organization, type, payload,
-/// at.
+/// at. A unit that runs it through sqlx calls `UnitOfWork::appended_events` after.
 pub(crate) const APPEND_EVENT_SQL: &str = "INSERT INTO events (id, organization_id, type, payload, \
      created_at) VALUES ($1, $2, $3, $4, $5)";
 
@@ -66,6 +66,7 @@ macro_rules! impl_events {
                 .bind(e.created_at)
                 .execute(self.conn().await?)
                 .await?;
+                self.appended_events();
                 Ok(())
             }
 

@@ -301,7 +301,7 @@ impl AuthService<'_> {
         let active_org = if first {
             let every = self.inner.capabilities.every();
             let org =
-                organizations::create_with_owner(tx, "Default", "default", &user_id, every, now)
+                organizations::create_with_owner(tx, "Default", crate::DEFAULT_ORGANIZATION_SLUG, &user_id, every, now)
                     .await?;
             Some(org.id)
         } else if let Door::SignUp(_, token) = door {

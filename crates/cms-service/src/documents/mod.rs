@@ -54,6 +54,7 @@ pub use crate::paging::{MAX_BY_IDS, Pagination};
 
 use crate::Inner;
 use crate::actor::Actor;
+use crate::events::TypeVisibility;
 
 /// The deepest reference resolution.
 pub const MAX_DEPTH: u8 = 5;
@@ -99,6 +100,19 @@ pub struct DocumentService<'a> {
 /// (`publishedHash`, also in `document.published` events).
 pub(crate) fn sees_whole_type(inner: &Inner, actor: &Actor, doc_type: &str) -> bool {
     access::Gate::new(&inner.access, actor).sees_whole(doc_type)
+}
+
+/// How far `actor` may read documents of `doc_type`, for the events about them: `Hidden` when
+/// the type's read rule refuses the caller, and when a policy function decides document by
+/// document (a stream cannot ask it of each event's document without reading that document);
+/// `Partial` when a field rule hides a field; `Whole` otherwise.
+pub(crate) fn type_visibility(inner: &Inner, actor: &Actor, doc_type: &str) -> TypeVisibility {
+    let gate = access::Gate::new(&inner.access, actor);
+    match gate.list_read(doc_type) {
+        access::ListRead::Refused | access::ListRead::PerDocument => TypeVisibility::Hidden,
+        access::ListRead::All if gate.sees_whole(doc_type) => TypeVisibility::Whole,
+        access::ListRead::All => TypeVisibility::Partial,
+    }
 }
 
 impl<'a> DocumentService<'a> {

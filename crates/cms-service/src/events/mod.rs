@@ -1,13 +1,17 @@
 //! The event log (SPEC.md "Events"): the built-in event types, the events of the log as doors
-//! read them, custom event types declared at start (`custom.rs`) and the reads of the log
-//! (`reads.rs`).
+//! read them, custom event types declared at start (`custom.rs`), the reads of the log
+//! (`reads.rs`), what a reader sees of an event (`visibility.rs`), and the live stream of new
+//! events (`stream.rs`, fed by the process's one reader of the feed, `hub.rs`).
 //!
 //! Events are appended in the transaction of the change that causes them; the database writes
 //! each event's outbox row with it. Delivering them to consumers is the job queue's work, above
 //! this module: nothing here knows of jobs or documents.
 
 mod custom;
+mod hub;
 mod reads;
+mod stream;
+mod visibility;
 
 use cms_core::{Timestamp, new_id};
 use cms_store::events::EventRecord;
@@ -16,8 +20,13 @@ use serde_json::Value;
 
 pub(crate) use custom::EventTypes;
 pub use custom::{BUILT_IN_EVENT_TYPES, EventDeclaration, EventService, NewEvent, namespaced};
+pub(crate) use hub::Hub;
+pub use hub::EventStreamSettings;
 pub use reads::EventListRequest;
 pub(crate) use reads::list_events;
+pub use stream::{EventStream, EventStreamRequest};
+pub(crate) use stream::open as open_stream;
+pub use visibility::TypeVisibility;
 
 /// Built-in event types (CONTRACT.md section 16). Payloads: `documentId`, `documentType` for
 /// the document events (`document.published` adds `publishedHash`); `assetId` for the asset
