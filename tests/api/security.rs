@@ -34,6 +34,8 @@ use preview::{
 };
 mod delivery;
 use delivery::{cookie_writes_pass_from_listed_origins_only, entity_tags_confirm_no_hidden_field};
+mod event_stream;
+use event_stream::*;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -140,7 +142,10 @@ fn schemas() -> Vec<cms::core::schema::Schema> {
             { "name": "cover", "type": "image" },
             { "name": "motto", "type": "string", "localized": true, "searchable": true,
               "access": { "read": ["admin"], "update": ["admin"] } }
-        ] }
+        ] },
+        // A type only `admin` may read at all (the event stream's rows).
+        { "type": "document", "name": "memo", "access": { "read": ["admin"] },
+          "fields": [{ "name": "title", "type": "string" }] }
     ]))
     .unwrap()
 }
@@ -625,6 +630,19 @@ fn rows() -> Vec<Row> {
         row!("25 public role", public_role_holds_reads_only_and_is_nobodys,
             "admin: PATCH /api/roles/public with a write or people capability; editor: PATCH public; owner: a member or an invitation with role public; DELETE public"
             => "400 naming the capability; 403; 400; 403"),
+        // 27. The live event stream (issue 25, CONTRACT.md section 16).
+        row!("27 event stream", event_stream_refuses_anonymous_readers_and_preview_tokens,
+            "GET /api/events/stream with x-cms-organization / ?organization= of a parent whose public role reads; no credential; a preview token by header and by ?preview="
+            => "401 {error: Unauthorized} each"),
+        row!("27 event stream", event_stream_needs_document_read,
+            "a key of the parent whose capabilities are [asset.read]: GET /api/events/stream"
+            => "403 {error: Forbidden} (the read key: 200)"),
+        row!("27 event stream", event_stream_never_sends_another_organizations_events,
+            "editor's and stranger's streams; the child and the outsider publish, then the parent"
+            => "the parent's stream gets the parent's event first, the outsider's its own only"),
+        row!("27 event stream", event_stream_leaves_out_hidden_types,
+            "editor's stream while the admin publishes a memo (admin-only type), then a note (admin-only field)"
+            => "the editor gets the note first, without publishedHash; the admin gets both with it"),
     ]
 }
 
