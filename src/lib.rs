@@ -432,31 +432,31 @@ fn mailer_from(config: &Config) -> Result<Arc<dyn Mailer>, StartError> {
 /// The service layer's settings, from the configuration.
 fn service_settings(config: &Config) -> Result<cms_service::Settings, StartError> {
     Ok(cms_service::Settings {
-                sign_up: config.sign_up_policy()?,
-                rate_limit: config.rate_limit()?,
-                public_url: config.public_base_url(),
-                session_lifetime_days: config.auth.session_lifetime_days,
-                preview_minutes: i64::from(config.delivery.preview_minutes),
-                health_timeout: Duration::from_millis(config.health.timeout_ms),
-                storage_health_check: config.health.storage_health_check,
-                max_versions: config.versioning.max_versions,
-                jobs: job_settings(config)?,
-                assets: cms_service::AssetSettings {
-                    max_upload_bytes: config.assets.max_upload_bytes,
-                    private: config.assets.private,
-                    signing_secret: config
-                        .assets
-                        .signing_secret
-                        .clone()
-                        .filter(|s| !s.is_empty()),
-                    direct_upload: config.storage.direct_upload,
-                },
-                secret_encryption_key: config.plugins.encryption_key().map(str::to_string),
-                public_reads_per_minute: config.delivery.public_reads_per_minute,
-                events: cms_service::EventStreamSettings {
-                    max_streams: config.events.max_streams as usize,
-                    ..cms_service::EventStreamSettings::default()
-                },
+        sign_up: config.sign_up_policy()?,
+        rate_limit: config.rate_limit()?,
+        public_url: config.public_base_url(),
+        session_lifetime_days: config.auth.session_lifetime_days,
+        preview_minutes: i64::from(config.delivery.preview_minutes),
+        health_timeout: Duration::from_millis(config.health.timeout_ms),
+        storage_health_check: config.health.storage_health_check,
+        max_versions: config.versioning.max_versions,
+        jobs: job_settings(config)?,
+        assets: cms_service::AssetSettings {
+            max_upload_bytes: config.assets.max_upload_bytes,
+            private: config.assets.private,
+            signing_secret: config
+                .assets
+                .signing_secret
+                .clone()
+                .filter(|s| !s.is_empty()),
+            direct_upload: config.storage.direct_upload,
+        },
+        secret_encryption_key: config.plugins.encryption_key().map(str::to_string),
+        public_reads_per_minute: config.delivery.public_reads_per_minute,
+        events: cms_service::EventStreamSettings {
+            max_streams: config.events.max_streams as usize,
+            ..cms_service::EventStreamSettings::default()
+        },
     })
 }
 

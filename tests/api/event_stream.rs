@@ -58,7 +58,12 @@ async fn app(url: &str) -> TestApp {
 }
 
 /// Opens a stream as `session` (with `headers`), which must be accepted.
-async fn open_with(app: &TestApp, session: &Session, query: &str, headers: &[(&str, &str)]) -> SseReader {
+async fn open_with(
+    app: &TestApp,
+    session: &Session,
+    query: &str,
+    headers: &[(&str, &str)],
+) -> SseReader {
     let mut call = app.get(&format!("{STREAM}{query}")).bearer(&session.token);
     for (name, value) in headers {
         call = call.header(name, value);
@@ -106,7 +111,9 @@ async fn emit_together(app: &TestApp, session: &Session, org: &str, count: usize
         .cms
         .documents()
         .create_emitting(&actor, input, |_| {
-            (0..count).map(|_| NewEvent::new(THING, json!({}))).collect()
+            (0..count)
+                .map(|_| NewEvent::new(THING, json!({})))
+                .collect()
         })
         .await
         .unwrap();
@@ -148,7 +155,11 @@ async fn note(app: &TestApp, session: &Session, doc_type: &str, publish: bool) -
 fn is(got: &(String, String, Value), event_type: &str, id: Option<&str>) {
     assert_eq!(got.1, event_type, "{got:?}");
     assert_eq!(got.2["type"], event_type, "{got:?}");
-    assert_eq!(got.0, got.2["id"].as_str().unwrap(), "the SSE id is the event's");
+    assert_eq!(
+        got.0,
+        got.2["id"].as_str().unwrap(),
+        "the SSE id is the event's"
+    );
     if let Some(id) = id {
         assert_eq!(got.0, id, "{got:?}");
     }
@@ -218,8 +229,13 @@ async fn replay_then_live_without_a_gap_or_a_repeat(url: String) {
     is(&after.event().await, THING, Some(&ids[3]));
     is(&after.event().await, THING, Some(&ids[4]));
     // Both: the header is the client's latest word.
-    let mut both =
-        open_with(&app, &ada, &format!("{only}&after={}", ids[0]), &[("last-event-id", &ids[3])]).await;
+    let mut both = open_with(
+        &app,
+        &ada,
+        &format!("{only}&after={}", ids[0]),
+        &[("last-event-id", &ids[3])],
+    )
+    .await;
     is(&both.event().await, THING, Some(&ids[4]));
     // The newest id: nothing to replay.
     let mut newest = open_with(&app, &ada, &only, &[("last-event-id", &ids[4])]).await;
@@ -246,7 +262,11 @@ async fn types_filter_and_bad_requests_are_400(url: String) {
         format!("?types={THING},document.nosuch"),
         "?after=not-an-id".to_string(),
     ] {
-        let res = app.get(&format!("{STREAM}{query}")).bearer(&ada.token).send().await;
+        let res = app
+            .get(&format!("{STREAM}{query}"))
+            .bearer(&ada.token)
+            .send()
+            .await;
         res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
     }
     let res = app
@@ -256,7 +276,10 @@ async fn types_filter_and_bad_requests_are_400(url: String) {
         .send()
         .await;
     res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
-    app.get(STREAM).send().await.assert_access_refusal(StatusCode::UNAUTHORIZED, "Unauthorized");
+    app.get(STREAM)
+        .send()
+        .await
+        .assert_access_refusal(StatusCode::UNAUTHORIZED, "Unauthorized");
     app.stop().await;
 }
 
@@ -291,7 +314,10 @@ async fn another_organizations_events_never_arrive(url: String) {
     let app = app(&url).await;
     let (ada, org) = ada(&app).await;
     let res = app
-        .post("/api/organizations", json!({"name": "Other", "slug": "other"}))
+        .post(
+            "/api/organizations",
+            json!({"name": "Other", "slug": "other"}),
+        )
         .bearer(&ada.token)
         .send()
         .await;
@@ -320,11 +346,18 @@ async fn past_the_cap_a_stream_is_429(url: String) {
     let res = app.get(STREAM).bearer(&ada.token).send().await;
     let message = res.assert_handler_error(StatusCode::TOO_MANY_REQUESTS, "Too Many Requests");
     assert!(message.contains("event streams"), "{message}");
-    let retry: u64 = res.header("retry-after").expect("Retry-After").parse().unwrap();
+    let retry: u64 = res
+        .header("retry-after")
+        .expect("Retry-After")
+        .parse()
+        .unwrap();
     assert!(retry >= 1);
     // The cap is per organization.
     let res = app
-        .post("/api/organizations", json!({"name": "Other", "slug": "other"}))
+        .post(
+            "/api/organizations",
+            json!({"name": "Other", "slug": "other"}),
+        )
         .bearer(&ada.token)
         .send()
         .await;
@@ -345,7 +378,10 @@ async fn an_idle_stream_gets_keep_alive_comments(url: String) {
     let app = app_with(&url, |s| s.events.keep_alive = Duration::from_millis(100)).await;
     let (ada, org) = ada(&app).await;
     let mut stream = open(&app, &ada, &format!("?types={THING}")).await;
-    assert!(matches!(stream.next().await, Some(Sse::Comment(_))), "a comment line first");
+    assert!(
+        matches!(stream.next().await, Some(Sse::Comment(_))),
+        "a comment line first"
+    );
     let id = emit(&app, &org, THING, 0).await;
     is(&stream.event().await, THING, Some(&id));
     app.stop().await;
@@ -519,7 +555,11 @@ async fn events_tail_prints_what_commits_after_it_started(url: String) {
     // Ctrl-C ends it cleanly.
     assert!(stop(&mut tail, "INT").await.success());
     // An organization that does not exist is refused with its name.
-    let missing = binary(&url, dir.path(), &["events", "tail", "--organization", "nosuch"]);
+    let missing = binary(
+        &url,
+        dir.path(),
+        &["events", "tail", "--organization", "nosuch"],
+    );
     let output = tokio::time::timeout(WAIT, missing.wait_with_output())
         .await
         .expect("it stops")

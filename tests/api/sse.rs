@@ -34,12 +34,19 @@ pub struct SseReader {
 impl SseReader {
     /// The body of an in-process answer (`Router::oneshot`).
     pub fn of_body(body: axum::body::Body) -> SseReader {
-        SseReader::new(body.into_data_stream().map(|c| c.map_err(|e| e.to_string())))
+        SseReader::new(
+            body.into_data_stream()
+                .map(|c| c.map_err(|e| e.to_string())),
+        )
     }
 
     /// The body of an answer over a connection.
     pub fn of_response(response: reqwest::Response) -> SseReader {
-        SseReader::new(response.bytes_stream().map(|c| c.map_err(|e| e.to_string())))
+        SseReader::new(
+            response
+                .bytes_stream()
+                .map(|c| c.map_err(|e| e.to_string())),
+        )
     }
 
     fn new(chunks: impl Stream<Item = Result<Bytes, String>> + Send + 'static) -> SseReader {
@@ -68,7 +75,9 @@ impl SseReader {
 
     /// The next event, which must come.
     pub async fn event(&mut self) -> (String, String, Value) {
-        self.next_event().await.expect("an event, not the stream's end")
+        self.next_event()
+            .await
+            .expect("an event, not the stream's end")
     }
 
     /// The stream ends (after nothing but comments).

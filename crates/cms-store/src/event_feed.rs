@@ -128,7 +128,10 @@ pub struct EventCommitWatch {
 }
 
 impl EventCommitWatch {
-    pub(crate) fn new(commits: &EventCommits, listener: Option<tokio::task::JoinHandle<()>>) -> Self {
+    pub(crate) fn new(
+        commits: &EventCommits,
+        listener: Option<tokio::task::JoinHandle<()>>,
+    ) -> Self {
         EventCommitWatch {
             receiver: commits.subscribe(),
             _listener: listener.map(AbortOnDrop),
@@ -157,7 +160,10 @@ macro_rules! impl_event_feed {
     ($tx:ty) => {
         #[async_trait::async_trait]
         impl $crate::event_feed::EventFeed for $tx {
-            async fn feed_head(&mut self, span: i64) -> $crate::Result<$crate::event_feed::FeedHead> {
+            async fn feed_head(
+                &mut self,
+                span: i64,
+            ) -> $crate::Result<$crate::event_feed::FeedHead> {
                 let position = $crate::event_feed::position_column(<$tx>::DIALECT);
                 let head: Option<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
                     "SELECT MAX({position}) FROM events"
@@ -251,7 +257,10 @@ mod tests {
     #[test]
     fn missing_positions_are_the_holes_below_the_head() {
         assert_eq!(missing_positions(0, 10, &[]), Vec::<i64>::new());
-        assert_eq!(missing_positions(5, 10, &[1, 2, 3, 4, 5]), Vec::<i64>::new());
+        assert_eq!(
+            missing_positions(5, 10, &[1, 2, 3, 4, 5]),
+            Vec::<i64>::new()
+        );
         assert_eq!(missing_positions(6, 10, &[1, 3, 6]), vec![2, 4, 5]);
         // Only within the span.
         assert_eq!(missing_positions(10, 3, &[10]), vec![8, 9]);

@@ -75,15 +75,22 @@ pub(super) async fn event_stream_refuses_anonymous_readers_and_preview_tokens(fx
         .send()
         .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
-    let org = fx.get(&fx.ada, &format!("/api/organizations/{}", fx.parent)).await;
+    let org = fx
+        .get(&fx.ada, &format!("/api/organizations/{}", fx.parent))
+        .await;
     let slug = org.body["data"]["slug"].as_str().unwrap().to_string();
     unauthorized(
         "x-cms-organization",
-        &app.get(STREAM).header("x-cms-organization", &slug).send().await,
+        &app.get(STREAM)
+            .header("x-cms-organization", &slug)
+            .send()
+            .await,
     );
     unauthorized(
         "?organization=",
-        &app.get(&format!("{STREAM}?organization={slug}")).send().await,
+        &app.get(&format!("{STREAM}?organization={slug}"))
+            .send()
+            .await,
     );
     unauthorized("no credential", &app.get(STREAM).send().await);
     // A preview link's token reads one draft and nothing else.

@@ -98,9 +98,7 @@ fn types(raw: Option<&str>) -> ApiResult<Vec<String>> {
     };
     raw.split(',')
         .map(|t| match t.trim() {
-            "" => Err(bad(
-                "`types` lists event types separated by commas".into(),
-            )),
+            "" => Err(bad("`types` lists event types separated by commas".into())),
             t => Ok(t.to_string()),
         })
         .collect()

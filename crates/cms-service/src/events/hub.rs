@@ -111,7 +111,8 @@ impl Cursor {
         for FeedEvent { position, event } in read {
             if position > self.head {
                 let skipped_from = (self.head + 1).max(position - MAX_PENDING as i64);
-                self.pending.extend((skipped_from..position).map(|p| (p, now)));
+                self.pending
+                    .extend((skipped_from..position).map(|p| (p, now)));
                 self.head = position;
                 fresh.push(event);
             } else if self.pending.remove(&position).is_some() {
@@ -170,7 +171,10 @@ impl State {
         if self.closed {
             return Err(Error::Unavailable("the server is shutting down".into()));
         }
-        let open = self.per_organization.entry(organization.to_string()).or_default();
+        let open = self
+            .per_organization
+            .entry(organization.to_string())
+            .or_default();
         if *open >= shared.settings.max_streams {
             return Err(Error::TooManyStreams {
                 retry_after_secs: RETRY_AFTER_SECS,
@@ -437,7 +441,13 @@ mod tests {
     #[test]
     fn a_late_commit_is_delivered_once() {
         let now = Instant::now();
-        let mut cursor = Cursor::start(FeedHead { head: 2, missing: vec![] }, now);
+        let mut cursor = Cursor::start(
+            FeedHead {
+                head: 2,
+                missing: vec![],
+            },
+            now,
+        );
         // Position 3 is taken by a transaction still open; 4 commits first.
         let fresh = cursor.advance(vec![at(4, "b")], now, WINDOW);
         assert_eq!(ids(&fresh), ["b"]);
@@ -454,11 +464,21 @@ mod tests {
     #[test]
     fn empty_positions_are_given_up_after_the_window() {
         let start = Instant::now();
-        let mut cursor = Cursor::start(FeedHead { head: 5, missing: vec![4] }, start);
+        let mut cursor = Cursor::start(
+            FeedHead {
+                head: 5,
+                missing: vec![4],
+            },
+            start,
+        );
         cursor.advance(vec![at(7, "x")], start + Duration::from_secs(30), WINDOW);
         assert_eq!(cursor.pending(), vec![4, 6]);
         cursor.advance(vec![], start + Duration::from_secs(61), WINDOW);
-        assert_eq!(cursor.pending(), vec![6], "4 was awaited for longer than the window");
+        assert_eq!(
+            cursor.pending(),
+            vec![6],
+            "4 was awaited for longer than the window"
+        );
         cursor.advance(vec![], start + Duration::from_secs(91), WINDOW);
         assert!(cursor.pending().is_empty());
     }
@@ -501,14 +521,23 @@ mod tests {
         assert!(other.receiver.try_recv().is_err(), "not its organization");
         // `all` holds one event (its buffer): the next one ends it, not the others.
         state.fan_out(vec![event.clone(), event.clone()]);
-        assert!(!state.streams.values().any(|s| s.types.is_empty() && s.organization == "o1"));
+        assert!(
+            !state
+                .streams
+                .values()
+                .any(|s| s.types.is_empty() && s.organization == "o1")
+        );
         assert_eq!(state.per_organization.get("o1"), Some(&1));
         event.event_type = "c.d".into();
         state.fan_out(vec![event]);
         assert_eq!(typed.receiver.try_recv().unwrap().event_type, "c.d");
         drop(state);
         drop(typed);
-        assert_eq!(shared.state().per_organization.get("o1"), None, "a dropped stream leaves");
+        assert_eq!(
+            shared.state().per_organization.get("o1"),
+            None,
+            "a dropped stream leaves"
+        );
         hub.close();
         assert!(matches!(
             shared.state().join(&shared, "o1", vec![]),

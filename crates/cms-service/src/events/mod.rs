@@ -20,12 +20,12 @@ use serde_json::Value;
 
 pub(crate) use custom::EventTypes;
 pub use custom::{BUILT_IN_EVENT_TYPES, EventDeclaration, EventService, NewEvent, namespaced};
-pub(crate) use hub::Hub;
 pub use hub::EventStreamSettings;
+pub(crate) use hub::Hub;
 pub use reads::EventListRequest;
 pub(crate) use reads::list_events;
-pub use stream::{EventStream, EventStreamRequest};
 pub(crate) use stream::open as open_stream;
+pub use stream::{EventStream, EventStreamRequest};
 pub use visibility::TypeVisibility;
 
 /// Built-in event types (CONTRACT.md section 16). Payloads: `documentId`, `documentType` for

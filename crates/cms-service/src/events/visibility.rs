@@ -79,7 +79,10 @@ mod tests {
     fn a_partial_reader_gets_no_digest() {
         let payload = json!({"documentId": "d1", "documentType": "note", "publishedHash": "h"});
         let seen = visible(event("document.published", payload.clone()), rules).unwrap();
-        assert_eq!(seen.payload, json!({"documentId": "d1", "documentType": "note"}));
+        assert_eq!(
+            seen.payload,
+            json!({"documentId": "d1", "documentType": "note"})
+        );
         let whole = json!({"documentId": "d1", "documentType": "post", "publishedHash": "h"});
         let seen = visible(event("document.published", whole.clone()), rules).unwrap();
         assert_eq!(seen.payload, whole, "a whole reader gets the digest");
@@ -90,7 +93,10 @@ mod tests {
         for (t, payload) in [
             ("asset.created", json!({"assetId": "a1"})),
             ("member.added", json!({"userId": "u1", "role": "editor"})),
-            ("forms.submission.created", json!({"submissionId": "s1", "formId": "f1"})),
+            (
+                "forms.submission.created",
+                json!({"submissionId": "s1", "formId": "f1"}),
+            ),
         ] {
             let seen = visible(event(t, payload.clone()), |_| TypeVisibility::Hidden).unwrap();
             assert_eq!(seen.payload, payload, "{t}");

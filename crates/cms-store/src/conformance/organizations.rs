@@ -70,7 +70,12 @@ async fn organizations_members_and_roles(url: String) {
         let found = tx.organization_by_id_or_slug(key).await.unwrap();
         assert_eq!(found.map(|o| o.id).as_deref(), Some("o1"), "{key}");
     }
-    assert!(tx.organization_by_id_or_slug("nosuch").await.unwrap().is_none());
+    assert!(
+        tx.organization_by_id_or_slug("nosuch")
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(tx.child_organization_ids("o1").await.unwrap(), vec!["c1"]);
     assert!(tx.child_organization_ids("c1").await.unwrap().is_empty());
     assert_eq!(o.metadata.0, json!({"plan": "pro"}));

@@ -24,7 +24,10 @@ const CHANNEL_SQL: &str = "SELECT 'cms_events_' || left(md5(n.nspname), 16) FROM
 const RETRY: Duration = Duration::from_secs(1);
 
 /// Listens until the returned task is aborted.
-pub(super) fn spawn(options: PgConnectOptions, commits: EventCommits) -> tokio::task::JoinHandle<()> {
+pub(super) fn spawn(
+    options: PgConnectOptions,
+    commits: EventCommits,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
             if let Err(e) = listen(&options, &commits).await {

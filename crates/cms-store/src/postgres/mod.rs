@@ -267,9 +267,9 @@ impl Store for PgStore {
     }
 
     async fn write(&self) -> Result<Box<dyn Tx>> {
-        Ok(Box::new(self.unit(Unit::Write(
-            begin_unit(&self.pool, None).await?,
-        ))))
+        Ok(Box::new(
+            self.unit(Unit::Write(begin_unit(&self.pool, None).await?)),
+        ))
     }
 
     async fn ensure_field_indexes(

@@ -71,7 +71,10 @@ impl Writer {
     /// Opens the writer's connection. It is opened `serialized` (SQLite's own mutex guards the
     /// handle): the handle is used from two threads, never at once by construction, but a store
     /// dropped without `close` finalizes rusqlite's statements on whichever thread drops it.
-    pub(super) async fn open(options: &SqliteConnectOptions, commits: EventCommits) -> Result<Shared> {
+    pub(super) async fn open(
+        options: &SqliteConnectOptions,
+        commits: EventCommits,
+    ) -> Result<Shared> {
         let mut sqlx = options.clone().serialized(true).connect().await?;
         let appended = Arc::new(AtomicBool::new(false));
         let mut handle = sqlx.lock_handle().await?;
