@@ -107,6 +107,7 @@ pub struct Builder {
     policies: cms_service::AccessPolicies,
     plugins: Vec<Arc<dyn Plugin>>,
     plugin_settings: Vec<cms_core::plugin_settings::SettingsDeclaration>,
+    tune: Option<Box<dyn FnOnce(&mut cms_service::Settings) + Send>>,
 }
 
 impl Builder {
@@ -123,7 +124,16 @@ impl Builder {
             policies: cms_service::AccessPolicies::default(),
             plugins: Vec::new(),
             plugin_settings: Vec::new(),
+            tune: None,
         }
+    }
+
+    /// Adjusts the service settings the configuration gave, just before the service starts:
+    /// for what has no configuration key (the event stream's keep-alive interval and poll),
+    /// in a host application or a test.
+    pub fn tune(mut self, tune: impl FnOnce(&mut cms_service::Settings) + Send + 'static) -> Self {
+        self.tune = Some(Box::new(tune));
+        self
     }
 
     /// Registers a plugin (see [`plugin`]). Plugins register in this order, after the
@@ -299,33 +309,15 @@ impl Builder {
             },
             plugins.agent_tools.clone(),
         )?);
+        let mut settings = service_settings(&config)?;
+        if let Some(tune) = self.tune {
+            tune(&mut settings);
+        }
         let cms = Cms::start(cms_service::Parts {
             store,
             storage,
             secret: auth_secret(&config)?,
-            settings: cms_service::Settings {
-                sign_up: config.sign_up_policy()?,
-                rate_limit: config.rate_limit()?,
-                public_url: config.public_base_url(),
-                session_lifetime_days: config.auth.session_lifetime_days,
-                preview_minutes: i64::from(config.delivery.preview_minutes),
-                health_timeout: Duration::from_millis(config.health.timeout_ms),
-                storage_health_check: config.health.storage_health_check,
-                max_versions: config.versioning.max_versions,
-                jobs: job_settings(&config)?,
-                assets: cms_service::AssetSettings {
-                    max_upload_bytes: config.assets.max_upload_bytes,
-                    private: config.assets.private,
-                    signing_secret: config
-                        .assets
-                        .signing_secret
-                        .clone()
-                        .filter(|s| !s.is_empty()),
-                    direct_upload: config.storage.direct_upload,
-                },
-                secret_encryption_key: config.plugins.encryption_key().map(str::to_string),
-                public_reads_per_minute: config.delivery.public_reads_per_minute,
-            },
+            settings,
             clock: self
                 .clock
                 .unwrap_or_else(|| Arc::new(cms_service::SystemClock)),
@@ -434,6 +426,37 @@ fn mailer_from(config: &Config) -> Result<Arc<dyn Mailer>, StartError> {
     };
     let mailer = SmtpMailer::new(&settings).map_err(|e| ConfigError(format!("email: {e}")))?;
     Ok(Arc::new(mailer))
+}
+
+/// The service layer's settings, from the configuration.
+fn service_settings(config: &Config) -> Result<cms_service::Settings, StartError> {
+    Ok(cms_service::Settings {
+        sign_up: config.sign_up_policy()?,
+        rate_limit: config.rate_limit()?,
+        public_url: config.public_base_url(),
+        session_lifetime_days: config.auth.session_lifetime_days,
+        preview_minutes: i64::from(config.delivery.preview_minutes),
+        health_timeout: Duration::from_millis(config.health.timeout_ms),
+        storage_health_check: config.health.storage_health_check,
+        max_versions: config.versioning.max_versions,
+        jobs: job_settings(config)?,
+        assets: cms_service::AssetSettings {
+            max_upload_bytes: config.assets.max_upload_bytes,
+            private: config.assets.private,
+            signing_secret: config
+                .assets
+                .signing_secret
+                .clone()
+                .filter(|s| !s.is_empty()),
+            direct_upload: config.storage.direct_upload,
+        },
+        secret_encryption_key: config.plugins.encryption_key().map(str::to_string),
+        public_reads_per_minute: config.delivery.public_reads_per_minute,
+        events: cms_service::EventStreamSettings {
+            max_streams: config.events.max_streams as usize,
+            ..cms_service::EventStreamSettings::default()
+        },
+    })
 }
 
 fn job_settings(config: &Config) -> Result<cms_service::JobSettings, StartError> {

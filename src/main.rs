@@ -1,4 +1,5 @@
-//! The `cms` binary: `serve`, `worker`, `migrate`, `user create`, `version`.
+//! The `cms` binary: `serve`, `worker`, `migrate`, `user create`, `events tail`, `openapi`,
+//! `version`.
 
 use std::path::PathBuf;
 
@@ -37,6 +38,11 @@ enum Command {
         #[command(subcommand)]
         command: UserCommand,
     },
+    /// Read the event log.
+    Events {
+        #[command(subcommand)]
+        command: EventsCommand,
+    },
     /// Print this instance's OpenAPI 3.1 document (what `/api/openapi.json` serves).
     Openapi,
     /// Print the version.
@@ -65,6 +71,24 @@ enum UserCommand {
     },
 }
 
+#[derive(Subcommand)]
+enum EventsCommand {
+    /// Print the organization's new events as they commit, on any instance, one JSON line each
+    /// (as GET /api/events shows them), until interrupted (Ctrl-C). Reads as an operator of
+    /// the organization: every event, whole.
+    Tail {
+        /// The organization, by id or slug (default: the `default` organization).
+        #[arg(long)]
+        organization: Option<String>,
+        /// Only these event types, comma-separated (each built in or declared).
+        #[arg(long, value_delimiter = ',')]
+        types: Vec<String>,
+        /// Print the events after this event id first.
+        #[arg(long)]
+        after: Option<String>,
+    },
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     if let Command::Version = cli.command {
@@ -75,7 +99,10 @@ fn main() -> anyhow::Result<()> {
     // `user create` prints the user on standard output; its log goes beside errors.
     init_logging(
         &loaded.config,
-        matches!(cli.command, Command::User { .. } | Command::Openapi),
+        matches!(
+            cli.command,
+            Command::User { .. } | Command::Openapi | Command::Events { .. }
+        ),
     );
     for warning in &loaded.warnings {
         tracing::warn!("{warning}");
@@ -106,6 +133,14 @@ fn main() -> anyhow::Result<()> {
                 let password = read_password(password_stdin)?;
                 create_user(loaded.config, name, email, password, additional).await
             }
+            Command::Events {
+                command:
+                    EventsCommand::Tail {
+                        organization,
+                        types,
+                        after,
+                    },
+            } => tail_events(loaded.config, organization, types, after).await,
             Command::Openapi => {
                 let app = cms::Builder::new(loaded.config).build().await?;
                 use std::io::Write;
@@ -159,7 +194,13 @@ async fn serve(mut config: Config, host: Option<String>, port: Option<u16>) -> a
         });
         (stop, task)
     });
-    cms_server::serve(listener, app.router, shutdown_signal()).await?;
+    // Event streams never end by themselves: the drain ends them, or it would wait forever.
+    let streams = app.cms.clone();
+    let shutdown = async move {
+        shutdown_signal().await;
+        streams.end_event_streams();
+    };
+    cms_server::serve(listener, app.router, shutdown).await?;
     if let Some((stop, task)) = embedded {
         let _ = stop.send(());
         let _ = task.await;
@@ -180,6 +221,61 @@ async fn worker(config: Config) -> anyhow::Result<()> {
     app.cms.close().await;
     tracing::info!("worker stopped");
     Ok(())
+}
+
+/// `cms events tail`: the organization's event stream, through the service as an operator
+/// actor, one JSON line per event on standard output (logs go to standard error), until
+/// interrupted.
+async fn tail_events(
+    config: Config,
+    organization: Option<String>,
+    types: Vec<String>,
+    after: Option<String>,
+) -> anyhow::Result<()> {
+    let app = cms::Builder::new(config).build().await?;
+    let outcome = tokio::select! {
+        outcome = tail(&app.cms, organization, types, after) => outcome,
+        () = shutdown_signal() => Ok(()),
+    };
+    app.cms.close().await;
+    outcome
+}
+
+/// Prints the stream; one that falls behind (a slow terminal) is opened again after the last
+/// event printed. Returns only on an error.
+async fn tail(
+    cms: &cms::Cms,
+    organization: Option<String>,
+    types: Vec<String>,
+    mut after: Option<String>,
+) -> anyhow::Result<()> {
+    use cms::service::jobs::EventStreamRequest;
+    use std::io::Write;
+    let actor = cms
+        .operator_actor("cli", organization.as_deref())
+        .await
+        .with_context(|| match &organization {
+            Some(named) => format!("organization `{named}`"),
+            None => "the `default` organization (name one with --organization)".into(),
+        })?;
+    loop {
+        let request = EventStreamRequest {
+            after: after.clone(),
+            types: types.clone(),
+        };
+        let mut stream = cms.jobs().event_stream(&actor, request).await?;
+        tracing::info!(
+            organization = actor.organization_id.as_deref().unwrap_or_default(),
+            "tailing the event stream"
+        );
+        while let Some(event) = stream.next().await? {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{}", serde_json::to_string(&event)?)?;
+            out.flush()?;
+            after = Some(event.id);
+        }
+        tracing::info!("the stream fell behind; reading on from the last event printed");
+    }
 }
 
 /// `None` for the first administrator; the instance role of a further user with

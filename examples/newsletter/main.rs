@@ -31,8 +31,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .run_until(std::time::Duration::from_secs(1), std::future::pending())
             .await
     });
-    cms::server::serve(listener, app.router, async {
+    // Open event streams never end by themselves: end them when the drain starts.
+    let streams = app.cms.clone();
+    cms::server::serve(listener, app.router, async move {
         let _ = tokio::signal::ctrl_c().await;
+        streams.end_event_streams();
     })
     .await?;
     Ok(())

@@ -78,6 +78,7 @@ pub(super) const KEYS: &[(&str, Kind)] = &[
     ("delivery.publicMaxAgeSeconds", Kind::Int),
     ("delivery.staleWhileRevalidateSeconds", Kind::Int),
     ("delivery.previewMinutes", Kind::Int),
+    ("events.maxStreams", Kind::Int),
     ("plugins.forms", Kind::Bool),
     ("plugins.formsSubmissionsPerMinute", Kind::Int),
     ("plugins.webhooks", Kind::Bool),

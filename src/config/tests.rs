@@ -509,3 +509,24 @@ fn cors_and_delivery_load_and_are_checked() {
         );
     }
 }
+
+#[test]
+fn the_event_stream_cap_loads_from_the_file_and_the_environment() {
+    assert_eq!(Config::default().events.max_streams, 100);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cms.toml");
+    std::fs::write(&path, "[events]\nmaxStreams = 7\n").unwrap();
+    let loaded = Config::load(Some(&path), env(&[])).unwrap();
+    assert_eq!(loaded.config.events.max_streams, 7);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let c = Config::load(Some(&path), env(&[("CMS_EVENTS_MAX_STREAMS", "3")]))
+        .unwrap()
+        .config;
+    assert_eq!(c.events.max_streams, 3, "the environment wins");
+    for bad in ["0", "-1", "many"] {
+        assert!(
+            Config::load(None, env(&[("CMS_EVENTS_MAX_STREAMS", bad)])).is_err(),
+            "{bad}"
+        );
+    }
+}

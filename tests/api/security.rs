@@ -39,6 +39,8 @@ use webhooks::{
     webhook_routes_need_org_settings_in_the_organization,
     webhook_routes_refuse_anonymous_and_preview_callers, webhook_secret_is_never_read_back,
 };
+mod event_stream;
+use event_stream::*;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -145,7 +147,10 @@ fn schemas() -> Vec<cms::core::schema::Schema> {
             { "name": "cover", "type": "image" },
             { "name": "motto", "type": "string", "localized": true, "searchable": true,
               "access": { "read": ["admin"], "update": ["admin"] } }
-        ] }
+        ] },
+        // A type only `admin` may read at all (the event stream's rows).
+        { "type": "document", "name": "memo", "access": { "read": ["admin"] },
+          "fields": [{ "name": "title", "type": "string" }] }
     ]))
     .unwrap()
 }
@@ -643,6 +648,19 @@ fn rows() -> Vec<Row> {
         row!("26 webhooks", webhook_secret_is_never_read_back,
             "admin and super admin: GET list, GET by id, deliveries, PATCH answer after create and rotate-secret"
             => "neither secret nor any whsec_ value in any answer"),
+        // 27. The live event stream (issue 25, CONTRACT.md section 16).
+        row!("27 event stream", event_stream_refuses_anonymous_readers_and_preview_tokens,
+            "GET /api/events/stream with x-cms-organization / ?organization= of a parent whose public role reads; no credential; a preview token by header and by ?preview="
+            => "401 {error: Unauthorized} each"),
+        row!("27 event stream", event_stream_needs_document_read,
+            "a key of the parent whose capabilities are [asset.read]: GET /api/events/stream"
+            => "403 {error: Forbidden} (the read key: 200)"),
+        row!("27 event stream", event_stream_never_sends_another_organizations_events,
+            "editor's and stranger's streams; the child and the outsider publish, then the parent"
+            => "the parent's stream gets the parent's event first, the outsider's its own only"),
+        row!("27 event stream", event_stream_leaves_out_hidden_types,
+            "editor's stream while the admin publishes a memo (admin-only type), then a note (admin-only field)"
+            => "the editor gets the note first, without publishedHash; the admin gets both with it"),
     ]
 }
 

@@ -432,6 +432,15 @@ impl Call<'_> {
         self.header("x-api-key", key)
     }
 
+    /// Sends the request and hands back the answer with its body unread: for a stream, which
+    /// `send` would wait on forever.
+    pub async fn open(self) -> (StatusCode, HeaderMap, Body) {
+        let request = self.builder.body(self.body).unwrap();
+        let response = self.app.app.router.clone().oneshot(request).await.unwrap();
+        let (parts, body) = response.into_parts();
+        (parts.status, parts.headers, body)
+    }
+
     pub async fn send(self) -> Reply {
         let request = self.builder.body(self.body).unwrap();
         let response = self.app.app.router.clone().oneshot(request).await.unwrap();

@@ -280,6 +280,7 @@ fn api(max_upload_bytes: u64, graphql_path: &str) -> OpenApiRouter<AppState> {
         .merge(routes::media::routes())
         .merge(routes::schemas::routes())
         .merge(routes::jobs::routes())
+        .merge(routes::event_stream::routes())
         .merge(routes::instance_settings::routes())
         .merge(routes::roles::routes())
         .merge(routes::plugins::routes())
@@ -304,6 +305,8 @@ fn to_bytes(document: &OpenApi, pretty: bool) -> Vec<u8> {
 }
 
 /// Serves the API on `listener` until `shutdown` resolves, then lets in-flight requests finish.
+/// Event streams (GET /api/events/stream) never finish by themselves: let `shutdown` call
+/// `Cms::end_event_streams` as it resolves, or the drain waits for their clients to leave.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     app: Router,

@@ -51,6 +51,12 @@ pub enum Error {
     /// A rate limit was reached; the same request may succeed after `retry_after_secs`.
     #[error("too many attempts: try again in {retry_after_secs} seconds")]
     TooManyRequests { retry_after_secs: u64 },
+    /// The organization holds as many open event streams on this instance as it may
+    /// (`events.maxStreams`); a new one may open once one of them ends.
+    #[error(
+        "this organization has as many open event streams on this instance as it may: try again in {retry_after_secs} seconds"
+    )]
+    TooManyStreams { retry_after_secs: u64 },
     /// Something the request needs outside the service is down (the mail server); retrying
     /// later may work. Nothing was changed.
     #[error("{0}")]
@@ -100,7 +106,9 @@ impl Error {
             | Error::DocumentReferenced { .. } => ErrorKind::Conflict,
             Error::Unprocessable(_) => ErrorKind::Unprocessable,
             Error::PayloadTooLarge(_) => ErrorKind::PayloadTooLarge,
-            Error::TooManyRequests { .. } => ErrorKind::TooManyRequests,
+            Error::TooManyRequests { .. } | Error::TooManyStreams { .. } => {
+                ErrorKind::TooManyRequests
+            }
             Error::Unavailable(_) => ErrorKind::Unavailable,
             Error::NotImplemented(_) => ErrorKind::NotImplemented,
             Error::Internal(_) => ErrorKind::Internal,

@@ -65,7 +65,9 @@ pub use documents::{
     AccessPolicies, DocumentLocation, DocumentService, Policy, PolicyAuth, PolicyDocument,
 };
 pub use error::{Error, ErrorKind, Result};
-pub use events::{BUILT_IN_EVENT_TYPES, EventDeclaration, EventService, NewEvent};
+pub use events::{
+    BUILT_IN_EVENT_TYPES, EventDeclaration, EventService, EventStreamSettings, NewEvent,
+};
 pub use field_indexes::{IndexingReport, IndexingState};
 pub use health::{CheckReport, HealthReport, HealthService, Status};
 pub use instance_settings::{InstanceSettingsService, SignUpPolicy, SignUpPolicyView};
@@ -113,6 +115,8 @@ pub struct Settings {
     /// Anonymous reads (the `public` role) one client address may make per minute, counted in
     /// memory per instance (`delivery.publicReadsPerMinute`); 0 turns the limit off.
     pub public_reads_per_minute: u32,
+    /// The live event stream's cap, keep-alive, poll and buffer (`events.*`).
+    pub events: EventStreamSettings,
 }
 
 /// The queue's bounds (CONTRACT.md section 7).
@@ -159,9 +163,14 @@ impl Default for Settings {
             assets: AssetSettings::default(),
             secret_encryption_key: None,
             public_reads_per_minute: 600,
+            events: EventStreamSettings::default(),
         }
     }
 }
+
+/// The slug of the organization the first administrator owns (created with them), which an
+/// operator's command acts in when it names none.
+pub const DEFAULT_ORGANIZATION_SLUG: &str = "default";
 
 /// Everything the service layer needs from the outside world.
 pub struct Parts {
@@ -218,6 +227,8 @@ pub(crate) struct Inner {
     pub(crate) public_reads: public_reads::PublicReadLimiter,
     /// Whether webhook endpoints exist: a handler of their delivery jobs is registered.
     pub(crate) webhooks_on: bool,
+    /// The process's one reader of new events, for the open event streams.
+    pub(crate) event_hub: events::Hub,
 }
 
 impl Inner {
@@ -314,6 +325,7 @@ impl Cms {
         let public_reads =
             public_reads::PublicReadLimiter::new(parts.settings.public_reads_per_minute);
         let webhooks_on = parts.registry.handler(webhooks::DELIVER_JOB).is_some();
+        let event_hub = events::Hub::new(parts.store.clone(), parts.settings.events.clone());
         let cms = Cms(Arc::new(Inner {
             store: parts.store,
             storage: parts.storage,
@@ -334,6 +346,7 @@ impl Cms {
             schema_fingerprint,
             public_reads,
             webhooks_on,
+            event_hub,
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
         // Beside the service: on a large table the indexes take minutes to build.
@@ -490,6 +503,25 @@ impl Cms {
         })
     }
 
+    /// An actor for an operator's command at the console (`cms events tail`) in the
+    /// organization named by id or slug, or in the `default` organization (the first
+    /// administrator's) when none is named; 404 when there is no such organization. It is
+    /// [`Cms::plugin_actor`] for the plugin id `tool`: every capability there and an instance
+    /// administrator for schema and field rules, as befits whoever holds the database's
+    /// credentials and could read the log directly. Only the host's code can call this.
+    pub async fn operator_actor(&self, tool: &str, organization: Option<&str>) -> Result<Actor> {
+        let key = organization.unwrap_or(DEFAULT_ORGANIZATION_SLUG);
+        let found = self
+            .0
+            .store
+            .read()
+            .await?
+            .organization_by_id_or_slug(key)
+            .await?
+            .ok_or_else(|| Error::not_found("organization"))?;
+        self.plugin_actor(tool, &found.id).await
+    }
+
     /// The queue's driver.
     pub fn worker(&self) -> Worker {
         Worker::new(self.clone())
@@ -519,8 +551,16 @@ impl Cms {
         &self.0.store
     }
 
-    /// Closes the database once the requests in flight have returned their connections.
+    /// Ends every open event stream and refuses new ones (503): call it when the server starts
+    /// to drain, so that streams, which never end by themselves, do not hold the shutdown.
+    pub fn end_event_streams(&self) {
+        self.0.event_hub.close();
+    }
+
+    /// Closes the database once the requests in flight have returned their connections (and
+    /// ends the event streams still open).
     pub async fn close(&self) {
+        self.0.event_hub.close();
         self.0.store.close().await;
     }
 }

@@ -310,7 +310,8 @@ macro_rules! push_versions {
 }
 pub(crate) use push_versions;
 
-/// [`push_documents`] for event records.
+/// [`push_documents`] for event records. The unit that runs it calls
+/// `UnitOfWork::appended_events` after, so its commit wakes the event feed's readers.
 macro_rules! push_events {
     ($sql:ident, $rows:expr) => {
         $sql.push("INSERT INTO events (id, organization_id, type, payload, created_at) ");
@@ -388,6 +389,9 @@ macro_rules! impl_documents {
                     sql.push("SELECT 1");
                 }
                 sql.build().execute(self.conn().await?).await?;
+                if !events.is_empty() {
+                    self.appended_events();
+                }
                 Ok(())
             }
 
@@ -410,6 +414,7 @@ macro_rules! impl_documents {
                         let mut insert = sqlx::QueryBuilder::new("");
                         $crate::documents::push_events!(insert, events);
                         insert.build().execute(self.conn().await?).await?;
+                        self.appended_events();
                     }
                     let references: Vec<_> = chunk
                         .iter()

@@ -100,7 +100,7 @@ pub trait Events {
 pub const EVENTS_PER_STATEMENT: usize = 500;
 
 /// [`Events::append_event`] (a trigger writes the outbox row): id, organization, type, payload,
-/// at.
+/// at. A unit that runs it through sqlx calls `UnitOfWork::appended_events` after.
 pub(crate) const APPEND_EVENT_SQL: &str = "INSERT INTO events (id, organization_id, type, payload, \
      created_at) VALUES ($1, $2, $3, $4, $5)";
 
@@ -120,6 +120,7 @@ macro_rules! impl_events {
                 .bind(e.created_at)
                 .execute(self.conn().await?)
                 .await?;
+                self.appended_events();
                 Ok(())
             }
 
@@ -133,6 +134,9 @@ macro_rules! impl_events {
                     let mut insert = sqlx::QueryBuilder::new("");
                     $crate::documents::push_events!(insert, chunk);
                     insert.build().execute(self.conn().await?).await?;
+                }
+                if !events.is_empty() {
+                    self.appended_events();
                 }
                 Ok(())
             }

@@ -21,6 +21,7 @@ pub mod api_keys;
 pub mod assets;
 pub mod change_sets;
 pub mod documents;
+pub mod event_feed;
 pub mod events;
 pub mod field_indexes;
 pub mod filter_sql;
@@ -103,6 +104,12 @@ pub trait Store: Send + Sync + 'static {
     /// Closes every connection; waits for those in use to be returned.
     async fn close(&self);
 
+    /// Wake-ups for readers of new events ([`event_feed`]): the watch changes after every
+    /// commit in this process of a unit that appended events, and on PostgreSQL after such a
+    /// commit in any process (a `LISTEN` on a connection of its own, opened again when lost,
+    /// for as long as the watch lives). Call it inside a Tokio runtime.
+    fn watch_event_commits(&self) -> event_feed::EventCommitWatch;
+
     /// A read unit acting for `organization_id` (see [`Tx::act_for`]).
     async fn read_for(&self, organization_id: &str) -> Result<Box<dyn Tx>> {
         let mut tx = self.read().await?;
@@ -151,6 +158,7 @@ pub trait Tx:
     + versions::Versions
     + references::References
     + events::Events
+    + event_feed::EventFeed
     + jobs::Jobs
     + schedules::Schedules
     + instance::Instance
@@ -252,6 +260,7 @@ macro_rules! impl_repositories {
             $crate::versions::impl_versions!($tx);
             $crate::references::impl_references!($tx);
             $crate::events::impl_events!($tx);
+            $crate::event_feed::impl_event_feed!($tx);
             $crate::jobs::impl_jobs!($tx);
             $crate::schedules::impl_schedules!($tx);
             $crate::user_tokens::impl_user_tokens!($tx);

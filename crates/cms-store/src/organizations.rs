@@ -53,6 +53,9 @@ pub trait Organizations {
     /// Fails with [`crate::StoreError::Unique`] when the slug is taken.
     async fn insert_organization(&mut self, org: &OrganizationRecord) -> Result<()>;
     async fn organization_by_id(&mut self, id: &str) -> Result<Option<OrganizationRecord>>;
+    /// The organization whose id or else whose slug is `key` (an operator names either).
+    async fn organization_by_id_or_slug(&mut self, key: &str)
+    -> Result<Option<OrganizationRecord>>;
     /// Fails with [`crate::StoreError::ForeignKey`] when the role does not exist there.
     async fn insert_member(&mut self, member: &MemberRecord) -> Result<()>;
     async fn member(
@@ -125,6 +128,19 @@ macro_rules! impl_organizations {
                     .bind(id)
                     .fetch_optional(self.conn().await?)
                     .await?)
+            }
+
+            async fn organization_by_id_or_slug(
+                &mut self,
+                key: &str,
+            ) -> $crate::Result<Option<$crate::organizations::OrganizationRecord>> {
+                Ok(sqlx::query_as(
+                    "SELECT * FROM organizations WHERE id = $1 OR slug = $1 \
+                     ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1",
+                )
+                .bind(key)
+                .fetch_optional(self.conn().await?)
+                .await?)
             }
 
             async fn insert_member(&mut self, m: &$crate::organizations::MemberRecord) -> $crate::Result<()> {

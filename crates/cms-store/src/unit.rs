@@ -43,4 +43,9 @@ pub(crate) trait UnitOfWork {
     /// (taken from sqlx's thread when sqlx has it); `None` when every statement goes through
     /// the unit's connection. A repository method with a direct form asks for it first.
     fn direct(&mut self) -> impl Future<Output = Result<Option<Direct<'_>>>> + Send;
+
+    /// Marks the unit as having appended events, so that its commit wakes the readers of the
+    /// event feed ([`crate::event_feed`]). Every statement inserting into `events` calls it
+    /// (SQLite's writer notices such inserts by itself: there it does nothing).
+    fn appended_events(&mut self);
 }

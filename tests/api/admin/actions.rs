@@ -75,7 +75,10 @@ async fn actions_stay_in_sight_and_wait_for_a_change(url: String) {
             vec![],
         )
         .await;
-    assert!(placement["scrolled"].as_f64().unwrap() > 500.0, "{placement}");
+    assert!(
+        placement["scrolled"].as_f64().unwrap() > 500.0,
+        "{placement}"
+    );
     let top = placement["top"].as_f64().unwrap();
     assert!(
         top >= placement["barBottom"].as_f64().unwrap() - 1.0

@@ -195,9 +195,19 @@ async fn publishing_without_a_required_field_shows_the_issue_there(url: String) 
     ui.sign_in_as(&ada).await;
     ui.open("/admin/documents/post/new").await;
     // Required is said to screen readers by the control, not only by the asterisk.
-    let required = ui.control("Title").await.attr("aria-required").await.unwrap();
+    let required = ui
+        .control("Title")
+        .await
+        .attr("aria-required")
+        .await
+        .unwrap();
     assert_eq!(required.as_deref(), Some("true"));
-    let optional = ui.control("Excerpt").await.attr("aria-required").await.unwrap();
+    let optional = ui
+        .control("Excerpt")
+        .await
+        .attr("aria-required")
+        .await
+        .unwrap();
     assert_eq!(optional, None);
     ui.fill("Excerpt", "A post without a title").await;
     // A draft may be incomplete: it is saved, with a warning at the field.

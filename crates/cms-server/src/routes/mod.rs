@@ -9,6 +9,7 @@ pub mod assets;
 pub mod auth;
 pub mod docs;
 pub mod documents;
+pub mod event_stream;
 pub mod health;
 pub mod instance_settings;
 pub mod jobs;

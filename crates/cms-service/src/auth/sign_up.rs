@@ -300,9 +300,15 @@ impl AuthService<'_> {
         }
         let active_org = if first {
             let every = self.inner.capabilities.every();
-            let org =
-                organizations::create_with_owner(tx, "Default", "default", &user_id, every, now)
-                    .await?;
+            let org = organizations::create_with_owner(
+                tx,
+                "Default",
+                crate::DEFAULT_ORGANIZATION_SLUG,
+                &user_id,
+                every,
+                now,
+            )
+            .await?;
             Some(org.id)
         } else if let Door::SignUp(_, token) = door {
             let (email, inner) = (account.email.as_str(), self.inner);

@@ -1,7 +1,8 @@
 //! The event log (SPEC.md "Events"): the built-in event types and their payloads
 //! (`built_in.rs`), the events of the log as doors read them, custom event types declared at
-//! start (`custom.rs`) and the reads of the log (`reads.rs`), and what a reader sees of each event (`visibility.rs`), which every read of
-//! the log applies.
+//! start (`custom.rs`), the reads of the log (`reads.rs`), what a reader sees of an event
+//! (`visibility.rs`), which every read of the log applies, and the live stream of new events
+//! (`stream.rs`, fed by the process's one reader of the feed, `hub.rs`).
 //!
 //! Events are appended in the transaction of the change that causes them; the database writes
 //! each event's outbox row with it. Delivering them to consumers is the job queue's work, above
@@ -9,7 +10,9 @@
 
 mod built_in;
 mod custom;
+mod hub;
 mod reads;
+mod stream;
 mod visibility;
 
 use cms_core::{Timestamp, new_id};
@@ -25,9 +28,14 @@ pub(crate) use built_in::{
 };
 pub(crate) use custom::EventTypes;
 pub use custom::{BUILT_IN_EVENT_TYPES, EventDeclaration, EventService, NewEvent, namespaced};
+pub use hub::EventStreamSettings;
+pub(crate) use hub::Hub;
 pub use reads::EventListRequest;
 pub(crate) use reads::list_events;
-pub(crate) use visibility::{TypeVisibility, left_out, visible};
+pub(crate) use stream::open as open_stream;
+pub use stream::{EventStream, EventStreamRequest};
+pub use visibility::TypeVisibility;
+pub(crate) use visibility::{left_out, visible};
 
 /// Built-in event types (CONTRACT.md section 16). Payloads: `documentId`, `documentType` for
 /// the document events (`document.published` adds `publishedHash`); `assetId` for the asset

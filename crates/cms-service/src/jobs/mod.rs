@@ -19,7 +19,7 @@ use crate::paging::{Pagination, page_or_default, page_window};
 use crate::scope::reading_scope;
 use crate::{Actor, Error, Inner, Result};
 
-pub use crate::events::{EventListRequest, EventView};
+pub use crate::events::{EventListRequest, EventStream, EventStreamRequest, EventView};
 pub use crate::scope::Scope;
 pub use registry::{
     Consumer, EventHandler, HandlerContext, HandlerError, JobHandler, Registry, RegistryError,
@@ -200,6 +200,24 @@ impl<'a> JobService<'a> {
     ) -> Result<(Vec<EventView>, Pagination)> {
         let inner = self.inner;
         crate::events::list_events(inner, actor, request, |doc_type| {
+            crate::documents::type_visibility(inner, actor, doc_type)
+        })
+        .await
+    }
+
+    /// GET /api/events/stream, `cms events tail`: the new events of the actor's organization
+    /// as they commit, after the replay of those following `request.after`; needs
+    /// `document.read`. Events about a document type the actor may not read are left out, and
+    /// the digest where it may not read every field, as the documents' access rules decide when
+    /// the stream opens. 400 for an `after` that is no event id or an unknown type; 429 past
+    /// `events.maxStreams` open streams of the organization on this instance.
+    pub async fn event_stream(
+        &self,
+        actor: &Actor,
+        request: EventStreamRequest,
+    ) -> Result<EventStream> {
+        let inner = self.inner;
+        crate::events::open_stream(inner, actor, request, |doc_type| {
             crate::documents::type_visibility(inner, actor, doc_type)
         })
         .await

@@ -8,6 +8,7 @@ mod batched_reads;
 mod cancel;
 mod credentials;
 mod documents;
+mod event_feed;
 mod events;
 mod indexed_fields;
 mod instance;

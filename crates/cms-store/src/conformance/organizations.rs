@@ -65,6 +65,17 @@ async fn organizations_members_and_roles(url: String) {
 
     let mut tx = store.read_instance_wide().await.unwrap();
     let o = tx.organization_by_id("o1").await.unwrap().unwrap();
+    // An operator names an organization by id or by slug.
+    for key in ["o1", "acme"] {
+        let found = tx.organization_by_id_or_slug(key).await.unwrap();
+        assert_eq!(found.map(|o| o.id).as_deref(), Some("o1"), "{key}");
+    }
+    assert!(
+        tx.organization_by_id_or_slug("nosuch")
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(tx.child_organization_ids("o1").await.unwrap(), vec!["c1"]);
     assert!(tx.child_organization_ids("c1").await.unwrap().is_empty());
     assert_eq!(o.metadata.0, json!({"plan": "pro"}));

@@ -4,6 +4,7 @@
 //! transaction-local and sent in the round trip of their `BEGIN`; read units run without a
 //! transaction on a pool of their own ([`reads`]).
 
+mod listen;
 mod reads;
 
 use async_trait::async_trait;
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use self::reads::{Declared, ReadPool, ReadUnit};
+use crate::event_feed::{EventCommitWatch, EventCommits};
 use crate::filter_sql::GeneratedColumns;
 use crate::unit::UnitOfWork;
 use crate::{Dialect, Result, Store, Tx};
@@ -40,6 +42,11 @@ pub(crate) struct PgStore {
     options: PgConnectOptions,
     /// The generated columns of indexed fields known to exist, shared with every unit of work.
     generated: Arc<GeneratedColumns>,
+    /// The serving login, for the listener of event commits.
+    serving: PgConnectOptions,
+    /// Told after the commit of each unit of this process that appended events, and by the
+    /// listeners for those of every process.
+    commits: EventCommits,
 }
 
 impl PgStore {
@@ -66,6 +73,7 @@ impl PgStore {
             PgConnection::connect_with(&options).await?.close().await?;
         }
         let reads = Arc::new(ReadPool::new(serving.clone(), size));
+        let listening = serving.clone();
         let pool = PgPoolOptions::new()
             .max_connections(size)
             // A ping per borrow is a network round trip on every unit of work; a connection
@@ -79,6 +87,8 @@ impl PgStore {
             reads,
             options,
             generated: Arc::default(),
+            serving: listening,
+            commits: EventCommits::default(),
         })
     }
 
@@ -107,20 +117,26 @@ impl PgStore {
         }
         let begin =
             format!("BEGIN; SELECT set_config('{ACTING_ORGANIZATION}', '{organization_id}', true)");
-        Ok(Box::new(PgTx {
-            unit: Unit::Write(begin_unit(&self.pool, Some(begin)).await?),
-            generated: self.generated.clone(),
-        }))
+        Ok(Box::new(self.unit(Unit::Write(
+            begin_unit(&self.pool, Some(begin)).await?,
+        ))))
     }
 }
 
 impl PgStore {
+    /// A unit of work on `unit`.
+    fn unit(&self, unit: Unit) -> PgTx {
+        PgTx {
+            unit,
+            generated: self.generated.clone(),
+            commits: self.commits.clone(),
+            appended: false,
+        }
+    }
+
     /// A read unit declaring `declared`: no I/O until its first statement.
     fn read_unit(&self, declared: Declared) -> Box<dyn Tx> {
-        Box::new(PgTx {
-            unit: Unit::Read(ReadUnit::new(self.reads.clone(), declared)),
-            generated: self.generated.clone(),
-        })
+        Box::new(self.unit(Unit::Read(ReadUnit::new(self.reads.clone(), declared))))
     }
 
     /// A transaction declared instance-wide ([`Tx::act_instance_wide`]) in its `BEGIN`.
@@ -129,10 +145,9 @@ impl PgStore {
             "BEGIN; SELECT set_config('{SCOPE}', 'instance', true), \
              set_config('{ACTING_ORGANIZATION}', '', true)"
         );
-        Ok(Box::new(PgTx {
-            unit: Unit::Write(begin_unit(&self.pool, Some(begin)).await?),
-            generated: self.generated.clone(),
-        }))
+        Ok(Box::new(self.unit(Unit::Write(
+            begin_unit(&self.pool, Some(begin)).await?,
+        ))))
     }
 }
 
@@ -252,10 +267,9 @@ impl Store for PgStore {
     }
 
     async fn write(&self) -> Result<Box<dyn Tx>> {
-        Ok(Box::new(PgTx {
-            unit: Unit::Write(begin_unit(&self.pool, None).await?),
-            generated: self.generated.clone(),
-        }))
+        Ok(Box::new(
+            self.unit(Unit::Write(begin_unit(&self.pool, None).await?)),
+        ))
     }
 
     async fn ensure_field_indexes(
@@ -302,6 +316,13 @@ impl Store for PgStore {
         self.pool.close().await;
     }
 
+    /// This process's commits as they happen, and every process's through a listener that
+    /// lives as long as the watch.
+    fn watch_event_commits(&self) -> EventCommitWatch {
+        let listener = listen::spawn(self.serving.clone(), self.commits.clone());
+        EventCommitWatch::new(&self.commits, Some(listener))
+    }
+
     async fn read_for(&self, organization_id: &str) -> Result<Box<dyn Tx>> {
         Ok(self.read_unit(Declared::acting_for(organization_id)))
     }
@@ -319,6 +340,9 @@ impl Store for PgStore {
 pub(crate) struct PgTx {
     unit: Unit,
     generated: Arc<GeneratedColumns>,
+    commits: EventCommits,
+    /// A statement of this unit appended events ([`UnitOfWork::appended_events`]).
+    appended: bool,
 }
 
 enum Unit {
@@ -374,6 +398,11 @@ impl UnitOfWork for PgTx {
     async fn direct(&mut self) -> Result<Option<crate::sqlite::Direct<'_>>> {
         Ok(None)
     }
+
+    #[inline]
+    fn appended_events(&mut self) {
+        self.appended = true;
+    }
 }
 
 #[async_trait]
@@ -382,6 +411,9 @@ impl Tx for PgTx {
     async fn commit(self: Box<Self>) -> Result<()> {
         if let Unit::Write(tx) = self.unit {
             tx.commit().await?;
+            if self.appended {
+                self.commits.committed();
+            }
         }
         Ok(())
     }

@@ -19,6 +19,7 @@ use sqlx::sqlite::{
 };
 use sqlx::{Executor, Sqlite};
 
+use crate::event_feed::{EventCommitWatch, EventCommits};
 use crate::unit::UnitOfWork;
 use crate::{Dialect, Result, Store, StoreError, Tx};
 
@@ -35,6 +36,9 @@ pub(crate) struct SqliteStore {
     points: Option<Arc<PointReads>>,
     /// Present exactly when `reader` is; stopped on close (or drop).
     checkpointer: std::sync::Mutex<Option<checkpoint::Checkpointer>>,
+    /// Told by the writer after each commit that appended events. Another process's commits
+    /// reach no one here: readers of the feed poll for them.
+    commits: EventCommits,
 }
 
 impl SqliteStore {
@@ -57,7 +61,8 @@ impl SqliteStore {
                 StoreError::Config(format!("cannot create {}: {e}", parent.display()))
             })?;
         }
-        let writer = writer::Writer::open(&options).await?;
+        let commits = EventCommits::default();
+        let writer = writer::Writer::open(&options, commits.clone()).await?;
         let readers = std::thread::available_parallelism().map_or(4, |n| n.get().max(2) * 2);
         let path = options.get_filename().to_path_buf();
         let points = (!in_memory).then(|| Arc::new(PointReads::new(path.clone(), readers)));
@@ -81,6 +86,7 @@ impl SqliteStore {
             reader,
             points,
             checkpointer: std::sync::Mutex::new(checkpointer),
+            commits,
         })
     }
 
@@ -200,6 +206,11 @@ impl Store for SqliteStore {
         let checkpointer = self.checkpointer.lock().ok().and_then(|mut c| c.take());
         drop(checkpointer);
     }
+
+    /// This process's commits only: SQLite has no notifications between processes.
+    fn watch_event_commits(&self) -> EventCommitWatch {
+        EventCommitWatch::new(&self.commits, None)
+    }
 }
 
 enum Conn {
@@ -287,6 +298,10 @@ impl UnitOfWork for SqliteTx {
             Conn::Read { .. } | Conn::InMemoryRead { .. } => Ok(None),
         }
     }
+
+    /// The writer's update hook notices every insert into `events` (see `writer.rs`).
+    #[inline]
+    fn appended_events(&mut self) {}
 }
 
 #[async_trait]

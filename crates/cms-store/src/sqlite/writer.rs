@@ -28,13 +28,15 @@
 //! statement lands in another unit's.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use sqlx::sqlite::{LockedSqliteHandle, SqliteConnectOptions, SqliteConnection};
+use sqlx::sqlite::{LockedSqliteHandle, SqliteConnectOptions, SqliteConnection, SqliteOperation};
 use sqlx::{ConnectOptions, Connection};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
 use super::direct::Direct;
+use crate::event_feed::EventCommits;
 use crate::{Result, StoreError};
 
 /// How long `BEGIN IMMEDIATE` waits for another process's write lock (the same as every
@@ -55,6 +57,11 @@ pub(super) struct Writer {
     /// A unit ended while it may still have been inside its transaction: whoever holds the
     /// writer next rolls back first.
     dirty: bool,
+    /// Set by the connection's update hook when a row is inserted into `events`, by whichever
+    /// path (direct or through sqlx); cleared when a unit begins, read when it commits.
+    appended: Arc<AtomicBool>,
+    /// Told after the `COMMIT` of a unit that appended events.
+    commits: EventCommits,
 }
 
 /// The writer, shared by the store and its units; `None` once the store is closed.
@@ -64,9 +71,24 @@ impl Writer {
     /// Opens the writer's connection. It is opened `serialized` (SQLite's own mutex guards the
     /// handle): the handle is used from two threads, never at once by construction, but a store
     /// dropped without `close` finalizes rusqlite's statements on whichever thread drops it.
-    pub(super) async fn open(options: &SqliteConnectOptions) -> Result<Shared> {
+    pub(super) async fn open(
+        options: &SqliteConnectOptions,
+        commits: EventCommits,
+    ) -> Result<Shared> {
         let mut sqlx = options.clone().serialized(true).connect().await?;
-        let raw = sqlx.lock_handle().await?.as_raw_handle();
+        let appended = Arc::new(AtomicBool::new(false));
+        let mut handle = sqlx.lock_handle().await?;
+        // Every statement of every unit runs on this handle, so the hook sees every event
+        // appended, whatever wrote it (the events of a document write, an import's batch, a
+        // custom event): the readers of the feed never depend on each path remembering to say so.
+        let seen = appended.clone();
+        handle.set_update_hook(move |change| {
+            if change.operation == SqliteOperation::Insert && change.table == "events" {
+                seen.store(true, Ordering::Relaxed);
+            }
+        });
+        let raw = handle.as_raw_handle();
+        drop(handle);
         // SAFETY: the handle stays open as long as `sqlx`, which `Writer` drops after `direct`
         // (field order); `from_handle` never closes it. `direct` runs statements only while the
         // handle is locked out of sqlx's thread (`Held::lock`), so the two never use it at once.
@@ -76,6 +98,8 @@ impl Writer {
             direct,
             sqlx,
             dirty: false,
+            appended,
+            commits,
         }))))
     }
 }
@@ -123,7 +147,11 @@ impl Held {
         held.writer()?.dirty = true;
         loop {
             match try_begin(&held.writer()?.direct) {
-                Ok(()) => return Ok(held),
+                Ok(()) => {
+                    // What a unit rolled back appended is not this unit's.
+                    held.writer()?.appended.store(false, Ordering::Relaxed);
+                    return Ok(held);
+                }
                 // Another process holds the write lock: wait without blocking this thread (the
                 // handle stays locked, nobody else may use this connection meanwhile anyway).
                 Err(e) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
@@ -195,6 +223,9 @@ impl Held {
         let writer = self.writer()?;
         writer.direct.prepare_cached("COMMIT")?.execute([])?;
         writer.dirty = false;
+        if writer.appended.swap(false, Ordering::Relaxed) {
+            writer.commits.committed();
+        }
         self.transaction = false;
         Ok(())
     }
