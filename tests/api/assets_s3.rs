@@ -158,10 +158,18 @@ async fn direct_uploads_are_presigned_and_confirmed(url: String) {
     let media = app.get(asset["url"].as_str().unwrap()).send().await;
     assert_eq!(media.status, StatusCode::OK);
     assert_eq!(media.bytes.as_ref(), bytes.as_slice());
-    // Once only.
+    // Once only: the asset was created once, with its event.
     confirm(asset_id.clone())
         .await
         .assert_handler_error(StatusCode::NOT_FOUND, "Not Found");
+    let created: Vec<_> = crate::builtin_events::logged(&url)
+        .await
+        .into_iter()
+        .filter(|e| e.event_type == "asset.created")
+        .collect();
+    assert_eq!(created.len(), 1, "{created:?}");
+    assert_eq!(created[0].payload, json!({ "assetId": asset_id }));
+    assert!(created[0].outboxed);
     confirm("unknown".into())
         .await
         .assert_handler_error(StatusCode::NOT_FOUND, "Not Found");

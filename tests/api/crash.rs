@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
@@ -40,16 +40,20 @@ async fn serve(dir: &Path, database: &str, port: u16) -> Process {
 }
 
 /// A webhook receiver that hangs while `hang` is set (so deliveries are running, leased, when
-/// the server dies) and records the event ids it was sent.
-async fn receiver(hang: Arc<AtomicBool>) -> (String, Arc<Mutex<BTreeSet<String>>>) {
+/// the server dies), counting the requests it holds so, and records the event ids it was sent.
+async fn receiver(
+    hang: Arc<AtomicBool>,
+) -> (String, Arc<Mutex<BTreeSet<String>>>, Arc<AtomicUsize>) {
     let seen: Arc<Mutex<BTreeSet<String>>> = Arc::default();
-    let record = seen.clone();
+    let held: Arc<AtomicUsize> = Arc::default();
+    let (record, holding) = (seen.clone(), held.clone());
     let app = axum::Router::new().route(
         "/hook",
         axum::routing::post(move |body: Bytes| {
-            let (record, hang) = (record.clone(), hang.clone());
+            let (record, hang, holding) = (record.clone(), hang.clone(), holding.clone());
             async move {
                 if hang.load(Ordering::SeqCst) {
+                    holding.fetch_add(1, Ordering::SeqCst);
                     tokio::time::sleep(Duration::from_secs(30)).await;
                     return axum::http::StatusCode::SERVICE_UNAVAILABLE;
                 }
@@ -64,7 +68,7 @@ async fn receiver(hang: Arc<AtomicBool>) -> (String, Arc<Mutex<BTreeSet<String>>
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/hook", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
-    (url, seen)
+    (url, seen, held)
 }
 
 #[derive(Clone)]
@@ -165,7 +169,7 @@ async fn a_killed_server_loses_no_acknowledged_write(url: String) {
     let port = crate::support::free_port();
     let server = serve(dir.path(), &url, port).await;
     let hang = Arc::new(AtomicBool::new(true));
-    let (hook, delivered) = receiver(hang.clone()).await;
+    let (hook, delivered, held) = receiver(hang.clone()).await;
     let http = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}");
     let signed_up: Value = http
@@ -197,6 +201,17 @@ async fn a_killed_server_loses_no_acknowledged_write(url: String) {
         .map(|n| tokio::spawn(writer(api.clone(), n, acked.clone())))
         .collect();
     tokio::time::sleep(Duration::from_millis(1500)).await;
+    // A delivery of a publish must be in flight at the kill. The worker gets to one after the
+    // deliveries of the events before it (every write's event is delivered, most as no-ops),
+    // so how soon depends on the machine: wait for it rather than guess.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while held.load(Ordering::SeqCst) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "no delivery reached the receiver in a minute of load"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     drop(server); // SIGKILL, mid-load.
     for w in writers {
         w.await.unwrap();

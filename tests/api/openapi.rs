@@ -233,6 +233,126 @@ async fn localized_fields_are_described_both_ways(url: String) {
     app.stop().await;
 }
 
+/// Each event type is described with its payload (CONTRACT.md section 16): `EventView` is one
+/// of a component per built-in type, or `CustomEvent`; the events the log really holds
+/// validate, events whose payload does not fit their type do not.
+async fn events_are_described_per_type(url: String) {
+    let app = TestApp::start(&url).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let res = app
+        .post(
+            "/api/documents",
+            json!({"type": "post", "data": {"title": "Hi"}, "publish": true}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    crate::assets::uploaded(&app, &ada, "a.png", &crate::assets::png(4, 4, 10)).await;
+    let doc = app.get("/api/openapi.json").cookie(&ada).send().await.body;
+    let components = &doc["components"]["schemas"];
+    let variants = components["EventView"]["oneOf"].as_array().expect("oneOf");
+    assert_eq!(
+        variants.len(),
+        12,
+        "eleven built-in types and the custom ones"
+    );
+    let created = &components["DocumentCreatedEvent"];
+    assert_eq!(
+        created["properties"]["type"]["enum"],
+        json!(["document.created"])
+    );
+    assert_eq!(
+        created["properties"]["payload"]["$ref"],
+        "#/components/schemas/DocumentPayload"
+    );
+    assert_eq!(
+        components["DocumentPayload"]["required"],
+        json!(["documentId", "documentType"])
+    );
+    assert!(
+        created["description"]
+            .as_str()
+            .unwrap()
+            .contains("POST /api/documents")
+    );
+    assert_eq!(
+        components["MemberRemovedEvent"]["properties"]["payload"]["$ref"],
+        "#/components/schemas/MemberPayload"
+    );
+
+    let logged = app
+        .get("/api/events?pageSize=100")
+        .cookie(&ada)
+        .send()
+        .await;
+    let mut valid = logged.body["data"].as_array().unwrap().clone();
+    let kinds: Vec<&str> = valid.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "asset.created",
+            "document.published",
+            "document.created",
+            "member.added"
+        ]
+    );
+    let like = |event_type: &str, payload: Value| {
+        let mut event = valid[0].clone();
+        event["type"] = json!(event_type);
+        event["payload"] = payload;
+        event
+    };
+    let extra = vec![
+        like(
+            "document.published",
+            json!({"documentId": "d", "documentType": "post"}),
+        ),
+        like(
+            "user.deleted",
+            json!({"userId": "u", "email": "u@example.com", "image": null}),
+        ),
+        like("acme.thing.done", json!({"anything": [1, 2]})),
+        like(
+            "forms.submission.created",
+            json!({"submissionId": "s", "formId": "f"}),
+        ),
+    ];
+    let invalid = vec![
+        like("document.created", json!({"assetId": "a"})),
+        like("document.deleted", json!({"documentId": "d"})),
+        like(
+            "document.published",
+            json!({"documentType": "post", "publishedHash": "h"}),
+        ),
+        like("asset.deleted", json!({})),
+        like("member.added", json!({"userId": "u"})),
+        like(
+            "user.deleted",
+            json!({"userId": "u", "email": "u@example.com"}),
+        ),
+        like("acme.thing.done", json!("not an object")),
+    ];
+    valid.extend(extra);
+    let file = write_document(&app.data_dir().join("openapi"), &doc);
+    let case = json!({ "component": "EventView", "valid": valid, "invalid": invalid });
+    let out = python_tool(&["-c", JUDGE, file.to_str().unwrap(), &case.to_string()]);
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && printed.trim().is_empty(),
+        "{printed}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = python_tool(&["-m", "openapi_spec_validator", file.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "openapi-spec-validator: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    app.stop().await;
+}
+
 async fn the_docs_page_needs_a_session_and_can_be_turned_off(url: String) {
     let app = TestApp::start(&url).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
@@ -538,6 +658,7 @@ async fn the_docs_page_renders_in_chromium(url: String) {
 cms_store::both_engines!(
     the_document_describes_the_instance,
     localized_fields_are_described_both_ways,
+    events_are_described_per_type,
     the_docs_page_needs_a_session_and_can_be_turned_off,
     schemathesis_finds_no_contradiction,
 );
