@@ -55,7 +55,12 @@ async fn create(app: &TestApp, session: &Session, body: Value) -> Reply {
 }
 
 /// A new endpoint: its id and its secret.
-async fn endpoint(app: &TestApp, session: &Session, url: &str, events: &[&str]) -> (String, String) {
+async fn endpoint(
+    app: &TestApp,
+    session: &Session,
+    url: &str,
+    events: &[&str],
+) -> (String, String) {
     let res = create(app, session, json!({"url": url, "events": events})).await;
     assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
     let data = &res.body["data"];
@@ -65,7 +70,13 @@ async fn endpoint(app: &TestApp, session: &Session, url: &str, events: &[&str]) 
     )
 }
 
-async fn call(app: &TestApp, session: &Session, method: Method, path: &str, body: Option<Value>) -> Reply {
+async fn call(
+    app: &TestApp,
+    session: &Session,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> Reply {
     let call = app.req(method, path).cookie(session);
     match body {
         Some(body) => call.json(body).send().await,
@@ -124,7 +135,11 @@ fn report(claimed: u64, completed: u64, retried: u64, failed: u64) -> TickReport
 
 /// The organization's events, newest first.
 async fn events(app: &TestApp, session: &Session) -> Vec<Value> {
-    let res = app.get("/api/events?pageSize=100").cookie(session).send().await;
+    let res = app
+        .get("/api/events?pageSize=100")
+        .cookie(session)
+        .send()
+        .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     res.body["data"].as_array().unwrap().clone()
 }
@@ -160,7 +175,7 @@ fn base64_len(text: &str) -> Option<usize> {
     let alphabet = |c: char| c.is_ascii_alphanumeric() || c == '+' || c == '/';
     let data = text.trim_end_matches('=');
     let padding = text.len() - data.len();
-    (text.len() % 4 == 0 && padding <= 2 && data.chars().all(alphabet))
+    (text.len().is_multiple_of(4) && padding <= 2 && data.chars().all(alphabet))
         .then(|| text.len() / 4 * 3 - padding)
 }
 
@@ -190,7 +205,11 @@ async fn an_endpoint_delivery_is_signed_and_retried_with_the_same_id(url: String
     assert_eq!(base64_len(key), Some(32), "{secret}");
 
     let doc = publish(&app, &ada, "Hi").await;
-    assert_eq!(tick(&app).await, report(1, 0, 1, 0), "the first answer is 500");
+    assert_eq!(
+        tick(&app).await,
+        report(1, 0, 1, 0),
+        "the first answer is 500"
+    );
     let log = deliveries(&app, &ada, &id).await;
     assert_eq!(log.status, StatusCode::OK, "{}", log.body);
     let delivery = log.body["data"][0].clone();
@@ -249,7 +268,12 @@ async fn an_endpoint_delivery_is_signed_and_retried_with_the_same_id(url: String
             .expect("the signature verifies with the endpoint's secret");
     }
     // A new timestamp for the retry, signed anew.
-    let stamp = |h: &Hook| h.header("webhook-timestamp").unwrap().parse::<i64>().unwrap();
+    let stamp = |h: &Hook| {
+        h.header("webhook-timestamp")
+            .unwrap()
+            .parse::<i64>()
+            .unwrap()
+    };
     assert!(stamp(&hooks[1]) > stamp(&hooks[0]), "{hooks:?}");
     assert_ne!(
         hooks[0].header("webhook-signature"),
@@ -333,16 +357,28 @@ async fn endpoints_are_managed_and_their_input_checked(url: String) {
     };
     for (body, path) in [
         (without("url"), Some("url")),
-        (with("url", json!("ftp://hooks.example.com/in")), Some("url")),
+        (
+            with("url", json!("ftp://hooks.example.com/in")),
+            Some("url"),
+        ),
         (with("url", json!("hooks.example.com/in")), Some("url")),
         (with("url", json!("https://")), Some("url")),
         (without("events"), Some("events")),
         (with("events", json!([])), Some("events")),
-        (with("events", json!(["document.published", "nope.thing.done"])), Some("events[1]")),
+        (
+            with("events", json!(["document.published", "nope.thing.done"])),
+            Some("events[1]"),
+        ),
         (with("events", json!(["*", "user.deleted"])), Some("events")),
-        (with("events", json!(["user.deleted", "user.deleted"])), Some("events[1]")),
+        (
+            with("events", json!(["user.deleted", "user.deleted"])),
+            Some("events[1]"),
+        ),
         (with("events", json!(["webhook.test"])), Some("events[0]")),
-        (with("description", json!("d".repeat(501))), Some("description")),
+        (
+            with("description", json!("d".repeat(501))),
+            Some("description"),
+        ),
         (with("url", json!(5)), None),
         (with("events", json!("*")), None),
         (with("enabled", json!("yes")), None),
@@ -377,12 +413,24 @@ async fn endpoints_are_managed_and_their_input_checked(url: String) {
         json!({"url": "mailto:ada@example.com"}),
         json!({"events": ["nope.thing.done"]}),
     ] {
-        let res = call(&app, &ada, Method::PATCH, &format!("{HOOKS}/{id}"), Some(patch)).await;
+        let res = call(
+            &app,
+            &ada,
+            Method::PATCH,
+            &format!("{HOOKS}/{id}"),
+            Some(patch),
+        )
+        .await;
         res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
     }
     // Nothing of the refused requests was stored.
     let list = call(&app, &ada, Method::GET, HOOKS, None).await;
-    assert_eq!(list.body["data"].as_array().unwrap().len(), 1, "{}", list.body);
+    assert_eq!(
+        list.body["data"].as_array().unwrap().len(),
+        1,
+        "{}",
+        list.body
+    );
     assert_eq!(list.body["data"][0]["events"], json!(["*"]));
 
     // Deleted, it is gone; an unknown id is 404 on every route.
@@ -391,7 +439,11 @@ async fn endpoints_are_managed_and_their_input_checked(url: String) {
     assert_eq!(res.body["data"], json!({"id": id, "deleted": true}));
     for (method, path, body) in [
         (Method::GET, format!("{HOOKS}/{id}"), None),
-        (Method::PATCH, format!("{HOOKS}/{id}"), Some(json!({"enabled": true}))),
+        (
+            Method::PATCH,
+            format!("{HOOKS}/{id}"),
+            Some(json!({"enabled": true})),
+        ),
         (Method::DELETE, format!("{HOOKS}/{id}"), None),
         (Method::POST, format!("{HOOKS}/{id}/rotate-secret"), None),
         (Method::POST, format!("{HOOKS}/{id}/test"), None),
@@ -412,7 +464,10 @@ async fn another_organizations_endpoint_is_404(url: String) {
     // Bob owns an organization of his own.
     let bob = app.sign_up("Bob", "bob@example.com").await;
     let res = app
-        .post("/api/organizations", json!({"name": "Bob's", "slug": "bobs"}))
+        .post(
+            "/api/organizations",
+            json!({"name": "Bob's", "slug": "bobs"}),
+        )
         .cookie(&bob)
         .send()
         .await;
@@ -426,7 +481,11 @@ async fn another_organizations_endpoint_is_404(url: String) {
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     for (method, path, body) in [
         (Method::GET, format!("{HOOKS}/{id}"), None),
-        (Method::PATCH, format!("{HOOKS}/{id}"), Some(json!({"enabled": false}))),
+        (
+            Method::PATCH,
+            format!("{HOOKS}/{id}"),
+            Some(json!({"enabled": false})),
+        ),
         (Method::DELETE, format!("{HOOKS}/{id}"), None),
         (Method::POST, format!("{HOOKS}/{id}/rotate-secret"), None),
         (Method::POST, format!("{HOOKS}/{id}/test"), None),
@@ -449,10 +508,21 @@ async fn the_secret_is_shown_once_and_rotation_replaces_it(url: String) {
     let app = start(&url, |_| {}).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
     let (id, old) = endpoint(&app, &ada, &verifier.url("in"), &["document.published"]).await;
-    let res = call(&app, &ada, Method::POST, &format!("{HOOKS}/{id}/rotate-secret"), None).await;
+    let res = call(
+        &app,
+        &ada,
+        Method::POST,
+        &format!("{HOOKS}/{id}/rotate-secret"),
+        None,
+    )
+    .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     let new = res.body["data"]["secret"].as_str().unwrap().to_string();
-    assert_eq!(res.body["data"].as_object().unwrap().len(), 1, "only the secret");
+    assert_eq!(
+        res.body["data"].as_object().unwrap().len(),
+        1,
+        "only the secret"
+    );
     assert!(new.starts_with("whsec_") && new != old, "{new}");
     let one = call(&app, &ada, Method::GET, &format!("{HOOKS}/{id}"), None).await;
     assert!(!one.body.to_string().contains(&new));
@@ -479,7 +549,8 @@ async fn without_an_encryption_key_no_endpoint_is_made(url: String) {
         json!({"url": "https://hooks.example.com/in", "events": ["*"]}),
     )
     .await;
-    let message = res.assert_handler_error(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Entity");
+    let message =
+        res.assert_handler_error(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Entity");
     assert!(message.contains("CMS_SECRET_ENCRYPTION_KEY"), "{message}");
     let list = call(&app, &ada, Method::GET, HOOKS, None).await;
     assert_eq!(list.body["data"], json!([]), "{}", list.body);
@@ -496,7 +567,14 @@ async fn the_filter_and_the_creation_time_decide_who_receives(url: String) {
     let (_every, every_secret) = endpoint(&app, &ada, &verifier.url("every"), &["*"]).await;
     endpoint(&app, &ada, &verifier.url("orders"), &[ORDER_PLACED]).await;
     let (off, _) = endpoint(&app, &ada, &verifier.url("off"), &["*"]).await;
-    let res = call(&app, &ada, Method::PATCH, &format!("{HOOKS}/{off}"), Some(json!({"enabled": false}))).await;
+    let res = call(
+        &app,
+        &ada,
+        Method::PATCH,
+        &format!("{HOOKS}/{off}"),
+        Some(json!({"enabled": false})),
+    )
+    .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
 
     app.clock.advance_millis(5);
@@ -519,7 +597,11 @@ async fn the_filter_and_the_creation_time_decide_who_receives(url: String) {
         assert_eq!(hook.header("x-cms-event"), hook.json()["type"].as_str());
         verifier.verify_hook(&every_secret, hook).await.unwrap();
     }
-    assert!(every.iter().any(|h| h.json()["type"] == "document.published"));
+    assert!(
+        every
+            .iter()
+            .any(|h| h.json()["type"] == "document.published")
+    );
     // A list: its types only.
     let orders = verifier.received("orders").await;
     assert_eq!(event_ids(&orders), BTreeSet::from([first_order.clone()]));
@@ -531,11 +613,18 @@ async fn the_filter_and_the_creation_time_decide_who_receives(url: String) {
     // The late endpoint receives what is committed after it was made.
     app.clock.advance_millis(5);
     let second_order = order(&app, &ada, "o-2").await;
-    assert_eq!(tick(&app).await, report(3, 3, 0, 0), "every, orders and late");
+    assert_eq!(
+        tick(&app).await,
+        report(3, 3, 0, 0),
+        "every, orders and late"
+    );
     let late = verifier.received("late").await;
     assert_eq!(event_ids(&late), BTreeSet::from([second_order.clone()]));
     let orders = verifier.received("orders").await;
-    assert_eq!(event_ids(&orders), BTreeSet::from([first_order, second_order]));
+    assert_eq!(
+        event_ids(&orders),
+        BTreeSet::from([first_order, second_order])
+    );
     assert!(verifier.received("off").await.is_empty());
     app.stop().await;
 }
@@ -546,7 +635,14 @@ async fn no_job_is_made_for_an_event_no_endpoint_wants(url: String) {
     let ada = app.sign_up("Ada", "ada@example.com").await;
     endpoint(&app, &ada, &verifier.url("orders"), &[ORDER_PLACED]).await;
     let (off, _) = endpoint(&app, &ada, &verifier.url("off"), &["*"]).await;
-    call(&app, &ada, Method::PATCH, &format!("{HOOKS}/{off}"), Some(json!({"enabled": false}))).await;
+    call(
+        &app,
+        &ada,
+        Method::PATCH,
+        &format!("{HOOKS}/{off}"),
+        Some(json!({"enabled": false})),
+    )
+    .await;
     for n in 0..3 {
         publish(&app, &ada, &format!("Post {n}")).await;
     }
@@ -575,12 +671,30 @@ async fn a_test_ping_reaches_that_endpoint_only(url: String) {
     let (id, secret) = endpoint(&app, &ada, &verifier.url("pinged"), &[ORDER_PLACED]).await;
     endpoint(&app, &ada, &verifier.url("other"), &["*"]).await;
     // Disabled, it still takes a test.
-    call(&app, &ada, Method::PATCH, &format!("{HOOKS}/{id}"), Some(json!({"enabled": false}))).await;
-    let res = call(&app, &ada, Method::POST, &format!("{HOOKS}/{id}/test"), None).await;
+    call(
+        &app,
+        &ada,
+        Method::PATCH,
+        &format!("{HOOKS}/{id}"),
+        Some(json!({"enabled": false})),
+    )
+    .await;
+    let res = call(
+        &app,
+        &ada,
+        Method::POST,
+        &format!("{HOOKS}/{id}/test"),
+        None,
+    )
+    .await;
     assert_eq!(res.status, StatusCode::ACCEPTED, "{}", res.body);
     let queued = res.body["data"].clone();
     assert_eq!(
-        (queued["status"].clone(), queued["eventType"].clone(), queued["endpointId"].clone()),
+        (
+            queued["status"].clone(),
+            queued["eventType"].clone(),
+            queued["endpointId"].clone()
+        ),
         (json!("pending"), json!("webhook.test"), json!(id))
     );
     assert_eq!(tick(&app).await, report(1, 1, 0, 0));
@@ -595,9 +709,17 @@ async fn a_test_ping_reaches_that_endpoint_only(url: String) {
     assert_eq!(hooks[0].header("webhook-id"), queued["id"].as_str());
     assert_eq!(hooks[0].header("x-cms-event"), Some("webhook.test"));
     verifier.verify_hook(&secret, &hooks[0]).await.unwrap();
-    assert!(verifier.received("other").await.is_empty(), "that endpoint only");
+    assert!(
+        verifier.received("other").await.is_empty(),
+        "that endpoint only"
+    );
     // A test is no event of the log.
-    assert!(events(&app, &ada).await.iter().all(|e| e["type"] != "webhook.test"));
+    assert!(
+        events(&app, &ada)
+            .await
+            .iter()
+            .all(|e| e["type"] != "webhook.test")
+    );
     let log = deliveries(&app, &ada, &id).await;
     assert_eq!(log.body["data"][0]["id"], queued["id"]);
     assert_eq!(log.body["data"][0]["status"], "completed");
@@ -629,7 +751,13 @@ async fn the_delivery_log_pages_newest_first_with_response_status(url: String) {
         .unwrap()
         .iter()
         .chain(second.body["data"].as_array().unwrap())
-        .map(|d| (d["eventId"].clone(), d["responseStatus"].clone(), d["status"].clone()))
+        .map(|d| {
+            (
+                d["eventId"].clone(),
+                d["responseStatus"].clone(),
+                d["status"].clone(),
+            )
+        })
         .collect();
     assert_eq!(
         listed,
@@ -641,10 +769,26 @@ async fn the_delivery_log_pages_newest_first_with_response_status(url: String) {
     );
     // The list shows each endpoint's newest delivery.
     let list = call(&app, &ada, Method::GET, HOOKS, None).await;
-    assert_eq!(list.body["data"][0]["lastDelivery"]["eventId"], json!(orders[2]));
+    assert_eq!(
+        list.body["data"][0]["lastDelivery"]["eventId"],
+        json!(orders[2])
+    );
     assert_eq!(list.body["data"][0]["lastDelivery"]["responseStatus"], 204);
-    for bad in ["page=0", "pageSize=0", "pageSize=101", "page=x", "pageSize=-1"] {
-        let res = call(&app, &ada, Method::GET, &format!("{HOOKS}/{id}/deliveries?{bad}"), None).await;
+    for bad in [
+        "page=0",
+        "pageSize=0",
+        "pageSize=101",
+        "page=x",
+        "pageSize=-1",
+    ] {
+        let res = call(
+            &app,
+            &ada,
+            Method::GET,
+            &format!("{HOOKS}/{id}/deliveries?{bad}"),
+            None,
+        )
+        .await;
         res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
     }
     app.stop().await;
@@ -655,16 +799,34 @@ async fn an_organization_has_at_most_20_endpoints(url: String) {
     let ada = app.sign_up("Ada", "ada@example.com").await;
     let mut ids = Vec::new();
     for n in 0..20 {
-        let (id, _) = endpoint(&app, &ada, &format!("https://hooks.example.com/{n}"), &["*"]).await;
+        let (id, _) = endpoint(
+            &app,
+            &ada,
+            &format!("https://hooks.example.com/{n}"),
+            &["*"],
+        )
+        .await;
         ids.push(id);
     }
-    let res = create(&app, &ada, json!({"url": "https://hooks.example.com/21", "events": ["*"]})).await;
+    let res = create(
+        &app,
+        &ada,
+        json!({"url": "https://hooks.example.com/21", "events": ["*"]}),
+    )
+    .await;
     let message = res.assert_handler_error(StatusCode::CONFLICT, "Conflict");
     assert!(message.contains("20"), "{message}");
     let list = call(&app, &ada, Method::GET, HOOKS, None).await;
     assert_eq!(list.body["data"].as_array().unwrap().len(), 20);
     // Room again once one goes.
-    call(&app, &ada, Method::DELETE, &format!("{HOOKS}/{}", ids[0]), None).await;
+    call(
+        &app,
+        &ada,
+        Method::DELETE,
+        &format!("{HOOKS}/{}", ids[0]),
+        None,
+    )
+    .await;
     endpoint(&app, &ada, "https://hooks.example.com/21", &["*"]).await;
     app.stop().await;
 }
@@ -686,11 +848,19 @@ async fn the_settings_form_is_delivered_beside_endpoints(url: String) {
     let verifier = Verifier::start().await;
     let app = start(&url, |_| {}).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
-    let (_, secret) = endpoint(&app, &ada, &verifier.url("endpoint"), &["document.published"]).await;
+    let (_, secret) = endpoint(
+        &app,
+        &ada,
+        &verifier.url("endpoint"),
+        &["document.published"],
+    )
+    .await;
     let res = app
         .req(Method::PUT, "/api/plugin-settings/webhooks")
-        .json(json!({"values": {"url": verifier.url("form"), "events": "document.published",
-                                "secret": "form-secret"}}))
+        .json(
+            json!({"values": {"url": verifier.url("form"), "events": "document.published",
+                                "secret": "form-secret"}}),
+        )
         .cookie(&ada)
         .send()
         .await;
@@ -728,7 +898,10 @@ async fn the_settings_form_is_delivered_beside_endpoints(url: String) {
     assert_eq!(endpoint_hooks[0].body, hook.body, "the same event body");
     assert_eq!(endpoint_hooks[0].header("x-cms-signature"), None);
     assert_eq!(endpoint_hooks[0].header("x-cms-delivery"), None);
-    verifier.verify_hook(&secret, &endpoint_hooks[0]).await.unwrap();
+    verifier
+        .verify_hook(&secret, &endpoint_hooks[0])
+        .await
+        .unwrap();
     app.stop().await;
 }
 
@@ -740,17 +913,35 @@ async fn disabling_cancels_what_waits_and_deleting_drops_the_log(url: String) {
     let (id, _) = endpoint(&app, &ada, &verifier.url("in"), &[ORDER_PLACED]).await;
     order(&app, &ada, "o-1").await;
     assert_eq!(tick(&app).await, report(1, 0, 1, 0));
-    let res = call(&app, &ada, Method::PATCH, &format!("{HOOKS}/{id}"), Some(json!({"enabled": false}))).await;
+    let res = call(
+        &app,
+        &ada,
+        Method::PATCH,
+        &format!("{HOOKS}/{id}"),
+        Some(json!({"enabled": false})),
+    )
+    .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     let log = deliveries(&app, &ada, &id).await;
     assert_eq!(log.body["data"][0]["status"], "cancelled", "{}", log.body);
     assert_eq!(log.body["data"][0]["responseStatus"], 503);
     app.clock.advance_millis(60_000);
-    assert_eq!(tick(&app).await, report(0, 0, 0, 0), "no retry once disabled");
+    assert_eq!(
+        tick(&app).await,
+        report(0, 0, 0, 0),
+        "no retry once disabled"
+    );
     assert_eq!(verifier.received("in").await.len(), 1);
 
     // Enabled again, it receives what comes from then on.
-    call(&app, &ada, Method::PATCH, &format!("{HOOKS}/{id}"), Some(json!({"enabled": true}))).await;
+    call(
+        &app,
+        &ada,
+        Method::PATCH,
+        &format!("{HOOKS}/{id}"),
+        Some(json!({"enabled": true})),
+    )
+    .await;
     order(&app, &ada, "o-2").await;
     assert_eq!(tick(&app).await, report(1, 1, 0, 0));
     assert_eq!(verifier.received("in").await.len(), 2);
@@ -766,9 +957,16 @@ async fn disabling_cancels_what_waits_and_deleting_drops_the_log(url: String) {
         .iter()
         .map(|j| j["status"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(statuses, BTreeSet::from(["cancelled".into(), "completed".into()]));
+    assert_eq!(
+        statuses,
+        BTreeSet::from(["cancelled".into(), "completed".into()])
+    );
     order(&app, &ada, "o-3").await;
-    assert_eq!(tick(&app).await, report(0, 0, 0, 0), "a deleted endpoint gets nothing");
+    assert_eq!(
+        tick(&app).await,
+        report(0, 0, 0, 0),
+        "a deleted endpoint gets nothing"
+    );
     app.stop().await;
 }
 
@@ -777,7 +975,11 @@ async fn with_webhooks_off_the_routes_are_404(url: String) {
     let ada = app.sign_up("Ada", "ada@example.com").await;
     for (method, path, body) in [
         (Method::GET, HOOKS.to_string(), None),
-        (Method::POST, HOOKS.to_string(), Some(json!({"url": "https://x.example/", "events": ["*"]}))),
+        (
+            Method::POST,
+            HOOKS.to_string(),
+            Some(json!({"url": "https://x.example/", "events": ["*"]})),
+        ),
         (Method::GET, format!("{HOOKS}/some-id/deliveries"), None),
         (Method::POST, format!("{HOOKS}/some-id/test"), None),
     ] {
@@ -796,10 +998,16 @@ async fn a_key_with_org_settings_manages_endpoints(url: String) {
     let app = start(&url, |_| {}).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
     let key = app
-        .create_key(&ada, json!({"name": "infra", "capabilities": ["org.settings"]}))
+        .create_key(
+            &ada,
+            json!({"name": "infra", "capabilities": ["org.settings"]}),
+        )
         .await;
     let res = app
-        .post(HOOKS, json!({"url": "https://hooks.example.com/in", "events": ["*"]}))
+        .post(
+            HOOKS,
+            json!({"url": "https://hooks.example.com/in", "events": ["*"]}),
+        )
         .key(&key)
         .send()
         .await;

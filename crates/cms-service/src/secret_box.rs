@@ -167,7 +167,10 @@ mod tests {
             endpoint_id: id,
         };
         let stored = b.seal("whsec_abc", endpoint("org-1", "w-1")).unwrap();
-        assert_eq!(b.open(&stored, endpoint("org-1", "w-1")).unwrap(), "whsec_abc");
+        assert_eq!(
+            b.open(&stored, endpoint("org-1", "w-1")).unwrap(),
+            "whsec_abc"
+        );
         for other in [
             endpoint("org-2", "w-1"),
             endpoint("org-1", "w-2"),

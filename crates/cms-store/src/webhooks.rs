@@ -81,12 +81,17 @@ pub trait Webhooks {
         organization_ids: &[String],
     ) -> Result<Vec<WebhookEndpointRecord>>;
     /// Delivery rows, written with their jobs.
-    async fn insert_webhook_deliveries(&mut self, deliveries: &[WebhookDeliveryRecord])
-    -> Result<()>;
+    async fn insert_webhook_deliveries(
+        &mut self,
+        deliveries: &[WebhookDeliveryRecord],
+    ) -> Result<()>;
     /// Records what the receiver answered on the latest attempt of a delivery (`None`: no
     /// answer). Nothing happens for a job that is no endpoint's delivery.
-    async fn set_webhook_response_status(&mut self, job_id: &str, status: Option<i32>)
-    -> Result<()>;
+    async fn set_webhook_response_status(
+        &mut self,
+        job_id: &str,
+        status: Option<i32>,
+    ) -> Result<()>;
     /// A page of an endpoint's deliveries, newest first, and how many it has.
     async fn webhook_deliveries(
         &mut self,

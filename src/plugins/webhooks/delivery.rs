@@ -100,9 +100,7 @@ impl Deliverer {
         {
             return Err(refusal(&ip.to_string(), &[ip]));
         }
-        let mut request = client
-            .post(url)
-            .header("content-type", "application/json");
+        let mut request = client.post(url).header("content-type", "application/json");
         for (name, value) in &outgoing.headers {
             request = request.header(*name, value);
         }

@@ -96,7 +96,11 @@ async fn an_endpoint_is_added_tested_rotated_disabled_and_deleted(url: String) {
     assert_eq!(listed.len(), 1);
     let id = listed[0]["id"].as_str().unwrap().to_string();
     assert_eq!(
-        (listed[0]["url"].clone(), listed[0]["events"].clone(), listed[0]["enabled"].clone()),
+        (
+            listed[0]["url"].clone(),
+            listed[0]["events"].clone(),
+            listed[0]["enabled"].clone()
+        ),
         (json!(hook), json!(["*"]), json!(true))
     );
     assert_eq!(listed[0]["description"], "Search index");
@@ -124,15 +128,26 @@ async fn an_endpoint_is_added_tested_rotated_disabled_and_deleted(url: String) {
     confirm_dialog(&ui).await;
     let rotated_box = ui.find("dialog[open] input.secret-value").await;
     let rotated = rotated_box.prop("value").await.unwrap().unwrap();
-    assert!(rotated.starts_with("whsec_") && rotated != secret, "{rotated}");
+    assert!(
+        rotated.starts_with("whsec_") && rotated != secret,
+        "{rotated}"
+    );
     ui.click("I have copied it").await;
     assert!(!shown(&ui, &rotated).await);
 
     // Edited: only the types chosen.
     ui.click("Edit").await;
     ui.see("Edit endpoint").await;
-    ui.control("Only the types chosen below").await.click().await.unwrap();
-    ui.control("document.published").await.click().await.unwrap();
+    ui.control("Only the types chosen below")
+        .await
+        .click()
+        .await
+        .unwrap();
+    ui.control("document.published")
+        .await
+        .click()
+        .await
+        .unwrap();
     ui.click("Save endpoint").await;
     ui.see("Add an endpoint").await;
     let listed = endpoints(&ui.app, &ada).await;

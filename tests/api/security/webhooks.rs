@@ -42,7 +42,13 @@ fn routes(id: &str) -> Vec<(Method, String, Option<Value>)> {
     ]
 }
 
-async fn send(fx: &Fx, caller: &Caller<'_>, method: Method, path: &str, body: Option<Value>) -> Reply {
+async fn send(
+    fx: &Fx,
+    caller: &Caller<'_>,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> Reply {
     let call = fx.app.req(method, path);
     let call = match caller {
         Caller::Session(s) => call.cookie(s),
@@ -83,7 +89,11 @@ async fn assert_untouched(fx: &Fx, id: &str, secret: &str) {
     assert_eq!(res.body["data"]["url"], "https://hooks.parent.example/in");
     assert!(!res.body.to_string().contains(secret));
     let res = fx.get(&fx.admin, &format!("{HOOKS}/{id}/deliveries")).await;
-    assert_eq!(res.body["pagination"]["total"], 0, "no test was queued: {}", res.body);
+    assert_eq!(
+        res.body["pagination"]["total"], 0,
+        "no test was queued: {}",
+        res.body
+    );
     let res = fx.get(&fx.admin, HOOKS).await;
     let urls: Vec<&str> = res.body["data"]
         .as_array()
@@ -124,7 +134,14 @@ pub(super) async fn webhook_routes_need_org_settings_in_the_organization(fx: Arc
             not_found(&format!("{who}: {method} {path}"), &res);
         }
     }
-    let res = send(&fx, &Caller::Session(&fx.stranger), Method::GET, HOOKS, None).await;
+    let res = send(
+        &fx,
+        &Caller::Session(&fx.stranger),
+        Method::GET,
+        HOOKS,
+        None,
+    )
+    .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     assert!(!res.body.to_string().contains(&id), "{}", res.body);
     assert_untouched(&fx, &id, &secret).await;
@@ -141,7 +158,9 @@ pub(super) async fn webhook_routes_refuse_anonymous_and_preview_callers(fx: Arc<
         .send()
         .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
-    let res = fx.get(&fx.ada, &format!("/api/organizations/{}", fx.parent)).await;
+    let res = fx
+        .get(&fx.ada, &format!("/api/organizations/{}", fx.parent))
+        .await;
     let slug = res.body["data"]["slug"].as_str().unwrap().to_string();
     let res = fx
         .app
@@ -183,7 +202,10 @@ pub(super) async fn webhook_secret_is_never_read_back(fx: Arc<Fx>) {
             assert_eq!(res.status, StatusCode::OK, "{path}: {}", res.body);
             let text = res.body.to_string();
             for shown in [&secret, &rotated] {
-                assert!(!text.contains(shown.as_str()), "{path} shows a secret: {text}");
+                assert!(
+                    !text.contains(shown.as_str()),
+                    "{path} shows a secret: {text}"
+                );
             }
             assert!(!text.contains("whsec_"), "{path}: {text}");
         }

@@ -6,8 +6,8 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use cms_service::webhooks::{
-    CreatedWebhookEndpoint, DeletedWebhookEndpoint, EndpointChange, NewEndpoint,
-    WebhookDelivery, WebhookEndpoint, WebhookSecret,
+    CreatedWebhookEndpoint, DeletedWebhookEndpoint, EndpointChange, NewEndpoint, WebhookDelivery,
+    WebhookEndpoint, WebhookSecret,
 };
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};

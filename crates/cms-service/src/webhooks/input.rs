@@ -285,7 +285,10 @@ mod tests {
             ]
         );
         assert_eq!(
-            paths(check_new(new(Some("https://x.example/"), Some(&[])), &types())),
+            paths(check_new(
+                new(Some("https://x.example/"), Some(&[])),
+                &types()
+            )),
             [("events".into(), "minItems".into())]
         );
         assert_eq!(
@@ -325,8 +328,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            (changed.url.as_str(), changed.events.clone(), changed.enabled),
-            ("https://a.example/", vec!["user.deleted".to_string()], false)
+            (
+                changed.url.as_str(),
+                changed.events.clone(),
+                changed.enabled
+            ),
+            (
+                "https://a.example/",
+                vec!["user.deleted".to_string()],
+                false
+            )
         );
         assert_eq!(changed.description, "Search");
         let bad = check_change(

@@ -24,13 +24,13 @@ use cms_store::Json;
 use cms_store::webhooks::{WebhookDeliveryEntry, WebhookDeliveryRecord, WebhookEndpointRecord};
 use serde::Serialize;
 
+use crate::Inner;
 use crate::actor::Actor;
 use crate::error::{Error, Result};
 use crate::events::WEBHOOK_TEST;
 use crate::paging::{Pagination, page_or_default, page_window};
 use crate::queue::{DEFAULT_MAX_ATTEMPTS, new_job};
 use crate::secret_box::SecretSlot;
-use crate::Inner;
 
 pub(crate) use fan_out::fan_out;
 pub use input::{EVERY_EVENT, EndpointChange, NewEndpoint};
@@ -172,7 +172,11 @@ impl<'a> WebhookService<'a> {
     /// Creates an endpoint with a new signing secret, shown in this answer only. An
     /// organization has at most [`MAX_ENDPOINTS`] (409 past it). The secret is stored sealed:
     /// without CMS_SECRET_ENCRYPTION_KEY nothing is created (422).
-    pub async fn create(&self, actor: &Actor, input: NewEndpoint) -> Result<CreatedWebhookEndpoint> {
+    pub async fn create(
+        &self,
+        actor: &Actor,
+        input: NewEndpoint,
+    ) -> Result<CreatedWebhookEndpoint> {
         let org = self.manager_org(actor)?;
         let checked = input::check_new(input, &self.inner.event_types)
             .map_err(|issues| Error::invalid(issues.into_vec()))?;
@@ -396,7 +400,10 @@ fn found(record: Option<WebhookEndpointRecord>) -> Result<WebhookEndpointRecord>
 }
 
 /// Takes the newest delivery of `endpoint_id` out of the organization's newest deliveries.
-fn take_latest(latest: &mut Vec<WebhookDeliveryEntry>, endpoint_id: &str) -> Option<WebhookDelivery> {
+fn take_latest(
+    latest: &mut Vec<WebhookDeliveryEntry>,
+    endpoint_id: &str,
+) -> Option<WebhookDelivery> {
     let at = latest
         .iter()
         .position(|d| d.delivery.endpoint_id == endpoint_id)?;

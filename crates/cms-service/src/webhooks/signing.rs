@@ -42,7 +42,10 @@ pub(crate) fn standard_signature(
     mac.update(timestamp.to_string().as_bytes());
     mac.update(b".");
     mac.update(body);
-    Ok(format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes())))
+    Ok(format!(
+        "v1,{}",
+        STANDARD.encode(mac.finalize().into_bytes())
+    ))
 }
 
 /// `x-cms-signature` of the settings form: `sha256=` and the lowercase hex HMAC-SHA-256 of the
@@ -79,10 +82,7 @@ mod tests {
             br#"{"test": 2432232314}"#,
         )
         .unwrap();
-        assert_eq!(
-            signature,
-            "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
-        );
+        assert_eq!(signature, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
         assert!(standard_signature("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "m", 1, b"").is_err());
         assert!(standard_signature("whsec_", "m", 1, b"").is_err());
     }
