@@ -175,7 +175,7 @@ fn base64_len(text: &str) -> Option<usize> {
     let alphabet = |c: char| c.is_ascii_alphanumeric() || c == '+' || c == '/';
     let data = text.trim_end_matches('=');
     let padding = text.len() - data.len();
-    (text.len() % 4 == 0 && padding <= 2 && data.chars().all(alphabet))
+    (text.len().is_multiple_of(4) && padding <= 2 && data.chars().all(alphabet))
         .then(|| text.len() / 4 * 3 - padding)
 }
 

@@ -167,14 +167,14 @@ async function remove(endpoint, status, state) {
 // The form: a new endpoint, or changes to one (its secret is never a field).
 
 function endpointForm(state, endpoint) {
-  const url = h("input", { name: "url", type: "url", required: true, autocomplete: "off", value: endpoint?.url ?? "", placeholder: "https://example.com/hooks" });
+  const url = h("input", { name: "url", type: "url", required: true, autocomplete: "off", value: endpoint?.url ?? "" });
   const description = h("input", { name: "description", type: "text", autocomplete: "off", value: endpoint?.description ?? "" });
   const events = eventPicker(knownEvents(state.ctx), endpoint?.events ?? [EVERY]);
   const enabled = endpoint ? null : checkbox("Enabled", { name: "enabled", checked: true, hint: "A disabled endpoint receives nothing until enabled." });
   const form = h(
     "form",
     { class: "stack webhook-form" },
-    field("Endpoint URL", url, { required: true, hint: "Where events are POSTed, as JSON signed with the endpoint's secret (Standard Webhooks)." }),
+    field("Endpoint URL", url, { required: true, hint: "An http or https URL: events are POSTed there as JSON, signed with the endpoint's secret (Standard Webhooks)." }),
     events.el,
     field("Description", description, { hint: "What receives them, for the people who come after you." }),
     enabled?.el,
