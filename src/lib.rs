@@ -107,8 +107,11 @@ pub struct Builder {
     policies: cms_service::AccessPolicies,
     plugins: Vec<Arc<dyn Plugin>>,
     plugin_settings: Vec<cms_core::plugin_settings::SettingsDeclaration>,
-    tune: Option<Box<dyn FnOnce(&mut cms_service::Settings) + Send>>,
+    tune: Option<Tune>,
 }
+
+/// What [`Builder::tune`] does to the service settings.
+type Tune = Box<dyn FnOnce(&mut cms_service::Settings) + Send>;
 
 impl Builder {
     pub fn new(config: Config) -> Self {
