@@ -215,7 +215,7 @@ async fn commits_that_append_events_wake_readers(url: String) {
     tx.insert_new_document(
         &document("d1", "o1", "post", false),
         &[],
-        Some(&event("e2", "o1", "a.b")),
+        &[event("e2", "o1", "a.b")],
     )
     .await
     .unwrap();
@@ -226,7 +226,7 @@ async fn commits_that_append_events_wake_readers(url: String) {
     tx.insert_new_documents(&[NewDocumentRows {
         document: document("d2", "o1", "post", false),
         versions: vec![],
-        event: Some(event("e3", "o1", "a.b")),
+        events: vec![event("e3", "o1", "a.b")],
         references: vec![],
     }])
     .await
