@@ -374,12 +374,12 @@ async fn asset_changes_emit_one_event_each(url: String) {
     .await;
     assert_eq!(body["data"]["deleted"], 2, "{body}");
     let mut deleted = log.next().await;
-    deleted.sort_by(|a, b| a.1.to_string().cmp(&b.1.to_string()));
+    deleted.sort_by_key(|a| a.1.to_string());
     let mut expected = vec![
         asset("asset.deleted", &video),
         asset("asset.deleted", &poster),
     ];
-    expected.sort_by(|a, b| a.1.to_string().cmp(&b.1.to_string()));
+    expected.sort_by_key(|a| a.1.to_string());
     assert_eq!(deleted, expected);
     app.stop().await;
 }
