@@ -75,7 +75,7 @@ pub use jobs::{JobService, Registry, TickReport, Worker};
 pub use locales::{LocaleService, LocalesView};
 pub use mail::{LogMailer, MailError, MailKind, MailMessage, Mailer};
 pub use organizations::{
-    Invitation, InvitationPreview, InvitationSent, InvitationService, Member, MemberService,
+    Invitation, InvitationPreview, InvitationSent, InvitationService, Member, MemberService, NewMember,
     NewOrganization, Organization, OrganizationService, OrganizationUpdate,
 };
 pub use plugin_settings::{PluginSettingsService, PluginSettingsView};
@@ -401,6 +401,11 @@ impl Cms {
     }
 
     /// The members of the active organization.
+    /// Whether e-mail reaches people (a real transport, not the log).
+    pub fn mail_delivers(&self) -> bool {
+        self.0.mailer.delivers()
+    }
+
     pub fn members(&self) -> MemberService<'_> {
         MemberService::new(&self.0)
     }
