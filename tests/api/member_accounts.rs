@@ -21,12 +21,7 @@ async fn create(app: &TestApp, who: &Session, body: Value) -> crate::support::Re
 async fn an_admin_creates_a_member_who_signs_in(url: String) {
     let app = TestApp::start(&url).await;
     let (ada, org) = first_owner(&app).await;
-    let res = create(
-        &app,
-        &ada,
-        new_member("Bob", "Bob@Example.com", "editor"),
-    )
-    .await;
+    let res = create(&app, &ada, new_member("Bob", "Bob@Example.com", "editor")).await;
     assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
     let bob_id = res.body["data"]["userId"].as_str().unwrap().to_string();
     assert_eq!(res.body["data"]["email"], "bob@example.com");
@@ -86,17 +81,28 @@ async fn creating_a_member_is_held_to_the_invitation_rules(url: String) {
     .await;
     res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
     let named = res.body.to_string();
-    assert!(named.contains("\"email\"") && named.contains("\"password\""), "{named}");
+    assert!(
+        named.contains("\"email\"") && named.contains("\"password\""),
+        "{named}"
+    );
     create(&app, &ada, new_member("Eve", "eve@example.com", "public"))
         .await
         .assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
-    create(&app, &ada, new_member("Eve", "eve@example.com", "nosuchrole"))
-        .await
-        .assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
+    create(
+        &app,
+        &ada,
+        new_member("Eve", "eve@example.com", "nosuchrole"),
+    )
+    .await
+    .assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
     // Who may not invite may not create members; only an owner makes an owner.
-    create(&app, &viewer, new_member("Eve", "eve@example.com", "viewer"))
-        .await
-        .assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
+    create(
+        &app,
+        &viewer,
+        new_member("Eve", "eve@example.com", "viewer"),
+    )
+    .await
+    .assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
     let res = create(&app, &admin, new_member("Eve", "eve@example.com", "owner")).await;
     assert_eq!(res.status, StatusCode::FORBIDDEN, "{}", res.body);
     app.post(MEMBERS, new_member("Eve", "eve@example.com", "viewer"))
@@ -111,7 +117,12 @@ async fn creating_a_member_is_held_to_the_invitation_rules(url: String) {
         )
         .send()
         .await;
-    assert_eq!(signed_in.status, StatusCode::UNAUTHORIZED, "{}", signed_in.body);
+    assert_eq!(
+        signed_in.status,
+        StatusCode::UNAUTHORIZED,
+        "{}",
+        signed_in.body
+    );
     // The admin may create what an admin may invite.
     let res = create(&app, &admin, new_member("Eve", "eve@example.com", "editor")).await;
     assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);

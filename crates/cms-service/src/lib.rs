@@ -75,8 +75,8 @@ pub use jobs::{JobService, Registry, TickReport, Worker};
 pub use locales::{LocaleService, LocalesView};
 pub use mail::{LogMailer, MailError, MailKind, MailMessage, Mailer};
 pub use organizations::{
-    Invitation, InvitationPreview, InvitationSent, InvitationService, Member, MemberService, NewMember,
-    NewOrganization, Organization, OrganizationService, OrganizationUpdate,
+    Invitation, InvitationPreview, InvitationSent, InvitationService, Member, MemberService,
+    NewMember, NewOrganization, Organization, OrganizationService, OrganizationUpdate,
 };
 pub use plugin_settings::{PluginSettingsService, PluginSettingsView};
 pub use rate_limit::{Limited, RateLimitService, RateLimitSettings};

@@ -38,15 +38,28 @@ async fn the_invitation_link_is_shown_once_to_copy(url: String) {
         .await;
     // The field holds the very acceptUrl the API answered (and e-mailed), secret included.
     let shown = ui
-        .eval("return document.getElementById('invitation-link').value", vec![])
+        .eval(
+            "return document.getElementById('invitation-link').value",
+            vec![],
+        )
         .await;
     assert_eq!(shown, json!(mail.link));
-    assert!(mail.link.contains("/admin/accept-invitation?token="), "{}", mail.link);
+    assert!(
+        mail.link.contains("/admin/accept-invitation?token="),
+        "{}",
+        mail.link
+    );
     let text = panel.text().await.unwrap();
     assert!(text.contains("shown only now"), "{text}");
-    assert!(text.contains("It was also e-mailed to grace@example.com"), "{text}");
+    assert!(
+        text.contains("It was also e-mailed to grace@example.com"),
+        "{text}"
+    );
     let readonly = ui
-        .eval("return document.getElementById('invitation-link').readOnly", vec![])
+        .eval(
+            "return document.getElementById('invitation-link').readOnly",
+            vec![],
+        )
         .await;
     assert_eq!(readonly, json!(true));
     ui.screenshot("link").await;
@@ -74,7 +87,10 @@ async fn the_invitation_link_is_shown_once_to_copy(url: String) {
     ui.open("/admin/settings/members").await;
     ui.see("grace@example.com").await;
     let panels = ui
-        .eval("return document.querySelectorAll('.invitation-link').length", vec![])
+        .eval(
+            "return document.querySelectorAll('.invitation-link').length",
+            vec![],
+        )
         .await;
     assert_eq!(panels, json!(0));
     let page = ui.main_text().await;
@@ -129,7 +145,10 @@ async fn without_mail_a_member_is_created_with_a_password(url: String) {
     ui.click("Send invitation").await;
     let panel = ui.find(".invitation-link").await;
     let text = panel.text().await.unwrap();
-    assert!(text.contains("E-mail is not set up on this instance"), "{text}");
+    assert!(
+        text.contains("E-mail is not set up on this instance"),
+        "{text}"
+    );
 
     ui.see("Create a member").await;
     ui.fill("Member name", "Bob Builder").await;
@@ -155,7 +174,10 @@ async fn without_mail_a_member_is_created_with_a_password(url: String) {
     ui.arrive("/admin").await;
     ui.see("Default").await;
     let name = ui
-        .eval("return document.querySelector('#topbar .user').textContent", vec![])
+        .eval(
+            "return document.querySelector('#topbar .user').textContent",
+            vec![],
+        )
         .await;
     assert_eq!(name, json!("Bob Builder"));
     ui.stop().await;

@@ -65,7 +65,14 @@ async fn no_page_scrolls_sideways(url: String) {
         .send()
         .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
-    member(&app, &ada, "Grace Hopper", "grace.hopper.with.a.long.address@example.com", "editor").await;
+    member(
+        &app,
+        &ada,
+        "Grace Hopper",
+        "grace.hopper.with.a.long.address@example.com",
+        "editor",
+    )
+    .await;
     let ui = Ui::start(app, "layout").await;
     ui.sign_in_as(&ada).await;
     let pages = [
@@ -92,7 +99,10 @@ async fn no_page_scrolls_sideways(url: String) {
                 culprits(&ui).await
             );
             if width != 1400 {
-                let name = format!("{width}-{}", page.trim_start_matches("/admin").replace('/', "-"));
+                let name = format!(
+                    "{width}-{}",
+                    page.trim_start_matches("/admin").replace('/', "-")
+                );
                 ui.screenshot(&name).await;
             }
         }
@@ -184,7 +194,10 @@ async fn the_home_page_shows_what_to_do_next(url: String) {
     post(&app, &ada, "Never published", false).await;
     tick();
     let res = app
-        .req(axum::http::Method::PUT, &format!("/api/documents/{changed}"))
+        .req(
+            axum::http::Method::PUT,
+            &format!("/api/documents/{changed}"),
+        )
         .json(json!({"data": {"title": "Published then changed"}}))
         .cookie(&ada)
         .send()
@@ -231,7 +244,12 @@ async fn the_home_page_shows_what_to_do_next(url: String) {
     assert_eq!(recent.len(), 4, "{recent:?}");
     assert_eq!(
         recent,
-        ["Ada Lovelace", "Published then changed", "Never published", "Published and untouched"]
+        [
+            "Ada Lovelace",
+            "Published then changed",
+            "Never published",
+            "Published and untouched"
+        ]
     );
     // Drafts: never published, or changed since.
     let mut drafts = listed(&ui, "drafts").await;

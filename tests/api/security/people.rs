@@ -173,9 +173,7 @@ pub(super) async fn email_change_needs_password_and_new_mailbox(fx: Arc<Fx>) {
 /// 15 and 16: creating a member with a password (no mail transport) hands out a role like an
 /// invitation does, and must never take over an existing account by giving it a password.
 pub(super) async fn member_with_password_stays_under_the_ceiling(fx: Arc<Fx>) {
-    let body = |email: &str, role: &str| {
-        json!({"name": "Made", "email": email, "password": "another password 1", "role": role})
-    };
+    let body = |email: &str, role: &str| json!({"name": "Made", "email": email, "password": "another password 1", "role": role});
     // The editor holds no member.invite.
     fx.app
         .post(MEMBERS, body("made-by-editor@example.com", "viewer"))

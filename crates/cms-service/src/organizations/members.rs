@@ -84,11 +84,8 @@ impl<'a> MemberService<'a> {
     pub async fn create(&self, actor: &Actor, input: NewMember) -> Result<Member> {
         actor.require_person()?;
         let org = actor.require(CoreCapability::MemberInvite)?.to_string();
-        let (name, email, password) = crate::auth::sign_up::validate_new_user(
-            &input.name,
-            &input.email,
-            &input.password,
-        )?;
+        let (name, email, password) =
+            crate::auth::sign_up::validate_new_user(&input.name, &input.email, &input.password)?;
         let role = role_name(input.role.as_deref())?;
         // The refusals that need no hashing come first, so a refused request costs nothing.
         {
