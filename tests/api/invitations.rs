@@ -669,6 +669,7 @@ async fn an_accept_link_can_be_looked_up_by_its_secret(url: String) {
             "organizationName": "Default",
             "email": "bob@example.com",
             "role": "editor",
+            "inviterName": "Ada",
             "expiresAt": data["expiresAt"],
         })
     );

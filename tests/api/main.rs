@@ -41,6 +41,7 @@ mod job_leases;
 mod jobs;
 mod lifecycle;
 mod localization;
+mod member_accounts;
 mod members;
 mod openapi;
 mod organizations;

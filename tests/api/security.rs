@@ -570,6 +570,9 @@ fn rows() -> Vec<Row> {
         row!("15 role ceiling", role_ceiling_caps_assignment_and_invitation,
             "member with member.changeRole+member.invite, without apiKey.manage: give/invite a role holding it, admin, owner"
             => "403 for each (role ceiling {error: Forbidden})"),
+        row!("15 role ceiling", member_with_password_stays_under_the_ceiling,
+            "POST /api/organizations/members: editor (no member.invite); admin making an owner; admin with the viewer's e-mail"
+            => "403 {error}; 403; 409 and the viewer's password unchanged"),
         row!("16 invitation takeover", invited_address_without_secret_joins_nothing,
             "sign-up with an invited address and a guessed invitationToken; accept by id with it; GET invitations"
             => "account created in no organization; accept 403 {error}; invitation pending, no secret listed"),

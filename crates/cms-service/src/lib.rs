@@ -76,7 +76,7 @@ pub use locales::{LocaleService, LocalesView};
 pub use mail::{LogMailer, MailError, MailKind, MailMessage, Mailer};
 pub use organizations::{
     Invitation, InvitationPreview, InvitationSent, InvitationService, Member, MemberService,
-    NewOrganization, Organization, OrganizationService, OrganizationUpdate,
+    NewMember, NewOrganization, Organization, OrganizationService, OrganizationUpdate,
 };
 pub use plugin_settings::{PluginSettingsService, PluginSettingsView};
 pub use rate_limit::{Limited, RateLimitService, RateLimitSettings};
@@ -401,6 +401,11 @@ impl Cms {
     }
 
     /// The members of the active organization.
+    /// Whether e-mail reaches people (a real transport, not the log).
+    pub fn mail_delivers(&self) -> bool {
+        self.0.mailer.delivers()
+    }
+
     pub fn members(&self) -> MemberService<'_> {
         MemberService::new(&self.0)
     }

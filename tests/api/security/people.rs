@@ -169,3 +169,50 @@ pub(super) async fn email_change_needs_password_and_new_mailbox(fx: Arc<Fx>) {
         .await;
     assert_eq!(got.body["user"]["email"], "emailvictim@example.com");
 }
+
+/// 15 and 16: creating a member with a password (no mail transport) hands out a role like an
+/// invitation does, and must never take over an existing account by giving it a password.
+pub(super) async fn member_with_password_stays_under_the_ceiling(fx: Arc<Fx>) {
+    let body = |email: &str, role: &str| json!({"name": "Made", "email": email, "password": "another password 1", "role": role});
+    // The editor holds no member.invite.
+    fx.app
+        .post(MEMBERS, body("made-by-editor@example.com", "viewer"))
+        .cookie(&fx.editor)
+        .send()
+        .await
+        .assert_access_refusal(StatusCode::FORBIDDEN, "Forbidden");
+    // Only an owner makes an owner.
+    let res = fx
+        .app
+        .post(MEMBERS, body("made-owner@example.com", "owner"))
+        .cookie(&fx.admin)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::FORBIDDEN, "{}", res.body);
+    // An existing account (the viewer's) is 409, and its own password still opens it.
+    let viewer_email = fx.viewer.user["email"].as_str().unwrap().to_string();
+    fx.app
+        .post(MEMBERS, body(&viewer_email, "admin"))
+        .cookie(&fx.admin)
+        .send()
+        .await
+        .assert_handler_error(StatusCode::CONFLICT, "Conflict");
+    let res = fx
+        .app
+        .post(
+            "/api/auth/sign-in/email",
+            json!({"email": viewer_email, "password": "another password 1"}),
+        )
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{}", res.body);
+    let res = fx
+        .app
+        .post(
+            "/api/auth/sign-in/email",
+            json!({"email": viewer_email, "password": PASSWORD}),
+        )
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+}

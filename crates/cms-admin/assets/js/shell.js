@@ -35,6 +35,9 @@ export async function loadContext(params) {
     can: (capability) => capabilities.has(capability),
     // The assistant on this instance: "off", "noModel" or "ready".
     assistant: access.assistant,
+    // Whether e-mail reaches people (false with the log transport): invitations then need
+    // their link handed over, and members may be created with a password.
+    mailDelivers: access.mailDelivers !== false,
     isInstanceAdmin,
     schemas,
     schema: (name) => schemas.find((s) => s.name === name) || null,

@@ -84,6 +84,9 @@ struct Access {
     capabilities: cms_core::CapabilitySet,
     /// The assistant on this instance: `off` (no model backend), `noModel`, or `ready`.
     assistant: cms_agent::Availability,
+    /// Whether the instance's e-mail reaches people; `false` with the log transport, where an
+    /// invitation's link must be handed over by hand (or a member created with a password).
+    mail_delivers: bool,
 }
 
 /// The caller's role and capabilities in the active organization, and whether the assistant
@@ -101,6 +104,7 @@ async fn access(
         role: actor.grant.role.name().map(str::to_string),
         capabilities: actor.grant.capabilities.clone(),
         assistant: state.agent().availability(),
+        mail_delivers: state.cms.mail_delivers(),
     }))
 }
 

@@ -16,6 +16,7 @@ use utoipa_axum::routes;
 
 use crate::error::{AccessRefusal, ApiResult, ErrorBody};
 use crate::extract::{ApiJson, Authed, Client, MaybeAuthed};
+use crate::routes::{Data, ok};
 use crate::{AppState, session_cookie};
 
 const TAG: &str = "auth";
@@ -26,6 +27,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(sign_in))
         .routes(routes!(sign_out))
         .routes(routes!(get_session))
+        .routes(routes!(setup))
         .routes(routes!(delete_account))
 }
 
@@ -256,6 +258,24 @@ async fn get_session(MaybeAuthed(actor): MaybeAuthed) -> Json<Option<SessionBody
         | Credential::Preview(_)
         | Credential::Public { .. } => None,
     }))
+}
+
+/// Whether the instance still waits for its first account.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct Setup {
+    /// `true` while the instance has no user: the first sign-up creates the administrator
+    /// (under the `auth.firstAdmin` policy).
+    setup_required: bool,
+}
+
+/// Whether the instance has no user yet, so a client opens on "create the first account"
+/// rather than on a sign-in nobody can pass. Public; it says this one bit and nothing more.
+#[utoipa::path(get, path = "/api/auth/setup", tag = TAG, security(()),
+    responses((status = 200, description = "Whether the first account is still to be made", body = Data<Setup>)))]
+async fn setup(State(state): State<AppState>) -> ApiResult<Json<Data<Setup>>> {
+    let setup_required = state.cms.auth().setup_required().await?;
+    Ok(ok(Setup { setup_required }))
 }
 
 /// The `Set-Cookie` value of a new session.

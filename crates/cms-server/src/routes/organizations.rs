@@ -6,8 +6,8 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use cms_service::{
-    Invitation, InvitationPreview, InvitationSent, Member, NewOrganization, Organization,
-    OrganizationUpdate,
+    Invitation, InvitationPreview, InvitationSent, Member, NewMember, NewOrganization,
+    Organization, OrganizationUpdate,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -27,7 +27,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list, create))
         .routes(routes!(switch))
-        .routes(routes!(members, change_role, remove_member))
+        .routes(routes!(members, add_member, change_role, remove_member))
         .routes(routes!(invitations, invite, cancel_invitation))
         .routes(routes!(preview_invitation))
         .routes(routes!(accept_invitation))
@@ -195,6 +195,43 @@ async fn members(
     Authed(actor): Authed,
 ) -> ApiResult<Json<Data<Vec<Member>>>> {
     Ok(ok(state.cms.members().list(&actor).await?))
+}
+
+/// A new account that joins the active organization at once.
+#[derive(Deserialize, ToSchema)]
+struct MemberCreate {
+    /// The person's name.
+    name: Option<String>,
+    /// An address with no account yet.
+    email: Option<String>,
+    /// 8 to 128 characters, for the admin to hand over.
+    password: Option<String>,
+    /// A role of the organization.
+    role: Option<String>,
+}
+
+/// Creates an account with a password as a member of the active organization, for instances
+/// whose e-mail reaches nobody (`member.invite`, under the same role ceiling as an invitation).
+/// The address counts as not verified.
+#[utoipa::path(post, path = "/api/organizations/members", tag = TAG, request_body = MemberCreate,
+    responses(
+        (status = 201, description = "The new member", body = Data<Member>),
+        (status = 403, description = "The role holds a capability the caller lacks (`{ error }`), or is `owner` and the caller is not one (handler-layer body)",
+            body = crate::error::AccessRefusal),
+        (status = 409, description = "The address has an account already: invite it instead", body = ErrorBody),
+    ))]
+async fn add_member(
+    State(state): State<AppState>,
+    Authed(actor): Authed,
+    ApiJson(body): ApiJson<MemberCreate>,
+) -> ApiResult<(StatusCode, Json<Data<Member>>)> {
+    let input = NewMember {
+        name: body.name,
+        email: body.email,
+        password: body.password,
+        role: body.role,
+    };
+    Ok(created(state.cms.members().create(&actor, input).await?))
 }
 
 /// A member of the active organization, and for a role change the new role.

@@ -9,7 +9,7 @@
 mod credentials;
 pub(crate) mod password;
 mod session;
-mod sign_up;
+pub(crate) mod sign_up;
 pub(crate) mod tokens;
 
 pub use self::credentials::{Credentials, Resolved};

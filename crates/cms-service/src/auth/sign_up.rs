@@ -113,6 +113,13 @@ impl SignedUp {
 }
 
 impl AuthService<'_> {
+    /// Whether the instance has no user yet, so its first page asks for the first account
+    /// instead of a sign-in. Public, and nothing but this one bit: never a count.
+    pub async fn setup_required(&self) -> Result<bool> {
+        let mut tx = self.inner.store.read_instance_wide().await?;
+        Ok(tx.count_users().await? == 0)
+    }
+
     /// Sign-up, checked in the order of CONTRACT.md section 12 after the rate limit (429): body
     /// (400), policy (403), existing e-mail (422). While the instance has no first administrator
     /// the first-admin policy decides who may claim it; that account becomes instance
@@ -382,7 +389,7 @@ fn log_first_admin(first: bool, user: &UserRecord) {
 }
 
 /// The name, e-mail and password of a new user, each checked, every problem reported at once.
-fn validate_new_user(
+pub(crate) fn validate_new_user(
     name: &Option<String>,
     email: &Option<String>,
     password: &Option<String>,

@@ -45,6 +45,13 @@ pub struct MailError(pub String);
 #[async_trait]
 pub trait Mailer: Send + Sync + 'static {
     async fn send(&self, message: &MailMessage) -> Result<(), MailError>;
+
+    /// Whether a message reaches its recipient. `false` for a transport that only records
+    /// messages (the log): the admin then offers what needs no mailbox, such as creating a
+    /// member with a password.
+    fn delivers(&self) -> bool {
+        true
+    }
 }
 
 /// Writes each message, link included, to the log instead of sending it. The default: a local
@@ -65,6 +72,10 @@ impl Mailer for LogMailer {
             message.text
         );
         Ok(())
+    }
+
+    fn delivers(&self) -> bool {
+        false
     }
 }
 

@@ -81,6 +81,9 @@ pub struct InvitationPreview {
     /// The invited address: sign up or sign in with it.
     pub email: String,
     pub role: String,
+    /// The name of the member who invited, so the page can say who asks; `null` when that
+    /// account is gone.
+    pub inviter_name: Option<String>,
     pub expires_at: Timestamp,
 }
 
@@ -234,12 +237,17 @@ impl<'a> InvitationService<'a> {
             .organization_by_id(&record.organization_id)
             .await?
             .ok_or_else(|| Error::not_found("invitation"))?;
+        let inviter_name = match &record.invited_by {
+            Some(id) => tx.user_by_id(id).await?.map(|u| u.name),
+            None => None,
+        };
         Ok(InvitationPreview {
             id: record.id,
             organization_id: org.id,
             organization_name: org.name,
             email: record.email,
             role: record.role,
+            inviter_name,
             expires_at: record.expires_at.into(),
         })
     }

@@ -24,7 +24,7 @@ use serde_json::Value;
 
 pub use self::invitations::{Invitation, InvitationPreview, InvitationSent, InvitationService};
 pub(crate) use self::invitations::{has_open_invitation, join_by_token};
-pub use self::members::{Member, MemberService};
+pub use self::members::{Member, MemberService, NewMember};
 use crate::Inner;
 use crate::actor::{Actor, Credential, SessionView, check_email};
 use crate::error::{Error, Result};

@@ -13,10 +13,11 @@ export async function mount(main, { params }) {
   switch (params.page) {
     case "sign-in":
       if (session) return location.replace(back || FALLBACK);
+      if (await setupRequired()) return signUp(main, back, true);
       return signIn(main, back);
     case "sign-up":
       if (session) return location.replace(back || FALLBACK);
-      return signUp(main, back);
+      return signUp(main, back, await setupRequired());
     case "forgot-password":
       return forgotPassword(main);
     case "reset-password":
@@ -26,6 +27,13 @@ export async function mount(main, { params }) {
     default:
       throw new Error(`unknown page ${params.page}`);
   }
+}
+
+// Whether the instance has no account yet: then nobody can sign in, and the first page is
+// the one that creates the administrator. A failed look-up keeps the usual sign-in.
+async function setupRequired() {
+  const answer = await get("/api/auth/setup").catch(() => null);
+  return answer?.data?.setupRequired === true;
 }
 
 function card(title, ...children) {
@@ -136,7 +144,8 @@ function signUpForm(onDone, invitation = null) {
   );
 }
 
-function signUp(main, back) {
+// `first`: the instance has no account yet, so this one becomes its administrator.
+function signUp(main, back, first = false) {
   const holder = h("div");
   const el = signUpForm(async (result) => {
     if (!result.token) {
@@ -148,12 +157,18 @@ function signUp(main, back) {
   render(holder, el);
   render(
     main,
-    card(
-      "Create an account",
-      h("p", { class: "muted", text: "The first account becomes the instance's administrator. Later accounts need an invitation unless the instance allows open sign-up." }),
-      holder,
-      h("p", { class: "muted" }, "Already have an account? ", h("a", { href: "/admin/sign-in", text: "Sign in" })),
-    ),
+    first
+      ? card(
+          "Create the first account",
+          h("p", { text: "Welcome. This instance has no account yet: the one you create now becomes its administrator and owns the organization \u201cDefault\u201d. You can invite others from Settings afterwards." }),
+          holder,
+        )
+      : card(
+          "Create an account",
+          h("p", { class: "muted", text: "The first account becomes the instance's administrator. Later accounts need an invitation unless the instance allows open sign-up." }),
+          holder,
+          h("p", { class: "muted" }, "Already have an account? ", h("a", { href: "/admin/sign-in", text: "Sign in" })),
+        ),
   );
   main.querySelector("input")?.focus();
   ready(main);
@@ -224,7 +239,7 @@ async function acceptInvitation(main, id, session) {
     id = invitation.id;
   }
   const here = token ? `/admin/accept-invitation?token=${encodeURIComponent(token)}` : `/admin/accept-invitation/${seg(id)}`;
-  const what = invitation ? h("p", { text: `You are invited to join ${invitation.organizationName} as ${invitation.role}.` }) : null;
+  const what = invitation ? invitationSummary(invitation) : null;
   if (session) {
     const status = h("div");
     const accept = h("button", {
@@ -266,6 +281,28 @@ async function acceptInvitation(main, id, session) {
     ),
   );
   ready(main);
+}
+
+// Who invites, to which organization, with which role, and for which address.
+function invitationSummary(invitation) {
+  const who = invitation.inviterName ? `${invitation.inviterName} invited you` : "You are invited";
+  return h(
+    "div",
+    { class: "invitation-summary" },
+    h("p", { text: `${who} to join ${invitation.organizationName} as ${invitation.role}.` }),
+    h(
+      "dl",
+      { class: "facts" },
+      h("dt", { text: "Organization" }),
+      h("dd", { text: invitation.organizationName }),
+      h("dt", { text: "Role" }),
+      h("dd", { text: invitation.role }),
+      h("dt", { text: "Invited by" }),
+      h("dd", { text: invitation.inviterName || "a member who has left" }),
+      h("dt", { text: "For" }),
+      h("dd", { text: invitation.email }),
+    ),
+  );
 }
 
 // Why accepting failed, in words for the person who tried.

@@ -1,32 +1,85 @@
-// The admin's start page: the document types to open, or, for someone in no organization
-// yet, a way to create one.
+// The admin's start page: "create new" per document type the caller may create, the
+// organization's recent edits and its drafts waiting to publish; for someone in no
+// organization yet, a way to create one.
 
-import { post, ApiError } from "../api.js";
-import { h, render, field, banner, setTitle, ready } from "../dom.js";
+import { get, post, seg, query, ApiError } from "../api.js";
+import { h, render, field, banner, setTitle, ready, notify, formatDate } from "../dom.js";
+import { documentTitle } from "../fields.js";
+import { statusBadge, hasUnpublishedChanges } from "./document.js";
+import { mayDo } from "../shell.js";
+
+// How many documents each section shows, and how many of each type are read to find them.
+const SHOWN = 10;
+const PER_TYPE = 20;
 
 export async function mount(main, ctx) {
   if (!ctx.organization) return noOrganization(main);
-  setTitle("Content");
-  const types = ctx.documentTypes;
+  setTitle("Home");
+  // Singletons have no list and no "new"; reading one would also create its row, so the home
+  // page leaves them to the navigation.
+  const types = ctx.documentTypes.filter((s) => !s.singleton);
+  const creatable = types.filter((s) => mayDo(ctx, s, "create"));
+  const recent = h("div", { class: "home-list" }, h("p", { class: "muted", text: "Loading…" }));
+  const drafts = h("div", { class: "home-list" }, h("p", { class: "muted", text: "Loading…" }));
   render(
     main,
     h("h1", { text: ctx.organization.name }),
-    types.length
-      ? h(
-          "ul",
-          { class: "cards" },
-          types.map((s) =>
-            h(
-              "li",
-              { class: "card" },
-              h("a", { href: `/admin/documents/${encodeURIComponent(s.name)}`, text: s.title || s.name }),
-              h("p", { class: "muted", text: s.singleton ? "Single document" : `${s.fields.length} fields` }),
-            ),
-          ),
-        )
-      : h("p", { class: "muted", text: "No document types are available to you here." }),
+    h(
+      "div",
+      { class: "home-sections" },
+      section("create-new", "Create new", creatable.length
+        ? h("ul", { class: "create-new" }, creatable.map((s) => h("li", {}, h("a", { class: "button", href: `/admin/documents/${seg(s.name)}/new`, text: `New ${s.title || s.name}` }))))
+        : h("p", { class: "muted", text: "You may not create documents here." })),
+      section("recent-edits", "Recent edits", recent),
+      section("drafts", "Drafts waiting to publish", drafts),
+    ),
   );
+  const docs = await latest(types);
+  docs.sort((a, b) => String(b.doc.updatedAt).localeCompare(String(a.doc.updatedAt)));
+  render(recent, documentList(docs.slice(0, SHOWN), "Nothing has been edited yet."));
+  // Never published, or changed since it was published.
+  const waiting = docs.filter(({ doc }) => hasUnpublishedChanges(doc)).slice(0, SHOWN);
+  render(drafts, documentList(waiting, "No drafts are waiting: everything is published."));
   ready(main);
+}
+
+function section(id, title, body) {
+  return h("section", { class: "home-section", "aria-labelledby": `${id}-title`, dataset: { section: id } }, h("h2", { id: `${id}-title`, text: title }), body);
+}
+
+// The most recently updated documents of each type (one small request per type, as the list
+// endpoint reads one type at a time), each with its schema. A type that fails to load is
+// named rather than hiding the others.
+async function latest(types) {
+  const lists = await Promise.all(
+    types.map((schema) =>
+      get(`/api/documents${query({ type: schema.name, sort: "-updatedAt", pageSize: PER_TYPE })}`)
+        .then((body) => (body.data || []).map((doc) => ({ doc, schema })))
+        .catch((error) => {
+          notify(`${schema.title || schema.name} could not be loaded: ${error.message}`, "error");
+          return [];
+        }),
+    ),
+  );
+  return lists.flat();
+}
+
+function documentList(items, empty) {
+  if (!items.length) return h("p", { class: "muted", text: empty });
+  return h(
+    "ul",
+    { class: "doc-list" },
+    items.map(({ doc, schema }) =>
+      h(
+        "li",
+        { dataset: { id: doc.id } },
+        h("a", { href: `/admin/documents/${seg(schema.name)}/${seg(doc.id)}`, text: documentTitle(doc, schema) }),
+        " ",
+        statusBadge(doc),
+        h("span", { class: "muted doc-meta", text: `${schema.title || schema.name} · ${formatDate(doc.updatedAt)}` }),
+      ),
+    ),
+  );
 }
 
 function noOrganization(main) {

@@ -288,7 +288,8 @@ function deleteOrganization(ctx) {
 // ---------------------------------------------------------------------------------------
 // Members and invitations
 
-export async function members(body, ctx) {
+// `sent`: the answer to an invitation just made, whose link is shown once above the list.
+export async function members(body, ctx, sent = null) {
   const mayInvite = ctx.can("member.invite");
   const [people, roles, invitations] = await Promise.all([
     data(get("/api/organizations/members")),
@@ -299,13 +300,77 @@ export async function members(body, ctx) {
     }),
     mayInvite ? data(get("/api/organizations/invitations")) : Promise.resolve(null),
   ]);
-  const redraw = () => members(body, ctx).catch((error) => notify(describe(error), "error"));
+  const redraw = (justSent = null) => members(body, ctx, justSent).catch((error) => notify(describe(error), "error"));
   const roleNames = assignable(roles, ctx);
   render(
     body,
     part("Members", memberTable(people, roles, roleNames, ctx, redraw)),
-    mayInvite ? part("Invitations", invitationTable(invitations, redraw), inviteForm(roleNames, ctx, redraw)) : null,
+    mayInvite ? part("Invitations", sent ? invitationLink(sent, ctx) : null, invitationTable(invitations, redraw), inviteForm(roleNames, ctx, redraw)) : null,
+    // Without a mail transport an invitation reaches nobody by itself: the admin may hand over
+    // its link, or create the account with a password right away.
+    mayInvite && !ctx.mailDelivers ? part("Create a member", createMemberForm(roleNames, redraw)) : null,
   );
+}
+
+// The accept link of the invitation just made. It holds the invitation's secret, which the
+// API returns in this one answer and never lists again, so it is shown now or never.
+function invitationLink(sent, ctx) {
+  const id = "invitation-link";
+  const input = h("input", { id, type: "text", readonly: true, value: sent.acceptUrl, class: "invitation-link-url", on: { focus: () => input.select() } });
+  const copy = h("button", {
+    type: "button",
+    class: "primary",
+    text: "Copy invitation link",
+    on: {
+      click: async () => {
+        try {
+          // Only in a secure context (https or localhost); elsewhere the field is the way.
+          await navigator.clipboard.writeText(sent.acceptUrl);
+          notify("The invitation link is copied.", "success");
+        } catch {
+          input.focus();
+          input.select();
+          notify("Copying is not allowed here: the link is selected, copy it with your keyboard.", "info");
+        }
+      },
+    },
+  });
+  const how = ctx.mailDelivers
+    ? `It was also e-mailed to ${sent.email}.`
+    : `E-mail is not set up on this instance, so nothing was sent: give this link to ${sent.email} yourself.`;
+  return h(
+    "div",
+    { class: "invitation-link", role: "status" },
+    h("p", {}, h("strong", { text: `Invitation for ${sent.email} (${sent.role})` })),
+    h("p", { text: `${how} The link is shown only now: it is never listed again.` }),
+    h("label", { for: id, text: "Invitation link" }),
+    h("div", { class: "inline-field" }, input, copy),
+  );
+}
+
+// An account with a password the admin chooses and hands over, for instances whose e-mail
+// reaches nobody. The server holds it to the invitation rules (the same role ceiling).
+function createMemberForm(roleNames, redraw) {
+  const name = h("input", { name: "name", type: "text", required: true, autocomplete: "off" });
+  const email = h("input", { name: "email", type: "email", required: true, autocomplete: "off" });
+  const password = h("input", { name: "password", type: "password", required: true, minlength: 8, maxlength: 128, autocomplete: "new-password" });
+  const role = h("select", { name: "role", required: true }, roleNames.map((n) => h("option", { value: n, text: n, selected: n === "editor" })));
+  const form = h(
+    "form",
+    { class: "stack create-member-form" },
+    h("p", { text: "E-mail is not set up on this instance, so invitations reach nobody by themselves. Create the account here and give the person their password yourself." }),
+    field("Member name", name, { required: true }),
+    field("Member e-mail", email, { required: true, hint: "If this address has an account already, invite it instead." }),
+    field("Member password", password, { required: true, hint: "8 to 128 characters." }),
+    field("Member role", role, { required: true }),
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary", text: "Create member with password" })),
+  );
+  onSubmit(form, async () => {
+    const created = await data(post("/api/organizations/members", { name: name.value, email: email.value, password: password.value, role: role.value }));
+    notify(`${created.name || created.email} is a member now and can sign in with that password.`, "success");
+    await redraw();
+  });
+  return form;
 }
 
 // The roles the caller may give (CONTRACT.md section 13, "No one grants more than they
@@ -439,8 +504,8 @@ function inviteForm(roleNames, ctx, redraw) {
   );
   onSubmit(form, async () => {
     const sent = await data(post("/api/organizations/invitations", { email: email.value, role: role.value }));
-    notify(`An invitation is on its way to ${sent.email}.`, "success");
-    await redraw();
+    notify(ctx.mailDelivers ? `An invitation is on its way to ${sent.email}.` : `The invitation for ${sent.email} is ready: copy its link below.`, "success");
+    await redraw(sent);
   });
   return form;
 }
