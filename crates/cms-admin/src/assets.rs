@@ -14,6 +14,7 @@ pub struct Asset {
 
 const JS: &str = "text/javascript; charset=utf-8";
 const CSS: &str = "text/css; charset=utf-8";
+const SVG: &str = "image/svg+xml";
 
 macro_rules! files {
     ($($kind:ident $path:literal),* $(,)?) => {
@@ -61,7 +62,11 @@ static FILES: &[Asset] = files![
     JS "js/settings/webhooks.js",
     JS "js/pages/tool.js",
     JS "js/assistant.js",
+    SVG "favicon.svg",
 ];
+
+/// The icon every page links, and `/favicon.ico` leads to.
+pub const FAVICON: &str = "favicon.svg";
 
 /// The stylesheets every page links, in order.
 pub(crate) fn stylesheets() -> impl Iterator<Item = &'static str> {
