@@ -195,7 +195,9 @@ impl<'a> AssetService<'a> {
     /// Every upload door (multipart upload, direct-upload confirm, a poster, the assistant's
     /// `upload_asset`) records its file here, in the caller's unit of work: an asset of the
     /// organization with the same SHA-256 is returned as it is (no second record, no event),
-    /// otherwise `record` is inserted with its `asset.created` event.
+    /// otherwise `record` is inserted with its `asset.created` event. Answering an existing
+    /// asset shows nothing the uploader may not read: `asset.upload` implies `asset.read`
+    /// (SPEC.md capability rule 2), and the look-up is in the uploader's organization only.
     async fn record(&self, tx: &mut dyn Tx, record: AssetRecord) -> Result<Recorded> {
         if let Some(existing) = tx
             .asset_by_sha256(&record.organization_id, &record.sha256)
