@@ -46,6 +46,8 @@ static FILES: &[Asset] = files![
     JS "js/fields.js",
     JS "js/field-markup.js",
     JS "js/reference-field.js",
+    JS "js/reference-create.js",
+    JS "js/tag-field.js",
     JS "js/asset-field.js",
     JS "js/blocks.js",
     JS "js/portable-text.js",
