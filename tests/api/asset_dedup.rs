@@ -78,7 +78,11 @@ async fn the_same_bytes_twice_are_one_asset(url: String) {
         .cookie(&ada)
         .send()
         .await;
-    assert!(read.body["data"].get("duplicate").is_none(), "{}", read.body);
+    assert!(
+        read.body["data"].get("duplicate").is_none(),
+        "{}",
+        read.body
+    );
 
     // Different bytes are a new asset.
     let other = uploaded(&app, &ada, "harbour.png", &png(6, 4, 65)).await;

@@ -45,7 +45,8 @@ async fn draft(app: &TestApp, who: &Session, id: &str) -> Value {
 
 /// The combobox's state: open or not, the options' texts, the active option's text, and
 /// whether the focus is in the input.
-const COMBOBOX: &str = "const input = document.querySelector('[data-field=author] [role=combobox]');
+const COMBOBOX: &str =
+    "const input = document.querySelector('[data-field=author] [role=combobox]');
     const list = document.getElementById(input.getAttribute('aria-controls'));
     const active = input.getAttribute('aria-activedescendant');
     return {
@@ -90,12 +91,20 @@ async fn a_reference_is_chosen_from_a_combobox(url: String) {
 
     // Focus alone lists the recently updated authors, newest first, before any typing.
     let input = ui.control("Author").await;
-    assert_eq!(input.attr("role").await.unwrap().as_deref(), Some("combobox"));
+    assert_eq!(
+        input.attr("role").await.unwrap().as_deref(),
+        Some("combobox")
+    );
     ui.press(&input).await;
     let state = combobox_until(
         &ui,
         "options",
-        json!(["Alan Turing", "Grace Hopper", "Ada Lovelace", "Create new Author…"]),
+        json!([
+            "Alan Turing",
+            "Grace Hopper",
+            "Ada Lovelace",
+            "Create new Author…"
+        ]),
     )
     .await;
     assert_eq!(state["expanded"], "true");
@@ -104,7 +113,12 @@ async fn a_reference_is_chosen_from_a_combobox(url: String) {
 
     // Arrow keys move the active option; Enter chooses it and keeps the focus in the input.
     input
-        .send_keys(&format!("{}{}{}", key(Key::Down), key(Key::Down), key(Key::Down)))
+        .send_keys(&format!(
+            "{}{}{}",
+            key(Key::Down),
+            key(Key::Down),
+            key(Key::Down)
+        ))
         .await
         .unwrap();
     combobox_until(&ui, "active", json!("Ada Lovelace")).await;
@@ -178,8 +192,11 @@ async fn a_reference_is_chosen_from_a_combobox(url: String) {
         "{state}"
     );
     assert_eq!(
-        ui.eval("return document.querySelectorAll('dialog[open]').length", vec![])
-            .await,
+        ui.eval(
+            "return document.querySelectorAll('dialog[open]').length",
+            vec![]
+        )
+        .await,
         json!(0)
     );
     let res = ui
@@ -204,7 +221,8 @@ async fn a_reference_is_chosen_from_a_combobox(url: String) {
 }
 
 /// The chips' texts, in order.
-const CHIPS: &str = "return [...document.querySelectorAll('[data-field=tags] .chip-text')].map(c => c.textContent)";
+const CHIPS: &str =
+    "return [...document.querySelectorAll('[data-field=tags] .chip-text')].map(c => c.textContent)";
 
 async fn chips_until(ui: &Ui, want: Value) {
     for _ in 0..400 {
@@ -213,7 +231,10 @@ async fn chips_until(ui: &Ui, want: Value) {
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    panic!("the chips never were {want}: {}", ui.eval(CHIPS, vec![]).await);
+    panic!(
+        "the chips never were {want}: {}",
+        ui.eval(CHIPS, vec![]).await
+    );
 }
 
 async fn tags_are_chips(url: String) {
@@ -259,7 +280,10 @@ async fn tags_are_chips(url: String) {
     ui.see("Draft saved.").await;
     let id = saved_id(&ui, "post").await;
     // The stored value is the array of strings it always was.
-    assert_eq!(draft(&ui.app, &ada, &id).await["tags"], json!(["rust", "db"]));
+    assert_eq!(
+        draft(&ui.app, &ada, &id).await["tags"],
+        json!(["rust", "db"])
+    );
 
     // Opened again, the same chips.
     ui.open(&format!("/admin/documents/post/{id}")).await;
@@ -282,7 +306,8 @@ async fn opening_a_singleton_writes_nothing(url: String) {
     ui.ready().await;
     ui.control("Site name").await;
     // Opened (twice): no version, no event.
-    ui.open(&format!("/admin/documents/siteSettings/{id}")).await;
+    ui.open(&format!("/admin/documents/siteSettings/{id}"))
+        .await;
     let versions = format!("/api/documents/{id}/versions");
     let res = ui.app.get(&versions).cookie(&ada).send().await;
     assert_eq!(res.body["total"], 0, "{}", res.body);

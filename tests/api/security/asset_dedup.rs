@@ -20,7 +20,8 @@ pub(super) async fn duplicate_uploads_answer_only_the_callers_own_asset(fx: Arc<
         if let Some(session) = session {
             req = req.cookie(session);
         }
-        req.multipart(&[], Some(("file", "same.png", &bytes))).send()
+        req.multipart(&[], Some(("file", "same.png", &bytes)))
+            .send()
     };
     // The outsider: its own asset with these bytes, never the parent's.
     let res = send(None, Some(&fx.stranger)).await;

@@ -115,11 +115,13 @@ export function uploadList() {
   return h("ul", { class: "asset-uploads", "aria-label": "Uploads", "aria-live": "polite" });
 }
 
-// Uploads `files` one after another, each with its own line in `list` (progress, then done,
-// already in the library, or the reason it failed). Resolves to the assets uploaded: new ones,
-// and the existing asset for a file the library already had (marked `duplicate` by the API).
+// What an upload line (and the library page) says when the API answered an upload with the
+// asset the organization already had for the same bytes (`duplicate: true`).
 export const DUPLICATE_NOTICE = "This file was already in the library: the existing asset is used.";
 
+// Uploads `files` one after another, each with its own line in `list` (progress, then done,
+// already in the library, or the reason it failed). Resolves to the assets uploaded: new ones,
+// and the existing asset for a file the library already had.
 export async function uploadFiles(files, list) {
   const created = [];
   const lines = Array.from(files).map((file) => {
