@@ -350,7 +350,8 @@ async fn bad_uploads_are_refused_and_leave_nothing(url: String) {
 async fn file_names_are_reduced_to_safe_names(url: String) {
     let app = TestApp::start(&url).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
-    for (sent, kept) in [
+    // Each file differs (`i`): the same bytes twice would be one asset.
+    for (i, (sent, kept)) in [
         ("../../../etc/passwd", "passwd"),
         ("..\\..\\windows\\win.ini", "win.ini"),
         ("..", "file"),
@@ -358,8 +359,11 @@ async fn file_names_are_reduced_to_safe_names(url: String) {
         ("report;Set-Cookie=a.pdf", "report-Set-Cookie-a.pdf"),
         ("évian quoted.png", "vian-quoted.png"),
         ("<script>.png", "script-.png"),
-    ] {
-        let asset = uploaded(&app, &ada, sent, &png(1, 1, 10)).await;
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let asset = uploaded(&app, &ada, sent, &png(1, 1, 10 + i)).await;
         assert_eq!(asset["filename"], kept, "{sent:?}");
         let url = format!("/media/{}/{kept}", id(&asset));
         assert_eq!(asset["url"], url);
@@ -540,7 +544,7 @@ async fn references_count_and_block_deletes(url: String) {
     let app = TestApp::start(&url).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
     let used = uploaded(&app, &ada, "used.png", &png(2, 2, 10)).await;
-    let spare = uploaded(&app, &ada, "spare.png", &png(2, 2, 10)).await;
+    let spare = uploaded(&app, &ada, "spare.png", &png(2, 2, 11)).await;
     let (used_id, spare_id) = (id(&used), id(&spare));
     let post = app
         .post(
@@ -954,8 +958,9 @@ async fn deleting_an_organization_removes_its_files(url: String) {
     .cookie(&ada)
     .send()
     .await;
-    for name in ["a.png", "b.png"] {
-        uploaded(&app, &ada, name, &png(2, 2, 10)).await;
+    // The same bytes as `kept` in another organization are an asset of their own there.
+    for (name, extra) in [("a.png", 10), ("b.png", 11)] {
+        uploaded(&app, &ada, name, &png(2, 2, extra)).await;
     }
     assert_eq!(stored_files(&app).len(), 3);
     app.post("/api/organizations/switch", json!({"organizationId": home}))

@@ -174,6 +174,44 @@ async fn direct_uploads_are_presigned_and_confirmed(url: String) {
         .await
         .assert_handler_error(StatusCode::NOT_FOUND, "Not Found");
 
+    // The same bytes again: confirm answers the existing asset (200, `duplicate`), creates
+    // nothing, and the second object leaves the bucket.
+    let res = app
+        .post(
+            &format!("{ASSETS}/upload-url"),
+            json!({"filename": "again.png", "mimeType": "image/png", "size": bytes.len()}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    let again = res.body["data"]["assetId"].as_str().unwrap().to_string();
+    let put = reqwest::Client::new()
+        .put(res.body["data"]["uploadUrl"].as_str().unwrap())
+        .body(bytes.clone())
+        .send()
+        .await
+        .unwrap();
+    assert!(put.status().is_success());
+    let res = confirm(again.clone()).await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert_eq!(res.body["data"]["id"], asset_id);
+    assert_eq!(res.body["data"]["duplicate"], true);
+    let mut swept = false;
+    for _ in 0..100 {
+        if !in_bucket(&s3, &again).await {
+            swept = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(swept, "the duplicate's object is removed");
+    let created = crate::builtin_events::logged(&url)
+        .await
+        .into_iter()
+        .filter(|e| e.event_type == "asset.created")
+        .count();
+    assert_eq!(created, 1, "a duplicate emits no asset.created");
+
     // Announced past the limit: 413 at once. Sent past the limit: 413 at confirm, and the
     // object is removed.
     app.post(

@@ -41,6 +41,8 @@ use webhooks::{
 };
 mod event_stream;
 use event_stream::*;
+mod asset_dedup;
+use asset_dedup::duplicate_uploads_answer_only_the_callers_own_asset;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -664,6 +666,10 @@ fn rows() -> Vec<Row> {
         row!("27 event stream", event_stream_leaves_out_hidden_types,
             "editor's stream while the admin publishes a memo (admin-only type), then a note (admin-only field)"
             => "the editor gets the note first, without publishedHash; the admin gets both with it"),
+        // 28. De-duplicated uploads (issue 32 point 8).
+        row!("28 duplicate uploads", duplicate_uploads_answer_only_the_callers_own_asset,
+            "outsider admin, child write key, parent editor: POST /api/assets with the bytes of the parent's asset (the outsider has the same bytes)"
+            => "the outsider's own asset (200, duplicate); 201 a new asset of the child, no mark; the parent's asset (200)"),
     ]
 }
 
@@ -2242,10 +2248,12 @@ fn assert_inert(what: &str, media: &Reply) {
 async fn svg_and_html_are_served_inert(fx: Arc<Fx>) {
     let svg = b"<?xml version=\"1.0\"?><svg xmlns=\"http://www.w3.org/2000/svg\" onload=\"alert(1)\"><script>alert(document.cookie)</script></svg>";
     let html = b"<!DOCTYPE html><html><body><script>fetch('/api/documents')</script></body></html>";
+    // Other bytes than cat.png's: the same bytes again would be that asset (a duplicate).
+    let page = b"<!DOCTYPE html><html><body><script>fetch('/api/assets')</script></body></html>";
     for (name, bytes, mime) in [
         ("logo.svg", &svg[..], "image/svg+xml"),
         ("cat.png", &html[..], "text/html"),
-        ("page.html", &html[..], "text/html"),
+        ("page.html", &page[..], "text/html"),
     ] {
         let res = fx
             .app

@@ -14,6 +14,7 @@ pub struct Asset {
 
 const JS: &str = "text/javascript; charset=utf-8";
 const CSS: &str = "text/css; charset=utf-8";
+const SVG: &str = "image/svg+xml";
 
 macro_rules! files {
     ($($kind:ident $path:literal),* $(,)?) => {
@@ -45,6 +46,8 @@ static FILES: &[Asset] = files![
     JS "js/fields.js",
     JS "js/field-markup.js",
     JS "js/reference-field.js",
+    JS "js/reference-create.js",
+    JS "js/tag-field.js",
     JS "js/asset-field.js",
     JS "js/blocks.js",
     JS "js/portable-text.js",
@@ -61,7 +64,11 @@ static FILES: &[Asset] = files![
     JS "js/settings/webhooks.js",
     JS "js/pages/tool.js",
     JS "js/assistant.js",
+    SVG "favicon.svg",
 ];
+
+/// The icon every page links, and `/favicon.ico` leads to.
+pub const FAVICON: &str = "favicon.svg";
 
 /// The stylesheets every page links, in order.
 pub(crate) fn stylesheets() -> impl Iterator<Item = &'static str> {

@@ -9,5 +9,5 @@
 mod assets;
 mod pages;
 
-pub use assets::{Asset, asset, version};
+pub use assets::{Asset, FAVICON, asset, version};
 pub use pages::{Page, render};

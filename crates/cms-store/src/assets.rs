@@ -110,6 +110,13 @@ pub trait Assets {
         organizations: &[String],
         ids: &[String],
     ) -> Result<Vec<AssetRecord>>;
+    /// The oldest asset of `organization` whose bytes hash to `sha256` (lowercase hex), for
+    /// de-duplicating uploads (index `assets_by_sha256`).
+    async fn asset_by_sha256(
+        &mut self,
+        organization: &str,
+        sha256: &str,
+    ) -> Result<Option<AssetRecord>>;
     /// The asset by id alone, for /media delivery (the unit must be a delivery unit on PostgreSQL: `Store::read_for_delivery`).
     async fn asset_for_delivery(&mut self, id: &str) -> Result<Option<AssetRecord>>;
     /// One page and the total number matching.
@@ -291,6 +298,21 @@ macro_rules! impl_assets {
                     query = query.bind(id);
                 }
                 Ok(query.fetch_all(self.conn().await?).await?)
+            }
+
+            async fn asset_by_sha256(
+                &mut self,
+                organization: &str,
+                sha256: &str,
+            ) -> $crate::Result<Option<$crate::assets::AssetRecord>> {
+                Ok(sqlx::query_as(
+                    "SELECT * FROM assets WHERE organization_id = $1 AND sha256 = $2 \
+                     ORDER BY created_at, id LIMIT 1",
+                )
+                .bind(organization)
+                .bind(sha256)
+                .fetch_optional(self.conn().await?)
+                .await?)
             }
 
             async fn asset_for_delivery(

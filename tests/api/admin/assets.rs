@@ -155,17 +155,17 @@ async fn uploads_arrive_by_file_input_and_by_drop(url: String) {
     // Two files dragged onto the page: the zone lights up while they hover, then both upload.
     let lit = ui
         .eval(
-            "const [bytes] = arguments;
+            "const [bytes, other] = arguments;
              const dt = new DataTransfer();
              dt.items.add(new File([new Uint8Array(bytes)], 'dropped.png', { type: 'image/png' }));
-             dt.items.add(new File([new Uint8Array(bytes)], 'second.png', { type: 'image/png' }));
+             dt.items.add(new File([new Uint8Array(other)], 'second.png', { type: 'image/png' }));
              window.assetDrop = dt;
              const zone = document.querySelector('.asset-dropzone');
              for (const type of ['dragenter', 'dragover']) {
                zone.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
              }
              return zone.classList.contains('is-dragging');",
-            vec![json!(png(5, 4, ORANGE))],
+            vec![json!(png(5, 4, ORANGE)), json!(png(5, 4, PLUM))],
         )
         .await;
     assert_eq!(
@@ -209,6 +209,26 @@ async fn uploads_arrive_by_file_input_and_by_drop(url: String) {
         (dropped["width"].clone(), dropped["height"].clone()),
         (json!(5), json!(4))
     );
+
+    // The first file again: its line says the library had it, and nothing is added.
+    let input = ui.find(".asset-dropzone input[type=file]").await;
+    input.send_keys(picked.to_str().unwrap()).await.unwrap();
+    let said = until(
+        &ui,
+        "const line = document.querySelector('.asset-upload[data-state=duplicate]');
+         return line && line.textContent;",
+        "an upload line saying the file was already there",
+    )
+    .await;
+    let said = said.as_str().unwrap();
+    assert!(
+        said.contains("This file was already in the library: the existing asset is used."),
+        "{said}"
+    );
+    ui.see("This file was already in the library").await;
+    ui.screenshot("duplicate").await;
+    grid_shows(&ui, &["dropped.png", "picked.png", "second.png"]).await;
+    assert_eq!(stored_assets(&ui.app, &ada).await.len(), 3);
     ui.stop().await;
 }
 
@@ -320,7 +340,8 @@ async fn the_grid_pages_through_many_assets(url: String) {
             &app,
             &ada,
             &format!("a{n}.png"),
-            &png(2, 2, TEAL),
+            // One colour each: the same bytes twice would be one asset.
+            &png(2, 2, [n as u8, 0x8a, 0x8a]),
             &format!("Asset {n:02}"),
         )
         .await;

@@ -11,6 +11,7 @@ mod assets;
 mod assistant;
 mod auth;
 mod documents;
+mod fields;
 mod invitations;
 mod journey;
 mod layout;
@@ -168,12 +169,12 @@ impl Ui {
         control.send_keys(value).await.unwrap();
     }
 
-    /// Clicks the button, link or disclosure (`summary`) whose text is `text`, waiting for it
-    /// to be there.
+    /// Clicks the button, link, disclosure (`summary`) or listbox option whose text is `text`,
+    /// waiting for it to be there.
     pub async fn click(&self, text: &str) {
         let literal = xpath_literal(text);
         let xpath = format!(
-            "(//button[normalize-space(.)={literal} and not(@disabled)] | //a[normalize-space(.)={literal}] | //summary[normalize-space(.)={literal}])[not(ancestor-or-self::*[@hidden])]"
+            "(//button[normalize-space(.)={literal} and not(@disabled)] | //a[normalize-space(.)={literal}] | //summary[normalize-space(.)={literal}] | //*[@role='option' and normalize-space(.)={literal}])[not(ancestor-or-self::*[@hidden])]"
         );
         let found = self
             .client()

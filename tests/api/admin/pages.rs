@@ -107,6 +107,28 @@ async fn files_are_versioned_and_kept_forever(url: String) {
     app.stop().await;
 }
 
+/// Every page links the admin's SVG icon, served with the other files; `/favicon.ico`, which
+/// browsers ask for on pages that link none, leads to it.
+async fn the_icon_is_linked_and_served(url: String) {
+    let app = TestApp::start(&url).await;
+    let shell = app.get("/admin/sign-in").send().await.text();
+    let link = shell
+        .lines()
+        .find(|line| line.contains("rel=\"icon\""))
+        .unwrap_or_else(|| panic!("no icon link in {shell}"));
+    assert!(link.contains("type=\"image/svg+xml\""), "{link}");
+    let start = link.find("/admin/static/").unwrap();
+    let href = &link[start..link[start..].find('"').unwrap() + start];
+    let res = app.get(href).send().await;
+    assert_eq!(res.status, StatusCode::OK, "{href}");
+    assert_eq!(res.header("content-type"), Some("image/svg+xml"));
+    assert!(res.text().starts_with("<svg"), "{}", res.text());
+    let res = app.get("/favicon.ico").send().await;
+    assert_eq!(res.status, StatusCode::TEMPORARY_REDIRECT);
+    assert_eq!(res.header("location"), Some(href));
+    app.stop().await;
+}
+
 /// The version segment of `/admin/static/{version}/...`.
 fn cms_admin_version(path: &str) -> &str {
     path.trim_start_matches("/admin/static/")
@@ -119,4 +141,5 @@ cms_store::both_engines!(
     private_pages_send_the_signed_out_to_sign_in,
     pages_are_shells_with_a_strict_policy,
     files_are_versioned_and_kept_forever,
+    the_icon_is_linked_and_served,
 );

@@ -115,8 +115,13 @@ export function uploadList() {
   return h("ul", { class: "asset-uploads", "aria-label": "Uploads", "aria-live": "polite" });
 }
 
-// Uploads `files` one after another, each with its own line in `list` (progress, then done or
-// the reason it failed). Resolves to the assets created.
+// What an upload line (and the library page) says when the API answered an upload with the
+// asset the organization already had for the same bytes (`duplicate: true`).
+export const DUPLICATE_NOTICE = "This file was already in the library: the existing asset is used.";
+
+// Uploads `files` one after another, each with its own line in `list` (progress, then done,
+// already in the library, or the reason it failed). Resolves to the assets uploaded: new ones,
+// and the existing asset for a file the library already had.
 export async function uploadFiles(files, list) {
   const created = [];
   const lines = Array.from(files).map((file) => {
@@ -150,7 +155,7 @@ function uploadLine(file) {
     progress: (fraction) => {
       bar.value = Math.round(fraction * 100);
     },
-    done: (asset) => settle("done", `Uploaded (${formatBytes(asset?.size)})`),
+    done: (asset) => (asset?.duplicate ? settle("duplicate", DUPLICATE_NOTICE) : settle("done", `Uploaded (${formatBytes(asset?.size)})`)),
     failed: (message) => settle("failed", message),
   };
 }

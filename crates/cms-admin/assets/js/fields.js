@@ -10,6 +10,7 @@ import { createBlockEditor, moveItem } from "./blocks.js";
 import { assetEditor } from "./asset-field.js";
 import { changed, common, constraintHint, documentTitle, group, humanize, labelOf, showMessage, titleField, wrap } from "./field-markup.js";
 import { referenceEditor } from "./reference-field.js";
+import { isTagList, tagEditor } from "./tag-field.js";
 
 // The naming and message helpers are the form's public face too.
 export { documentTitle, labelOf, showMessage, titleField };
@@ -212,7 +213,7 @@ export function editorFor(f, options) {
     case "file":
       return assetEditor(f, options);
     case "array":
-      return arrayEditor(f, options);
+      return isTagList(f) ? tagEditor(f, options) : arrayEditor(f, options);
     case "object":
       return objectEditor(f, f.fields || [], options);
     case "block":

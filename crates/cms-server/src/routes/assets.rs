@@ -138,6 +138,7 @@ struct UploadForm {
     request_body(content = UploadForm, content_type = "multipart/form-data"),
     responses(
         (status = 201, description = "The new asset", body = Data<AssetView>),
+        (status = 200, description = "The organization already had these bytes: its existing asset, with `duplicate: true`; nothing was created", body = Data<AssetView>),
         (status = 413, description = "The file is larger than the upload limit (`assets.maxUploadBytes`)", body = ErrorBody),
         (status = 415, description = "The body is not `multipart/form-data`", body = ErrorBody),
         (status = 503, description = "The asset storage is unavailable", body = ErrorBody),
@@ -156,7 +157,17 @@ async fn upload(
         .assets()
         .create(&actor, file, form.metadata)
         .await?;
-    Ok(created(asset))
+    Ok(uploaded(asset))
+}
+
+/// 201 for a new asset; 200 for an existing one the upload turned out to duplicate (nothing
+/// was created).
+fn uploaded(asset: AssetView) -> (StatusCode, Json<Data<AssetView>>) {
+    if asset.duplicate {
+        (StatusCode::OK, ok(asset))
+    } else {
+        created(asset)
+    }
 }
 
 /// The multipart form of a poster: the image in `file`. The upload form's metadata fields are
@@ -529,6 +540,7 @@ struct ConfirmBody {
 #[utoipa::path(post, path = "/api/assets/confirm", tag = TAG, request_body = ConfirmBody,
     responses(
         (status = 201, description = "The new asset", body = Data<AssetView>),
+        (status = 200, description = "The organization already had these bytes: its existing asset, with `duplicate: true`; the upload is dropped", body = Data<AssetView>),
         (status = 404, description = "Direct upload is off, or no such pending (unexpired, unconfirmed) upload", body = ErrorBody),
         (status = 413, description = "The stored file is larger than the upload limit; the upload is dropped", body = ErrorBody),
         (status = 503, description = "The asset storage is unavailable", body = ErrorBody),
@@ -539,7 +551,7 @@ async fn confirm(
     request: Request,
 ) -> ApiResult<(StatusCode, Json<Data<AssetView>>)> {
     let body: ConfirmBody = direct_upload_body(&state, request).await?;
-    Ok(created(
+    Ok(uploaded(
         state.cms.assets().confirm(&actor, &body.asset_id).await?,
     ))
 }

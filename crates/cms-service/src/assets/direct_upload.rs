@@ -13,7 +13,6 @@ use super::{
 };
 use crate::actor::Actor;
 use crate::error::{Error, Result};
-use crate::events::ASSET_CREATED;
 
 impl AssetService<'_> {
     /// Announces a direct upload: a URL the client PUTs the bytes to (presigned by the object
@@ -125,12 +124,14 @@ impl AssetService<'_> {
             file.keep();
             return Err(Error::not_found("pending upload"));
         }
-        tx.insert_asset(&record).await?;
-        tx.append_event(&self.asset_event(&org, ASSET_CREATED, &record.id))
-            .await?;
+        let recorded = self.record(&mut *tx, record).await?;
+        let view = self.uploaded(&mut *tx, actor, recorded).await?;
         tx.commit().await?;
-        file.keep();
-        Ok(AssetView::new(record, 0))
+        // A duplicate's bytes are dropped with `file`: the existing asset has them.
+        if !view.duplicate {
+            file.keep();
+        }
+        Ok(view)
     }
 
     /// 404 unless direct upload (`storage.directUpload`) is on.

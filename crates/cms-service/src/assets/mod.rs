@@ -128,6 +128,12 @@ pub struct BulkDeleted {
     pub failed: usize,
 }
 
+/// What [`AssetService::record`] did with an upload.
+enum Recorded {
+    New(AssetRecord),
+    Existing(AssetRecord),
+}
+
 pub struct AssetService<'a> {
     inner: &'a Inner,
 }
@@ -165,7 +171,9 @@ impl<'a> AssetService<'a> {
         .await
     }
 
-    /// Records a staged file as an asset of the actor's organization.
+    /// Records a staged file as an asset of the actor's organization; or, when the
+    /// organization already has an asset with the same bytes, answers that one (marked
+    /// `duplicate`) and drops the staged copy.
     pub async fn create(
         &self,
         actor: &Actor,
@@ -175,12 +183,50 @@ impl<'a> AssetService<'a> {
         let org = self.writable_organization(actor, metadata.organization_id.as_deref())?;
         let record = self.new_record(actor, &org, &file, metadata)?;
         let mut tx = self.inner.store.write_for(&org).await?;
-        tx.insert_asset(&record).await?;
-        tx.append_event(&self.asset_event(&org, ASSET_CREATED, &record.id))
-            .await?;
+        let recorded = self.record(&mut *tx, record).await?;
+        let view = self.uploaded(&mut *tx, actor, recorded).await?;
         tx.commit().await?;
-        file.keep();
-        Ok(AssetView::new(record, 0))
+        if !view.duplicate {
+            file.keep();
+        }
+        Ok(view)
+    }
+
+    /// Every upload door (multipart upload, direct-upload confirm, a poster, the assistant's
+    /// `upload_asset`) records its file here, in the caller's unit of work: an asset of the
+    /// organization with the same SHA-256 is returned as it is (no second record, no event),
+    /// otherwise `record` is inserted with its `asset.created` event. Answering an existing
+    /// asset shows nothing the uploader may not read: `asset.upload` implies `asset.read`
+    /// (SPEC.md capability rule 2), and the look-up is in the uploader's organization only.
+    async fn record(&self, tx: &mut dyn Tx, record: AssetRecord) -> Result<Recorded> {
+        if let Some(existing) = tx
+            .asset_by_sha256(&record.organization_id, &record.sha256)
+            .await?
+        {
+            return Ok(Recorded::Existing(existing));
+        }
+        tx.insert_asset(&record).await?;
+        tx.append_event(&self.asset_event(&record.organization_id, ASSET_CREATED, &record.id))
+            .await?;
+        Ok(Recorded::New(record))
+    }
+
+    /// The answer to an upload: a new asset (no references yet), or the existing one with its
+    /// reference count and the `duplicate` mark.
+    async fn uploaded(
+        &self,
+        tx: &mut dyn Tx,
+        actor: &Actor,
+        recorded: Recorded,
+    ) -> Result<AssetView> {
+        Ok(match recorded {
+            Recorded::New(record) => AssetView::new(record, 0),
+            Recorded::Existing(record) => {
+                let mut view = self.views(tx, actor, vec![record]).await?.remove(0);
+                view.duplicate = true;
+                view
+            }
+        })
     }
 
     /// A page of the assets of the actor's organization (and its children when asked), newest
@@ -449,25 +495,29 @@ impl<'a> AssetService<'a> {
         let poster = self.new_record(actor, &org, &file, UploadMetadata::default())?;
         let now = self.inner.clock.now().millis();
         let mut tx = self.inner.store.write_for(&org).await?;
-        tx.insert_asset(&poster).await?;
+        // An image the organization already has becomes the poster as it is.
+        let recorded = self.record(&mut *tx, poster).await?;
+        let new = matches!(recorded, Recorded::New(_));
+        let poster_id = match &recorded {
+            Recorded::New(r) | Recorded::Existing(r) => r.id.clone(),
+        };
         if !tx
-            .set_asset_poster(&org, video_id, &poster.id, Some(&actor.user.id), now)
+            .set_asset_poster(&org, video_id, &poster_id, Some(&actor.user.id), now)
             .await?
         {
             return Err(not_found());
         }
-        tx.append_events(&[
-            self.asset_event(&org, ASSET_CREATED, &poster.id),
-            self.asset_event(&org, ASSET_UPDATED, video_id),
-        ])
-        .await?;
+        tx.append_event(&self.asset_event(&org, ASSET_UPDATED, video_id))
+            .await?;
         let video = tx
             .asset(std::slice::from_ref(&org), video_id)
             .await?
             .ok_or_else(not_found)?;
         let mut views = self.views(&mut *tx, actor, vec![video]).await?;
         tx.commit().await?;
-        file.keep();
+        if new {
+            file.keep();
+        }
         Ok(views.remove(0))
     }
 

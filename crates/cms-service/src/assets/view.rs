@@ -32,6 +32,11 @@ pub struct AssetView {
     pub updated_by: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// Only in the answer to an upload whose bytes the organization already had: `true`, and
+    /// the asset is that existing one (docs/DECISIONS.md, "Uploads are de-duplicated").
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schema(required = false)]
+    pub duplicate: bool,
 }
 
 impl AssetView {
@@ -57,6 +62,7 @@ impl AssetView {
             updated_by: r.updated_by,
             created_at: r.created_at.into(),
             updated_at: r.updated_at.into(),
+            duplicate: false,
         }
     }
 }

@@ -458,8 +458,11 @@ impl DocumentService<'_> {
             Some(&actor.user.id),
             now,
         );
-        self.insert_new(&mut *tx, &record, Some(&actor.user.id), now)
-            .await?;
+        // Only the row: opening a singleton is no edit, so it writes no version and no
+        // `document.created` event (no webhook, no history entry). Its first save writes both
+        // (docs/DECISIONS.md). An empty draft has no references; the field indexes get its row.
+        tx.insert_document(&record).await?;
+        self.index_new(&mut *tx, &[&record]).await?;
         tx.commit().await?;
         Ok(record)
     }

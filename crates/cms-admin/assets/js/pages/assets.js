@@ -4,7 +4,7 @@
 
 import { get, patch, del, data, query, seg, ApiError } from "../api.js";
 import { h, render, field, setFieldError, banner, notify, confirm, setTitle, formatDate, formatBytes, debounce, ready } from "../dom.js";
-import { listAssets, assetName, assetThumbnail, typeLabel, uploadList, uploadFiles, uploadControl, pager } from "../asset-picker.js";
+import { listAssets, assetName, assetThumbnail, typeLabel, uploadList, uploadFiles, uploadControl, pager, DUPLICATE_NOTICE } from "../asset-picker.js";
 
 const PAGE_SIZE = 24;
 const ASSET_TYPES = [
@@ -91,12 +91,15 @@ class Library {
 
   async upload(files) {
     this.uploads.replaceChildren();
-    const created = await uploadFiles(files, this.uploads);
+    const uploaded = await uploadFiles(files, this.uploads);
+    const created = uploaded.filter((asset) => !asset.duplicate);
     if (created.length) {
       notify(`${created.length} file${created.length === 1 ? "" : "s"} uploaded.`, "success");
       this.state.page = 1;
       await this.load();
     }
+    // Its own line says so too; the notice is read out once for the batch.
+    if (uploaded.length > created.length) notify(DUPLICATE_NOTICE, "info");
   }
 
   toolbar() {
