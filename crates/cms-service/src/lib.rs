@@ -400,12 +400,12 @@ impl Cms {
         OrganizationService::new(&self.0)
     }
 
-    /// The members of the active organization.
     /// Whether e-mail reaches people (a real transport, not the log).
     pub fn mail_delivers(&self) -> bool {
         self.0.mailer.delivers()
     }
 
+    /// The members of the active organization.
     pub fn members(&self) -> MemberService<'_> {
         MemberService::new(&self.0)
     }

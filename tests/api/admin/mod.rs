@@ -6,6 +6,7 @@
 //! The admin speaks the same HTTP API as every other client, which the rest of this suite
 //! runs on both engines; these scenarios run on SQLite.
 
+mod accessibility;
 mod actions;
 mod assets;
 mod assistant;

@@ -1,0 +1,154 @@
+//! Accessibility (issue 32, "Done when"): axe-core finds no serious or critical violation on
+//! the list, edit, history, settings, home and assets pages at a phone's 390 px and a desktop's
+//! 1400 px. (`layout.rs` checks that no page scrolls sideways at 320 px.)
+//!
+//! axe-core is test tooling from the npm registry (`tests/accessibility/`, installed by
+//! `.ci/run`), injected into the page by WebDriver; the admin itself ships no third-party
+//! JavaScript.
+
+use axum::http::{Method, StatusCode};
+use cms::core::schema::demo_schemas;
+use serde_json::json;
+
+use super::Ui;
+use crate::people_support::first_owner;
+use crate::support::{TestApp, config_for};
+
+const AXE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/accessibility/node_modules/axe-core/axe.min.js"
+);
+
+/// The pages checked, each with what must be on screen before it is judged.
+struct Checked {
+    name: &'static str,
+    path: String,
+    /// Opens the history panel first (it is a disclosure on the edit page).
+    open_history: bool,
+}
+
+fn axe_source() -> String {
+    std::fs::read_to_string(AXE).unwrap_or_else(|e| {
+        panic!("{AXE}: {e} (install it with `npm ci --prefix tests/accessibility`, as .ci/run does)")
+    })
+}
+
+/// Runs axe-core on the current page and returns its serious and critical violations, each as
+/// "rule: target (summary)" for a readable failure.
+async fn serious_violations(ui: &Ui, axe: &str) -> Vec<String> {
+    ui.eval(axe, vec![]).await;
+    let result = ui
+        .client()
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             axe.run(document, { resultTypes: ['violations'] })
+               .then((r) => done(r.violations.map((v) => ({ id: v.id, impact: v.impact,
+                 nodes: v.nodes.map((n) => n.target.join(' ') + ' (' + n.failureSummary.replace(/\\s+/g, ' ') + ')') }))))
+               .catch((e) => done({ error: String(e) }));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(result.get("error").is_none(), "axe-core failed: {result}");
+    result
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| matches!(v["impact"].as_str(), Some("serious" | "critical")))
+        .flat_map(|v| {
+            let id = v["id"].as_str().unwrap().to_owned();
+            v["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(move |n| format!("{id}: {}", n.as_str().unwrap()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+async fn open(ui: &Ui, page: &Checked) {
+    ui.open(&page.path).await;
+    if page.open_history {
+        ui.eval(
+            "const d = document.querySelector('details.history'); d.open = true; d.scrollIntoView();",
+            vec![],
+        )
+        .await;
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+}
+
+async fn pages_pass_axe_at_phone_and_desktop_widths(url: String) {
+    let app = TestApp::custom(config_for(&url), |b| b.schemas(demo_schemas())).await;
+    let (ada, _) = first_owner(&app).await;
+    let res = app
+        .post(
+            "/api/documents",
+            json!({"type": "post", "data": {"title": "Hello", "tags": ["news"]}, "publish": true}),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    let id = res.body["data"]["id"].as_str().unwrap().to_owned();
+    let res = app
+        .req(Method::PUT, &format!("/api/documents/{id}"))
+        .json(json!({"data": {"title": "Hello again"}}))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+
+    let pages = [
+        Checked {
+            name: "list",
+            path: "/admin/documents/post".into(),
+            open_history: false,
+        },
+        Checked {
+            name: "edit",
+            path: format!("/admin/documents/post/{id}"),
+            open_history: false,
+        },
+        Checked {
+            name: "history",
+            path: format!("/admin/documents/post/{id}"),
+            open_history: true,
+        },
+        Checked {
+            name: "settings",
+            path: "/admin/settings/members".into(),
+            open_history: false,
+        },
+        Checked {
+            name: "home",
+            path: "/admin".into(),
+            open_history: false,
+        },
+        Checked {
+            name: "assets",
+            path: "/admin/assets".into(),
+            open_history: false,
+        },
+    ];
+
+    let axe = axe_source();
+    let ui = Ui::start(app, "accessibility").await;
+    ui.sign_in_as(&ada).await;
+    let mut found = Vec::new();
+    for (width, height) in [(1400, 900), (390, 844)] {
+        ui.client().set_window_size(width, height).await.unwrap();
+        for page in &pages {
+            open(&ui, page).await;
+            for violation in serious_violations(&ui, &axe).await {
+                found.push(format!("{} at {width} px: {violation}", page.name));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+
+    ui.stop().await;
+}
+
+crate::admin_scenarios!(pages_pass_axe_at_phone_and_desktop_widths);
