@@ -11,6 +11,7 @@ mod assets;
 mod assistant;
 mod auth;
 mod documents;
+mod history;
 mod journey;
 mod localization;
 mod pages;
