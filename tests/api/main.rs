@@ -40,6 +40,7 @@ mod invitations;
 mod job_leases;
 mod jobs;
 mod lifecycle;
+mod list_status;
 mod localization;
 mod members;
 mod openapi;

@@ -93,7 +93,7 @@ pub(super) async fn see_value(ui: &Ui, label: &str, expected: &str) {
 }
 
 /// A valid 1x1 PNG (one grey pixel).
-const TINY_PNG: &[u8] = &[
+pub(super) const TINY_PNG: &[u8] = &[
     137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 4, 0,
     0, 0, 181, 28, 12, 2, 0, 0, 0, 11, 73, 68, 65, 84, 120, 218, 99, 100, 96, 0, 0, 0, 6, 0, 2, 48,
     129, 208, 47, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
@@ -426,10 +426,10 @@ async fn an_older_version_is_compared_and_restored(url: String) {
     ui.stop().await;
 }
 
-async fn row_titles(ui: &Ui) -> Vec<String> {
+pub(super) async fn row_titles(ui: &Ui) -> Vec<String> {
     let titles = ui
         .eval(
-            "return [...document.querySelectorAll('.document-list tbody tr td:first-child')].map(td => td.textContent)",
+            "return [...document.querySelectorAll('.document-list tbody tr td.title-cell')].map(td => td.textContent)",
             vec![],
         )
         .await;

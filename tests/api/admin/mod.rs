@@ -13,6 +13,7 @@ mod auth;
 mod documents;
 mod history;
 mod journey;
+mod list;
 mod localization;
 mod pages;
 mod preview;

@@ -558,7 +558,7 @@ export function statusBadge(doc) {
 
 // Whether `doc` has a saved draft that is not what is published: never published, or its
 // draft differs from the published copy (compared as canonical JSON, key order aside).
-function hasUnpublishedChanges(doc) {
+export function hasUnpublishedChanges(doc) {
   if (!doc) return false;
   if (!doc.publishedData) return true;
   return stable(doc.draftData || {}) !== stable(doc.publishedData);
