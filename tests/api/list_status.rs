@@ -11,7 +11,10 @@ const DOCS: &str = "/api/documents";
 
 async fn create(app: &TestApp, s: &Session, data: Value, publish: bool) -> String {
     let res = app
-        .post(DOCS, json!({"type": "post", "data": data, "publish": publish}))
+        .post(
+            DOCS,
+            json!({"type": "post", "data": data, "publish": publish}),
+        )
         .cookie(s)
         .send()
         .await;
@@ -40,7 +43,12 @@ async fn listed(app: &TestApp, s: &Session, query: &str) -> Vec<String> {
         .map(|d| d["draftData"]["title"].as_str().unwrap().to_string())
         .collect();
     if !query.contains("pageSize") {
-        assert_eq!(res.body["pagination"]["total"], titles.len(), "{}", res.body);
+        assert_eq!(
+            res.body["pagination"]["total"],
+            titles.len(),
+            "{}",
+            res.body
+        );
     }
     titles
 }
@@ -49,18 +57,43 @@ async fn changed_lists_what_publish_would_change(url: String) {
     let app = TestApp::start(&url).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
     // Nested values and several keys: equal copies compare equal whatever the engine stores.
-    let rich = json!({"title": "B unchanged", "slug": {"current": "b"}, "tags": ["x", "y"], "views": 3});
+    let rich =
+        json!({"title": "B unchanged", "slug": {"current": "b"}, "tags": ["x", "y"], "views": 3});
     create(&app, &ada, json!({"title": "A never published"}), false).await;
     create(&app, &ada, rich.clone(), true).await;
     let edited = create(&app, &ada, json!({"title": "C edited", "views": 1}), true).await;
-    save(&app, &ada, &edited, json!({"title": "C edited", "views": 2})).await;
+    save(
+        &app,
+        &ada,
+        &edited,
+        json!({"title": "C edited", "views": 2}),
+    )
+    .await;
     // Saved back to what is published: no change left to publish.
     let reverted = create(&app, &ada, json!({"title": "D reverted", "views": 1}), true).await;
-    save(&app, &ada, &reverted, json!({"title": "D reverted", "views": 5})).await;
-    save(&app, &ada, &reverted, json!({"views": 1, "title": "D reverted"})).await;
+    save(
+        &app,
+        &ada,
+        &reverted,
+        json!({"title": "D reverted", "views": 5}),
+    )
+    .await;
+    save(
+        &app,
+        &ada,
+        &reverted,
+        json!({"views": 1, "title": "D reverted"}),
+    )
+    .await;
     // Edited, then published again.
     let republished = create(&app, &ada, json!({"title": "E republished"}), true).await;
-    save(&app, &ada, &republished, json!({"title": "E republished", "views": 9})).await;
+    save(
+        &app,
+        &ada,
+        &republished,
+        json!({"title": "E republished", "views": 9}),
+    )
+    .await;
     let res = app
         .post(&format!("{DOCS}/{republished}/publish"), json!({}))
         .cookie(&ada)
@@ -83,7 +116,12 @@ async fn changed_lists_what_publish_would_change(url: String) {
     );
     // It pages and sorts like any list, and combines with the full-text search.
     assert_eq!(
-        listed(&app, &ada, "type=post&status=changed&sort=-title&pageSize=1").await,
+        listed(
+            &app,
+            &ada,
+            "type=post&status=changed&sort=-title&pageSize=1"
+        )
+        .await,
         ["C edited"]
     );
     assert_eq!(
@@ -93,13 +131,18 @@ async fn changed_lists_what_publish_would_change(url: String) {
 
     // Whether a draft differs is not for a reader of the published copy to learn.
     let res = app
-        .get(&format!("{DOCS}?type=post&status=changed&perspective=published"))
+        .get(&format!(
+            "{DOCS}?type=post&status=changed&perspective=published"
+        ))
         .cookie(&ada)
         .send()
         .await;
     res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
     assert!(
-        res.body["message"].as_str().unwrap().contains("status=changed"),
+        res.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("status=changed"),
         "{}",
         res.body
     );

@@ -20,7 +20,13 @@ pub(super) async fn demo_app(url: &str) -> TestApp {
     TestApp::custom(config_for(url), |b| b.schemas(demo_schemas())).await
 }
 
-pub(super) async fn create(app: &TestApp, who: &Session, doc_type: &str, data: Value, publish: bool) -> Value {
+pub(super) async fn create(
+    app: &TestApp,
+    who: &Session,
+    doc_type: &str,
+    data: Value,
+    publish: bool,
+) -> Value {
     let res = app
         .post(
             "/api/documents",

@@ -78,7 +78,8 @@ async fn history_marks_words_compares_and_restores(url: String) {
     ui.click("History").await;
     // One numbering, explained: versions count every save, the header's revision draft writes.
     ui.see("3 versions").await;
-    ui.see("The revision in the header counts changes to the draft only").await;
+    ui.see("The revision in the header counts changes to the draft only")
+        .await;
 
     // A version against the current draft (the default): words marked, the author by name,
     // a number whole.

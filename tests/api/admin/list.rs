@@ -70,7 +70,14 @@ async fn the_list_chooses_columns_sorts_pages_and_acts_in_bulk(url: String) {
         false,
     )
     .await;
-    let c = create(&app, &ada, "post", json!({"title": "Post C", "views": 20}), true).await;
+    let c = create(
+        &app,
+        &ada,
+        "post",
+        json!({"title": "Post C", "views": 20}),
+        true,
+    )
+    .await;
     update(
         &app,
         &ada,
@@ -79,7 +86,14 @@ async fn the_list_chooses_columns_sorts_pages_and_acts_in_bulk(url: String) {
     )
     .await;
     for i in 1..=52 {
-        create(&app, &ada, "post", json!({"title": format!("Filler {i:02}")}), false).await;
+        create(
+            &app,
+            &ada,
+            "post",
+            json!({"title": format!("Filler {i:02}")}),
+            false,
+        )
+        .await;
     }
 
     let ui = Ui::start(app, "list").await;
@@ -118,7 +132,9 @@ async fn the_list_chooses_columns_sorts_pages_and_acts_in_bulk(url: String) {
     ui.see("3 documents matching").await;
     ui.click("Columns").await;
     for label in ["Author", "Cover image", "Views"] {
-        let xpath = format!("//details[contains(@class,'column-chooser')]//label[normalize-space(.)='{label}']/input");
+        let xpath = format!(
+            "//details[contains(@class,'column-chooser')]//label[normalize-space(.)='{label}']/input"
+        );
         let el = ui
             .client()
             .find(fantoccini::Locator::XPath(&xpath))
@@ -209,7 +225,11 @@ async fn the_list_chooses_columns_sorts_pages_and_acts_in_bulk(url: String) {
     ui.see("No documents match.").await;
 
     // Deleting asks first: cancelled, nothing goes; confirmed, the three posts go.
-    ui.control("Status").await.select_by_value("").await.unwrap();
+    ui.control("Status")
+        .await
+        .select_by_value("")
+        .await
+        .unwrap();
     rows_become(&ui, &["Post B", "Post C", "Post A"]).await;
     tick(&ui, ".document-list thead input[type=checkbox]").await;
     ui.see("3 selected").await;
