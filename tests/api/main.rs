@@ -41,6 +41,7 @@ mod invitations;
 mod job_leases;
 mod jobs;
 mod lifecycle;
+mod list_status;
 mod localization;
 mod member_accounts;
 mod members;

@@ -386,6 +386,9 @@ async fn anonymous_reads_serve_published_content(url: String) {
     published_only("list", &res.body);
     let res = anonymous(&app, &c.slug, &format!("{DOCS}?type=post&status=draft")).await;
     assert_eq!(ids(&res.body), Vec::<String>::new());
+    // Whether a draft differs from the published copy is the draft's to tell.
+    let res = anonymous(&app, &c.slug, &format!("{DOCS}?type=post&status=changed")).await;
+    res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
     let res = anonymous(
         &app,
         &c.slug,

@@ -643,6 +643,9 @@ fn rows() -> Vec<Row> {
         row!("25 public role", public_role_holds_reads_only_and_is_nobodys,
             "admin: PATCH /api/roles/public with a write or people capability; editor: PATCH public; owner: a member or an invitation with role public; DELETE public"
             => "400 naming the capability; 403; 400; 403"),
+        row!("25 public role", changed_status_needs_the_draft_perspective,
+            "no credential, x-cms-organization: parent (granted reads); viewer with perspective=published: GET the note list with status=changed"
+            => "400 handler envelope, no draft; the editor (draft perspective): 200 without the admin-only field"),
         // 26. Webhook endpoints (issue 25, CONTRACT.md section 16).
         row!("26 webhooks", webhook_routes_need_org_settings_in_the_organization,
             "viewer, editor, read key, capability key, outsider write key: every /api/webhooks route on the parent's endpoint; outsider admin, child admin: the same by id, and their list"

@@ -52,6 +52,7 @@ static FILES: &[Asset] = files![
     JS "js/blocks.js",
     JS "js/portable-text.js",
     JS "js/history.js",
+    JS "js/history-diff.js",
     JS "js/locale.js",
     JS "js/document-locale.js",
     JS "js/pages/assets.js",

@@ -17,12 +17,25 @@ pub struct ListSpec<'a> {
     pub doc_type: &'a str,
     /// The copy `filter` and `sort` evaluate.
     pub column: DataColumn,
-    /// `Some(true)`: only documents with a published copy; `Some(false)`: only draft-only ones.
-    pub published: Option<bool>,
+    /// Which documents by their published copy; `None` for all.
+    pub published: Option<Publication>,
     pub filter: &'a Filter,
     pub sort: &'a [SortKey],
     pub limit: i64,
     pub offset: i64,
+}
+
+/// A list's filter on the published copy (the list endpoint's `status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Publication {
+    /// Documents with a published copy.
+    Published,
+    /// Documents never published (or unpublished): no published copy.
+    DraftOnly,
+    /// Documents with unpublished changes: what Publish would change. No published copy, or
+    /// a draft that differs from it (JSON values, key order aside: Postgres compares `jsonb`,
+    /// SQLite the text serde_json writes with sorted keys).
+    Changed,
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -218,8 +231,11 @@ pub(crate) fn list_condition(
         placeholders(1, n)
     );
     match spec.published {
-        Some(true) => sql.push_str(" AND published_data IS NOT NULL"),
-        Some(false) => sql.push_str(" AND published_data IS NULL"),
+        Some(Publication::Published) => sql.push_str(" AND published_data IS NOT NULL"),
+        Some(Publication::DraftOnly) => sql.push_str(" AND published_data IS NULL"),
+        Some(Publication::Changed) => {
+            sql.push_str(" AND (published_data IS NULL OR draft_data <> published_data)")
+        }
         None => {}
     }
     let compiled = compile_filter_with(

@@ -16,11 +16,17 @@ use super::Ui;
 use crate::people_support::{first_owner, member};
 use crate::support::{Session, TestApp, config_for};
 
-async fn demo_app(url: &str) -> TestApp {
+pub(super) async fn demo_app(url: &str) -> TestApp {
     TestApp::custom(config_for(url), |b| b.schemas(demo_schemas())).await
 }
 
-async fn create(app: &TestApp, who: &Session, doc_type: &str, data: Value, publish: bool) -> Value {
+pub(super) async fn create(
+    app: &TestApp,
+    who: &Session,
+    doc_type: &str,
+    data: Value,
+    publish: bool,
+) -> Value {
     let res = app
         .post(
             "/api/documents",
@@ -33,7 +39,7 @@ async fn create(app: &TestApp, who: &Session, doc_type: &str, data: Value, publi
     res.body["data"].clone()
 }
 
-async fn update(app: &TestApp, who: &Session, id: &str, data: Value) -> Value {
+pub(super) async fn update(app: &TestApp, who: &Session, id: &str, data: Value) -> Value {
     let res = app
         .req(Method::PUT, &format!("/api/documents/{id}"))
         .json(json!({ "data": data }))
@@ -44,7 +50,7 @@ async fn update(app: &TestApp, who: &Session, id: &str, data: Value) -> Value {
     res.body["data"].clone()
 }
 
-async fn fetch(app: &TestApp, who: &Session, id: &str) -> (StatusCode, Value) {
+pub(super) async fn fetch(app: &TestApp, who: &Session, id: &str) -> (StatusCode, Value) {
     let res = app
         .get(&format!("/api/documents/{id}"))
         .cookie(who)
@@ -93,7 +99,7 @@ pub(super) async fn see_value(ui: &Ui, label: &str, expected: &str) {
 }
 
 /// A valid 1x1 PNG (one grey pixel).
-const TINY_PNG: &[u8] = &[
+pub(super) const TINY_PNG: &[u8] = &[
     137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 4, 0,
     0, 0, 181, 28, 12, 2, 0, 0, 0, 11, 73, 68, 65, 84, 120, 218, 99, 100, 96, 0, 0, 0, 6, 0, 2, 48,
     129, 208, 47, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
@@ -393,7 +399,8 @@ async fn an_older_version_is_compared_and_restored(url: String) {
     ui.see("Version 1 compared with the current draft").await;
     let rows = ui
         .eval(
-            "return [...document.querySelectorAll('table.diff tbody tr')].map(r => [r.dataset.field, r.querySelector('.badge').textContent, r.querySelector('.before').textContent, r.querySelector('.after').textContent])",
+            "const all = (r, css) => [...r.querySelectorAll(css)].map(e => e.textContent).join('|');
+             return [...document.querySelectorAll('table.diff tbody tr')].map(r => [r.dataset.field, r.querySelector('.badge').textContent, all(r, 'del'), all(r, 'ins')])",
             vec![],
         )
         .await;
@@ -401,12 +408,13 @@ async fn an_older_version_is_compared_and_restored(url: String) {
         rows,
         json!([
             ["title", "Changed", "First", "Second"],
-            ["excerpt", "Added since", "", "New"],
-            ["tags", "Removed since", "[\n \"a\"\n]", ""]
+            ["excerpt", "Added", "", "New"],
+            ["tags", "Removed", "[\n \"a\"\n]", ""]
         ])
     );
     ui.screenshot("diff").await;
-    ui.click("Restore this version").await;
+    ui.click("Restore version 1").await;
+    ui.click("Restore").await;
     ui.see("Version 1 restored into the draft.").await;
     see_value(&ui, "Title", "First").await;
     ui.see("Revision 3").await;
@@ -419,10 +427,10 @@ async fn an_older_version_is_compared_and_restored(url: String) {
     ui.stop().await;
 }
 
-async fn row_titles(ui: &Ui) -> Vec<String> {
+pub(super) async fn row_titles(ui: &Ui) -> Vec<String> {
     let titles = ui
         .eval(
-            "return [...document.querySelectorAll('.document-list tbody tr td:first-child')].map(td => td.textContent)",
+            "return [...document.querySelectorAll('.document-list tbody tr td.title-cell')].map(td => td.textContent)",
             vec![],
         )
         .await;

@@ -165,7 +165,8 @@ async fn the_editors_journey(url: String) {
     ui.click("Version 1 · Draft saved").await;
     ui.see("Version 1 compared with the current draft").await;
     ui.screenshot("history").await;
-    ui.click("Restore this version").await;
+    ui.click("Restore version 1").await;
+    ui.click("Restore").await;
     ui.see("Version 1 restored into the draft.").await;
     let post = api(&ui, &ada, &format!("/api/documents/{id}")).await["data"].clone();
     assert_eq!(post["draftData"]["title"], "Hello");

@@ -289,3 +289,22 @@ impl Fx {
         self.viewer.user["id"].as_str().unwrap().to_string()
     }
 }
+
+/// `status=changed` (issue 32, point 6) tells which documents have a draft that differs from
+/// the published copy: the draft's to tell, so a reader of the published copy is refused.
+pub(super) async fn changed_status_needs_the_draft_perspective(fx: Arc<Fx>) {
+    let slug = fx.public_parent().await;
+    let app = &fx.app;
+    let path = format!("{DOCS}?type=note&status=changed");
+    let res = app.get(&path).header(HEADER, &slug).send().await;
+    res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
+    assert!(!res.body.to_string().contains("draftData"), "{}", res.body);
+    let res = fx
+        .get(&fx.viewer, &format!("{path}&perspective=published"))
+        .await;
+    res.assert_handler_error(StatusCode::BAD_REQUEST, "Bad Request");
+    // A person who reads drafts gets the list, still without the admin-only field.
+    let res = fx.get(&fx.editor, &path).await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    assert_no_hidden("status=changed", &res.body);
+}

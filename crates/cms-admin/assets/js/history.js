@@ -1,45 +1,78 @@
-// A document's version history: the versions newest first, a field-by-field comparison of one
-// version with the current draft, and restoring it into the draft (guarded by the revision,
-// so a restore never overwrites someone's newer save unseen).
+// A document's version history: the versions newest first, any two of them (or one and the
+// current draft) compared field by field with the changed words marked, and restoring a
+// version into the draft behind a confirmation (guarded by the revision, so a restore never
+// overwrites someone's newer save unseen).
+//
+// One numbering: "version N" is the API's `versionNumber` (every draft save, publish and
+// restore appends one); the header's "draft revision" counts writes to the draft only, which
+// is why the two differ. The panel says so (docs/DECISIONS.md).
 
 import { get, post, data, seg, query } from "./api.js";
-import { h, render, formatDate, notify } from "./dom.js";
-import { labelOf } from "./fields.js";
+import { h, render, formatDate, notify, field, confirm } from "./dom.js";
+import { documentTitle } from "./fields.js";
+import { diff, refIds, changeNodes, stable, asText } from "./history-diff.js";
+
+export { diff, stable, asText };
 
 const PAGE = 20;
+const DRAFT = "draft";
 
-// options: { documentId, schema, current() -> document, canRestore, onRestored(doc),
-//            onConflict(error) -> handles a 409, compareDraft() -> the draft data versions
-//            are compared with, when it is not the current document's (localized types: the
-//            draft in every locale, as versions store it) }
+// options: { documentId, schema, schemaOf(type) -> schema (titles of references),
+//            current() -> document, dirty() -> whether the form holds unsaved input,
+//            canRestore, onRestored(doc), onConflict(error) -> handles a 409,
+//            compareDraft() -> the draft data versions are compared with, when it is not the
+//            current document's (localized types: the draft in every locale, as versions store
+//            it) }
 export function createHistory(options) {
   const list = h("ol", { class: "versions" });
   const detail = h("div", { class: "version-detail", "aria-live": "polite" });
   const more = h("button", { type: "button", text: "Older versions", hidden: true, on: { click: () => load(false) } });
   const status = h("p", { class: "muted", role: "status" });
-  const el = h("details", { class: "history" }, h("summary", { text: "History" }), status, h("div", { class: "history-body" }, h("div", {}, list, more), detail));
-  let loaded = 0;
+  const hint = h("p", {
+    class: "hint",
+    text: "Every draft save, publish and restore adds a version. The revision in the header counts changes to the draft only, so its number can differ.",
+  });
+  const from = h("select", { name: "compare-from" });
+  const to = h("select", { name: "compare-to" });
+  from.addEventListener("change", () => compare());
+  to.addEventListener("change", () => compare());
+  const picker = h("div", { class: "toolbar compare-pick", hidden: true }, field("Compare", from), field("With", to));
+  const el = h(
+    "details",
+    { class: "history" },
+    h("summary", { text: "History" }),
+    status,
+    hint,
+    h("div", { class: "history-body" }, h("div", {}, list, more), h("div", {}, picker, detail)),
+  );
+  let versions = [];
   let total = 0;
+  const full = new Map();
+  let comparing = 0;
 
   const load = async (reset) => {
     if (reset) {
-      loaded = 0;
+      versions = [];
+      full.clear();
       list.replaceChildren();
       detail.replaceChildren();
     }
     status.textContent = "Loading versions…";
     try {
-      const body = await get(`/api/documents/${seg(options.documentId)}/versions${query({ limit: PAGE, offset: loaded })}`);
+      const body = await get(`/api/documents/${seg(options.documentId)}/versions${query({ limit: PAGE, offset: versions.length })}`);
       total = body.total ?? 0;
       for (const version of body.data || []) list.append(versionRow(version));
-      loaded += (body.data || []).length;
+      versions.push(...(body.data || []));
       status.textContent = total ? `${total} version${total === 1 ? "" : "s"}` : "No versions yet.";
-      more.hidden = loaded >= total;
+      more.hidden = versions.length >= total;
+      fillPicker();
     } catch (error) {
       status.textContent = "";
       notify(`The history could not be loaded: ${error.message}`, "error");
     }
   };
+
+  const nameOf = (version) => `Version ${version.versionNumber} · ${version.eventType === "publish" ? "Published" : "Draft saved"}`;
 
   const versionRow = (version) =>
     h(
@@ -48,45 +81,73 @@ export function createHistory(options) {
       h("button", {
         type: "button",
         class: "link version-button",
-        text: `Version ${version.versionNumber} · ${version.eventType === "publish" ? "Published" : "Draft saved"}`,
-        on: { click: (event) => show(version, event.currentTarget) },
+        text: nameOf(version),
+        dataset: { version: String(version.versionNumber) },
+        on: { click: () => choose(String(version.versionNumber), DRAFT) },
       }),
       h("span", { class: "muted", text: ` ${version.createdByName || version.createdBy || "someone"}, ${formatDate(version.createdAt)}` }),
     );
 
-  const show = async (version, button) => {
-    list.querySelectorAll("[aria-current]").forEach((b) => b.removeAttribute("aria-current"));
-    button.setAttribute("aria-current", "true");
-    let full = version;
-    if (!full.data) {
-      try {
-        full = await data(get(`/api/documents/${seg(options.documentId)}/versions/${seg(version.versionNumber)}`));
-      } catch (error) {
-        return notify(error.message, "error");
-      }
+  // Both selects list the current draft and every loaded version, keeping their choice.
+  const fillPicker = () => {
+    const options = () => [h("option", { value: DRAFT, text: "Current draft" }), versions.map((v) => h("option", { value: String(v.versionNumber), text: nameOf(v) }))];
+    for (const select of [from, to]) {
+      const kept = select.value;
+      render(select, options());
+      if (kept) select.value = kept;
     }
-    let draft = options.current()?.draftData || {};
-    if (options.compareDraft) {
-      try {
-        draft = (await options.compareDraft()) || {};
-      } catch (error) {
-        return notify(error.message, "error");
-      }
+    picker.hidden = versions.length === 0;
+  };
+
+  const choose = (older, newer) => {
+    from.value = older;
+    to.value = newer;
+    compare();
+  };
+
+  // The data of one side: a version (read once), or the current draft (read each time).
+  const side = async (key) => {
+    if (key === DRAFT) return options.compareDraft ? (await options.compareDraft()) || {} : options.current()?.draftData || {};
+    if (!full.has(key)) full.set(key, await data(get(`/api/documents/${seg(options.documentId)}/versions/${seg(key)}`)));
+    return full.get(key).data || {};
+  };
+
+  const sideName = (key) => (key === DRAFT ? "the current draft" : `version ${key}`);
+
+  const compare = async () => {
+    const mine = ++comparing;
+    const [a, b] = [from.value, to.value];
+    list.querySelectorAll("[aria-current]").forEach((x) => x.removeAttribute("aria-current"));
+    for (const key of [a, b]) list.querySelector(`[data-version="${CSS.escape(key)}"]`)?.setAttribute("aria-current", "true");
+    let older;
+    let newer;
+    let titles;
+    try {
+      [older, newer] = await Promise.all([side(a), side(b)]);
+      titles = await referenceTitles(new Set([...refIds(older), ...refIds(newer)]), options.schemaOf);
+    } catch (error) {
+      return notify(error.message, "error");
     }
-    const rows = diff(full.data || {}, draft, options.schema);
+    if (mine !== comparing) return;
+    const rows = a === b ? [] : diff(older, newer, options.schema);
+    // The version a restore would bring back: the chosen one that is not the draft.
+    const restorable = [a, b].find((k) => k !== DRAFT);
     render(
       detail,
-      h("h3", { text: `Version ${full.versionNumber} compared with the current draft` }),
-      rows.length ? diffTable(rows) : h("p", { class: "muted", text: "Same as the current draft." }),
-      options.canRestore ? h("div", { class: "actions" }, h("button", { type: "button", class: "primary", text: "Restore this version", on: { click: () => restore(full) } })) : null,
+      h("h3", { text: `${capitalize(sideName(a))} compared with ${sideName(b)}` }),
+      rows.length ? diffTable(rows, titles) : h("p", { class: "muted", text: "No differences." }),
+      options.canRestore && restorable ? h("div", { class: "actions" }, h("button", { type: "button", class: "primary", text: `Restore version ${restorable}`, on: { click: () => restore(restorable) } })) : null,
     );
   };
 
-  const restore = async (version) => {
+  const restore = async (number) => {
+    const dirty = options.dirty?.() ?? false;
+    const message = `The draft becomes what version ${number} holds, saved as a new version; the published copy does not change.${dirty ? " Your unsaved changes in this form will be lost." : ""}`;
+    if (!(await confirm(`Restore version ${number}?`, message, { confirmLabel: "Restore", danger: dirty }))) return;
     const doc = options.current();
     try {
-      const restored = await data(post(`/api/documents/${seg(options.documentId)}/versions/${seg(version.versionNumber)}/restore`, { expectedRevision: doc._meta?.revision }));
-      notify(`Version ${version.versionNumber} restored into the draft.`, "success");
+      const restored = await data(post(`/api/documents/${seg(options.documentId)}/versions/${seg(number)}/restore`, { expectedRevision: doc._meta?.revision }));
+      notify(`Version ${number} restored into the draft.`, "success");
       await options.onRestored(restored);
       await load(true);
     } catch (error) {
@@ -96,69 +157,42 @@ export function createHistory(options) {
   };
 
   el.addEventListener("toggle", () => {
-    if (el.open && loaded === 0) load(true);
+    if (el.open && versions.length === 0) load(true);
   });
   return {
     el,
     // After a save or publish, an open history shows the new versions.
-    refresh: () => (el.open ? load(true) : (loaded = 0)),
+    refresh: () => (el.open ? load(true) : (versions = [])),
   };
 }
 
-// Top-level fields that differ: [{ name, label, change, before, after }], in schema order
-// then any stored keys the schema no longer declares.
-export function diff(version, draft, schema) {
-  const names = [...(schema?.fields || []).map((f) => f.name)];
-  for (const key of new Set([...Object.keys(version), ...Object.keys(draft)])) if (!names.includes(key)) names.push(key);
-  const labels = new Map((schema?.fields || []).map((f) => [f.name, labelOf(f)]));
-  const rows = [];
-  for (const name of names) {
-    const had = version[name] !== undefined;
-    const has = draft[name] !== undefined;
-    if (!had && !has) continue;
-    if (had && has && stable(version[name]) === stable(draft[name])) continue;
-    rows.push({
-      name,
-      label: labels.get(name) || name,
-      change: had && has ? "changed" : had ? "removed" : "added",
-      before: had ? asText(version[name]) : "",
-      after: has ? asText(draft[name]) : "",
-    });
+const capitalize = (text) => text.charAt(0).toUpperCase() + text.slice(1);
+
+// id -> title of the referenced documents the caller may read, in by-ids batches of 100 (its
+// limit); an unreadable or deleted one is left out, and shown by its id.
+async function referenceTitles(ids, schemaOf) {
+  const titles = new Map();
+  const all = [...ids];
+  for (let i = 0; i < all.length; i += 100) {
+    try {
+      const docs = await data(get(`/api/documents/by-ids${query({ ids: all.slice(i, i + 100).join(",") })}`));
+      for (const doc of docs || []) titles.set(doc.id, documentTitle(doc, schemaOf?.(doc.type)));
+    } catch {
+      // The comparison still shows: these references by their ids.
+    }
   }
-  return rows;
+  return titles;
 }
 
-// JSON with sorted keys: equal data gives equal text, whatever the key order.
-export function stable(value) {
-  if (Array.isArray(value)) return `[${value.map(stable).join(",")}]`;
-  if (value && typeof value === "object") {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${stable(value[k])}`)
-      .join(",")}}`;
-  }
-  return JSON.stringify(value);
-}
-
-// A value as a person reads it: strings as they are, Portable Text as its text, the rest JSON.
-export function asText(value) {
-  if (typeof value === "string") return value;
-  if (Array.isArray(value) && value.every((b) => b && b._type === "block")) {
-    return value.map((b) => (b.children || []).map((c) => c.text || "").join("")).join("\n");
-  }
-  if (value && typeof value === "object" && typeof value.current === "string" && Object.keys(value).length === 1) return value.current;
-  return JSON.stringify(value, null, 1);
-}
-
-function diffTable(rows) {
-  const words = { changed: "Changed", added: "Added since", removed: "Removed since" };
+function diffTable(rows, titles) {
+  const words = { changed: "Changed", added: "Added", removed: "Removed" };
   return h(
     "div",
     { class: "table-wrap" },
     h(
       "table",
       { class: "diff" },
-      h("thead", {}, h("tr", {}, h("th", { text: "Field" }), h("th", { text: "Change" }), h("th", { text: "In this version" }), h("th", { text: "In the current draft" }))),
+      h("thead", {}, h("tr", {}, h("th", { text: "Field" }), h("th", { text: "Difference" }))),
       h(
         "tbody",
         {},
@@ -166,10 +200,8 @@ function diffTable(rows) {
           h(
             "tr",
             { class: `diff-${r.change}`, dataset: { field: r.name } },
-            h("th", { scope: "row", text: r.label }),
-            h("td", {}, h("span", { class: `badge ${r.change}`, text: words[r.change] })),
-            h("td", {}, h("pre", { class: "diff-value before", text: r.before })),
-            h("td", {}, h("pre", { class: "diff-value after", text: r.after })),
+            h("th", { scope: "row" }, r.label, " ", h("span", { class: `badge ${r.change}`, text: words[r.change] })),
+            h("td", {}, changeNodes(r, titles)),
           ),
         ),
       ),

@@ -8,8 +8,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use cms_core::Timestamp;
 use cms_service::documents::{
-    DocumentView, DraftUpdate, ListRequest, MAX_DEPTH, NewDocument, Perspective, ReadOptions,
-    ScheduleAction, ScheduleView, Validation, VersionView,
+    DocumentView, DraftUpdate, ListRequest, MAX_DEPTH, NewDocument, Perspective, Publication,
+    ReadOptions, ScheduleAction, ScheduleView, Validation, VersionView,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -80,12 +80,25 @@ struct LocaleQuery {
     locale: Option<String>,
 }
 
-/// Which copy a list keeps: documents with a published copy, or draft-only ones.
+/// Which documents a list keeps: with a published copy (`published`), without one
+/// (`draft`), or with unpublished changes (`changed`: never published, or a draft that
+/// differs from the published copy; draft perspective only).
 #[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 enum Status {
     Draft,
     Published,
+    Changed,
+}
+
+impl From<Status> for Publication {
+    fn from(status: Status) -> Self {
+        match status {
+            Status::Draft => Publication::DraftOnly,
+            Status::Published => Publication::Published,
+            Status::Changed => Publication::Changed,
+        }
+    }
 }
 
 /// How a read is made: which copy, how deep references resolve, whose documents.
@@ -145,7 +158,9 @@ struct ListQuery {
     /// A field to sort by, `-` first for descending; ties break by id.
     #[serde(default, deserialize_with = "text")]
     sort: Option<String>,
-    /// Only documents with (`published`) or without (`draft`) a published copy.
+    /// Only documents with (`published`) or without (`draft`) a published copy, or with
+    /// unpublished changes (`changed`: no published copy, or a draft that differs from it;
+    /// 400 with the published perspective, which may not compare drafts).
     #[param(inline)]
     status: Option<Status>,
     /// The copy read: `draft` (default) or `published` (the default, and the only one, for
@@ -189,7 +204,7 @@ async fn list(
         doc_type,
         where_: Value::Null,
         sort: q.sort.into_iter().collect(),
-        published: q.status.map(|s| matches!(s, Status::Published)),
+        published: q.status.map(Publication::from),
         page: q.page,
         page_size: q.page_size.or(q.limit),
         read: read_options(

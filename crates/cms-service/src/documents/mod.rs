@@ -37,6 +37,7 @@ use serde_json::Value;
 
 pub(crate) use access::AccessRules;
 pub use access::{AccessPolicies, Policy, PolicyAuth, PolicyDocument};
+pub use cms_store::documents::Publication;
 pub use preview::{PREVIEW_TOKEN_PREFIX, PreviewLink, RevokedPreviews};
 pub use read::{DocumentLocation, ListRequest, Page};
 pub use references::MAX_LISTED_REFERRERS;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use cms_core::CoreCapability;
 use cms_core::schema::Operation;
 use cms_store::Tx;
-use cms_store::documents::{DocumentRecord, ListSpec};
+use cms_store::documents::{DocumentRecord, ListSpec, Publication};
 use cms_store::filter_sql::DataColumn;
 use serde_json::{Map, Value};
 
@@ -43,8 +43,8 @@ pub struct ListRequest {
     /// `Value::Null` for no filter.
     pub where_: Value,
     pub sort: Vec<String>,
-    /// `Some(false)`: draft-only documents; `Some(true)`: documents with published data.
-    pub published: Option<bool>,
+    /// Which documents by their published copy (`status`); `None` for all.
+    pub published: Option<Publication>,
     /// From 1; [`DEFAULT_PAGE`](crate::paging::DEFAULT_PAGE) when `None`.
     pub page: Option<i64>,
     /// 1 to [`MAX_PAGE_SIZE`]; [`DEFAULT_PAGE_SIZE`](crate::paging::DEFAULT_PAGE_SIZE) when
@@ -249,13 +249,20 @@ impl DocumentService<'_> {
         let (filter, sort) = access::parse_filter(&readable, &request.where_, &request.sort);
         let (column, published) = match (request.read.perspective, request.published) {
             // Draft-only documents have no published copy to show.
-            (Perspective::Published, Some(false)) => {
+            (Perspective::Published, Some(Publication::DraftOnly)) => {
                 return Ok(Page {
                     data: Vec::new(),
                     pagination: Pagination::new(0, page, page_size),
                 });
             }
-            (Perspective::Published, _) => (DataColumn::Published, Some(true)),
+            // Whether a draft differs is the draft's to tell: a reader of the published copy
+            // (the public one included) may not learn it.
+            (Perspective::Published, Some(Publication::Changed)) => {
+                return Err(Error::bad_request(
+                    "`status=changed` compares the draft with the published copy: it needs the draft perspective",
+                ));
+            }
+            (Perspective::Published, _) => (DataColumn::Published, Some(Publication::Published)),
             (Perspective::Draft, status) => (DataColumn::Draft, status),
         };
         let spec = ListSpec {

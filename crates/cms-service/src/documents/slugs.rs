@@ -51,7 +51,7 @@ impl DocumentService<'_> {
                 organizations: orgs,
                 doc_type,
                 column: DataColumn::Published,
-                published: Some(true),
+                published: Some(cms_store::documents::Publication::Published),
                 filter: &filter,
                 sort: &[],
                 limit: 2,

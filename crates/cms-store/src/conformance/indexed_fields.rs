@@ -73,7 +73,7 @@ async fn indexed_fields_get_expression_indexes_that_queries_use(url: String) {
                 organizations: &orgs,
                 doc_type: "post",
                 column: crate::filter_sql::DataColumn::Published,
-                published: Some(true),
+                published: Some(crate::documents::Publication::Published),
                 filter: &filter,
                 sort: &[],
                 limit: 20,

@@ -107,7 +107,7 @@ async fn direct_and_sqlx_statements_of_a_unit_see_each_other(url: String) {
         organizations: &o1,
         doc_type: "post",
         column: DataColumn::Published,
-        published: Some(true),
+        published: Some(crate::documents::Publication::Published),
         filter: &filter,
         sort: &[],
         limit: 10,

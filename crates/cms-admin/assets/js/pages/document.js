@@ -185,7 +185,8 @@ class Editor {
     render(
       this.meta,
       statusBadge(doc),
-      h("span", { text: ` Revision ${doc._meta?.revision ?? "?"}` }),
+      // The history numbers versions; this counts draft writes (docs/DECISIONS.md).
+      h("span", { title: "The draft revision: it counts changes to the draft. History numbers versions: every draft save, publish and restore.", text: ` Revision ${doc._meta?.revision ?? "?"}` }),
       doc.updatedAt ? h("span", { class: "muted", text: ` · Updated ${formatDate(doc.updatedAt)}` }) : null,
       doc.publishedAt ? h("span", { class: "muted", text: ` · Published ${formatDate(doc.publishedAt)}` }) : null,
     );
@@ -449,7 +450,9 @@ class Editor {
     return createHistory({
       documentId: this.doc.id,
       schema: this.schema,
+      schemaOf: (type) => this.ctx.schema(type),
       current: () => this.doc,
+      dirty: () => this.editable && this.dirty,
       canRestore: this.editable,
       onRestored: async (doc) => {
         this.load(await this.inLocale(doc));
