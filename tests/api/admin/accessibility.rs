@@ -29,7 +29,9 @@ struct Checked {
 
 fn axe_source() -> String {
     std::fs::read_to_string(AXE).unwrap_or_else(|e| {
-        panic!("{AXE}: {e} (install it with `npm ci --prefix tests/accessibility`, as .ci/run does)")
+        panic!(
+            "{AXE}: {e} (install it with `npm ci --prefix tests/accessibility`, as .ci/run does)"
+        )
     })
 }
 
