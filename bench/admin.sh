@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Admin page speed (issue 10, point 7): how long after navigation the document list and the
-# document edit page are interactive, with DOCS (default 10,000) posts of the type, on SQLite,
+# Admin page speed (issue 10, point 7; issue 32): how long after navigation each page of the
+# admin is interactive, with DOCS (default 10,000) posts of the type, on SQLite,
 # in Debian's headless Chromium against the release binary on loopback.
 #
 # "Interactive" is the moment the page's module marks `main[data-ready]`: the shell is
@@ -102,7 +102,10 @@ results = [
     measure("document list (search)", "/admin/documents/post?q=Post"),
     measure("document list (page 200)", "/admin/documents/post?page=200"),
     measure("document edit", f"/admin/documents/post/{doc_id}"),
+    measure("document list (100, changed)", "/admin/documents/post?size=100&status=changed"),
     measure("asset library", "/admin/assets"),
+    measure("home", "/admin"),
+    measure("settings (members)", "/admin/settings/members"),
 ]
 call("DELETE", s)
 print(json.dumps({"documents": total, "runs": runs, "results": results}))

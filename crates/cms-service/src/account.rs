@@ -19,12 +19,13 @@ use serde_json::{Map, Value};
 
 use crate::Inner;
 use crate::actor::{Actor, Credential, User, check_email, check_user_name, email_taken};
+use crate::auth::ClientInfo;
 use crate::auth::tokens::{self, TokenKind};
-use crate::auth::{ClientInfo, password};
 use crate::error::{Error, Result};
 use crate::events::{MEMBER_REMOVED, UserDeletedPayload, member_event, user_deleted_event};
 use crate::mail::{MailKind, MailMessage};
 use crate::organizations::{required, required_email, session_of};
+use crate::password;
 use crate::rate_limit::{Limited, RateLimitService};
 
 /// The largest preferences object kept per user, serialised.

@@ -10,7 +10,8 @@
 //! invitations share.
 
 use cms_core::{
-    Capability, CoreCapability, EffectiveRole, Email, Grant, InstanceRole, Issues, Timestamp,
+    Capability, CoreCapability, EffectiveRole, Email, Grant, InstanceRole, Issues, Password,
+    Timestamp,
 };
 use cms_store::sessions::SessionRecord;
 use cms_store::users::UserRecord;
@@ -390,6 +391,42 @@ pub(crate) fn check_user_name(issues: &mut Issues, raw: &str) -> Option<String> 
         return Some(name.to_string());
     }
     None
+}
+
+/// The name, e-mail and password of a new user, each checked, every problem reported at once.
+pub(crate) fn validate_new_user(
+    name: &Option<String>,
+    email: &Option<String>,
+    password: &Option<String>,
+) -> Result<(String, Email, Password)> {
+    let mut issues = Issues::new();
+    let name = check_user_name(&mut issues, name.as_deref().unwrap_or_default());
+    let email = match email.as_deref() {
+        None | Some("") => {
+            issues.add("email", "required", "email is required");
+            None
+        }
+        Some(raw) => check_email(&mut issues, raw),
+    };
+    let password = match password.as_deref() {
+        None | Some("") => {
+            issues.add("password", "required", "password is required");
+            None
+        }
+        Some(raw) => {
+            let parsed = Password::parse(raw);
+            if parsed.is_none() {
+                issues.add("password", "length", "password must be 8 to 128 characters");
+            }
+            parsed
+        }
+    };
+    match (name, email, password) {
+        (Some(name), Some(email), Some(password)) if issues.is_empty() => {
+            Ok((name, email, password))
+        }
+        _ => Err(Error::invalid(issues.into_vec())),
+    }
 }
 
 pub(crate) fn email_taken() -> Error {

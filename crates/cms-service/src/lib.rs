@@ -29,6 +29,7 @@ pub mod mail;
 mod module_tree;
 mod organizations;
 pub mod paging;
+mod password;
 pub mod plugin_settings;
 mod public_reads;
 mod queue;

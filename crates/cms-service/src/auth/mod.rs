@@ -7,9 +7,8 @@
 //! `password.rs` hashes passwords and `tokens.rs` holds the single-use e-mailed tokens.
 
 mod credentials;
-pub(crate) mod password;
 mod session;
-pub(crate) mod sign_up;
+mod sign_up;
 pub(crate) mod tokens;
 
 pub use self::credentials::{Credentials, Resolved};

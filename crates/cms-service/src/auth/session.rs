@@ -7,9 +7,10 @@ use cms_store::Tx;
 use cms_store::sessions::SessionRecord;
 use cms_store::users::UserRecord;
 
-use super::{AuthService, password, verification_mail};
+use super::{AuthService, verification_mail};
 use crate::actor::{Actor, Credential, SessionView, User};
 use crate::error::{Error, Result};
+use crate::password;
 use crate::rate_limit::{Limited, RateLimitService};
 use crate::secret::{Purpose, random_token};
 

@@ -1,16 +1,17 @@
 //! Sign-up and the operator's user creation (SPEC.md Authentication points 11 and 12): the
 //! first-admin policies, the invite-only rule, and the one path that makes a user.
 
-use cms_core::{Email, FirstAdmin, InstanceRole, Issues, Password, Timestamp, new_id};
+use cms_core::{Email, FirstAdmin, InstanceRole, Timestamp, new_id};
 use cms_store::users::UserRecord;
 use cms_store::{StoreError, Tx};
 
 use super::session::{Authenticated, ClientInfo};
-use super::{AuthService, password, verification_mail};
-use crate::actor::{User, check_email, check_user_name, email_taken};
+use super::{AuthService, verification_mail};
+use crate::actor::{User, email_taken, validate_new_user};
 use crate::error::{Error, Result};
 use crate::instance_settings::SignUpPolicy;
 use crate::organizations;
+use crate::password;
 use crate::rate_limit::{Limited, RateLimitService};
 use crate::secret::{Purpose, random_token};
 
@@ -385,42 +386,6 @@ impl AuthService<'_> {
 fn log_first_admin(first: bool, user: &UserRecord) {
     if first {
         tracing::info!(user = %user.email, "first user signed up: instance super_admin and owner of Default");
-    }
-}
-
-/// The name, e-mail and password of a new user, each checked, every problem reported at once.
-pub(crate) fn validate_new_user(
-    name: &Option<String>,
-    email: &Option<String>,
-    password: &Option<String>,
-) -> Result<(String, Email, Password)> {
-    let mut issues = Issues::new();
-    let name = check_user_name(&mut issues, name.as_deref().unwrap_or_default());
-    let email = match email.as_deref() {
-        None | Some("") => {
-            issues.add("email", "required", "email is required");
-            None
-        }
-        Some(raw) => check_email(&mut issues, raw),
-    };
-    let password = match password.as_deref() {
-        None | Some("") => {
-            issues.add("password", "required", "password is required");
-            None
-        }
-        Some(raw) => {
-            let parsed = Password::parse(raw);
-            if parsed.is_none() {
-                issues.add("password", "length", "password must be 8 to 128 characters");
-            }
-            parsed
-        }
-    };
-    match (name, email, password) {
-        (Some(name), Some(email), Some(password)) if issues.is_empty() => {
-            Ok((name, email, password))
-        }
-        _ => Err(Error::invalid(issues.into_vec())),
     }
 }
 

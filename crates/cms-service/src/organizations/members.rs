@@ -85,7 +85,7 @@ impl<'a> MemberService<'a> {
         actor.require_person()?;
         let org = actor.require(CoreCapability::MemberInvite)?.to_string();
         let (name, email, password) =
-            crate::auth::sign_up::validate_new_user(&input.name, &input.email, &input.password)?;
+            crate::actor::validate_new_user(&input.name, &input.email, &input.password)?;
         let role = role_name(input.role.as_deref())?;
         // The refusals that need no hashing come first, so a refused request costs nothing.
         {
@@ -96,7 +96,7 @@ impl<'a> MemberService<'a> {
                 return Err(account_exists());
             }
         }
-        let password_hash = crate::auth::password::hash(password.expose().to_string()).await?;
+        let password_hash = crate::password::hash(password.expose().to_string()).await?;
         let now = self.inner.clock.now();
         let mut tx = self.inner.store.write_instance_wide().await?;
         tx.lock_organization(&org).await?;
