@@ -227,6 +227,18 @@ impl Ui {
         self.client().execute(script, args).await.unwrap()
     }
 
+    /// How far the page reaches past the window's right edge (0 when it fits), and the
+    /// elements that do, to name the culprit: `[pixels, ["TAG.class", ...]]`.
+    pub async fn sideways_overflow(&self) -> Value {
+        self.eval(
+            "const w = document.documentElement.clientWidth;
+             const wide = [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > w + 1).map(e => e.tagName + '.' + e.className);
+             return [document.documentElement.scrollWidth - w, wide];",
+            vec![],
+        )
+        .await
+    }
+
     /// Signs the browser in as `session` (the cookie sign-in would have set; WebDriver's
     /// cookie API refuses an IP address as a cookie domain). The cookie is set only once the
     /// sign-in page has drawn its form: a signed-in visitor is sent home by that page, and had

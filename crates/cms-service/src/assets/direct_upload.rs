@@ -124,14 +124,7 @@ impl AssetService<'_> {
             file.keep();
             return Err(Error::not_found("pending upload"));
         }
-        let recorded = self.record(&mut *tx, record).await?;
-        let view = self.uploaded(&mut *tx, actor, recorded).await?;
-        tx.commit().await?;
-        // A duplicate's bytes are dropped with `file`: the existing asset has them.
-        if !view.duplicate {
-            file.keep();
-        }
-        Ok(view)
+        self.commit_upload(tx, actor, record, file).await
     }
 
     /// 404 unless direct upload (`storage.directUpload`) is on.

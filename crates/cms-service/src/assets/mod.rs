@@ -182,7 +182,20 @@ impl<'a> AssetService<'a> {
     ) -> Result<AssetView> {
         let org = self.writable_organization(actor, metadata.organization_id.as_deref())?;
         let record = self.new_record(actor, &org, &file, metadata)?;
-        let mut tx = self.inner.store.write_for(&org).await?;
+        let tx = self.inner.store.write_for(&org).await?;
+        self.commit_upload(tx, actor, record, file).await
+    }
+
+    /// Ends an upload's unit of work: records the file ([`Self::record`]), commits, and keeps
+    /// the staged bytes only for a new asset (a duplicate's are dropped with `file`: the
+    /// existing asset has them).
+    async fn commit_upload(
+        &self,
+        mut tx: Box<dyn Tx>,
+        actor: &Actor,
+        record: AssetRecord,
+        file: StagedFile,
+    ) -> Result<AssetView> {
         let recorded = self.record(&mut *tx, record).await?;
         let view = self.uploaded(&mut *tx, actor, recorded).await?;
         tx.commit().await?;
