@@ -4,6 +4,8 @@
 //! Everything here is a pure function of bytes and strings: the service layer reads the bytes,
 //! this module judges them.
 
+pub mod transform;
+
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
@@ -184,7 +186,9 @@ pub fn default_title(raw: &str) -> Option<String> {
 }
 
 /// Signs and checks `/media/{id}/{filename}?sig=...&exp=...` links: hex HMAC-SHA-256 of
-/// `{id}/{filename}:{exp}`, `exp` in Unix seconds.
+/// `{id}/{filename}:{exp}`, `exp` in Unix seconds. A link with transform parameters signs them
+/// too, sorted as [`transform::TransformRequest::signed_part`] gives them:
+/// `{id}/{filename}?{parameters}:{exp}` (CONTRACT.md section 18).
 #[derive(Clone)]
 pub struct MediaSigner {
     key: Option<Vec<u8>>,
@@ -226,7 +230,19 @@ impl MediaSigner {
 
     /// The `sig` for a link; `None` without a secret.
     pub fn sign(&self, id: &str, filename: &str, expires: i64) -> Option<String> {
-        let mac = self.mac(id, filename, expires)?;
+        self.sign_transform(id, filename, "", expires)
+    }
+
+    /// The `sig` for a link with transform parameters (`parameters` sorted, as
+    /// [`transform::TransformRequest::signed_part`]; empty for none); `None` without a secret.
+    pub fn sign_transform(
+        &self,
+        id: &str,
+        filename: &str,
+        parameters: &str,
+        expires: i64,
+    ) -> Option<String> {
+        let mac = self.mac(id, filename, parameters, expires)?;
         Some(crate::hex::encode(&mac.finalize().into_bytes()))
     }
 
@@ -235,6 +251,20 @@ impl MediaSigner {
         &self,
         id: &str,
         filename: &str,
+        sig: Option<&str>,
+        exp: Option<&str>,
+        now: i64,
+    ) -> Result<(), SignatureError> {
+        self.verify_transform(id, filename, "", sig, exp, now)
+    }
+
+    /// [`MediaSigner::verify`] for a link with transform parameters (`parameters` as
+    /// [`MediaSigner::sign_transform`] takes them).
+    pub fn verify_transform(
+        &self,
+        id: &str,
+        filename: &str,
+        parameters: &str,
         sig: Option<&str>,
         exp: Option<&str>,
         now: i64,
@@ -248,7 +278,7 @@ impl MediaSigner {
             .filter(|b| b.len() == 32)
             .ok_or(SignatureError::Malformed)?;
         let mac = self
-            .mac(id, filename, expires)
+            .mac(id, filename, parameters, expires)
             .ok_or(SignatureError::NoSecret)?;
         mac.verify_slice(&claimed)
             .map_err(|_| SignatureError::Forged)?;
@@ -258,10 +288,21 @@ impl MediaSigner {
         Ok(())
     }
 
-    fn mac(&self, id: &str, filename: &str, expires: i64) -> Option<Hmac<Sha256>> {
+    fn mac(
+        &self,
+        id: &str,
+        filename: &str,
+        parameters: &str,
+        expires: i64,
+    ) -> Option<Hmac<Sha256>> {
         let key = self.key.as_ref()?;
         let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes keys of any length");
-        mac.update(format!("{id}/{filename}:{expires}").as_bytes());
+        let link = if parameters.is_empty() {
+            format!("{id}/{filename}:{expires}")
+        } else {
+            format!("{id}/{filename}?{parameters}:{expires}")
+        };
+        mac.update(link.as_bytes());
         Some(mac)
     }
 }

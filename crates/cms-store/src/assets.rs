@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use crate::Result;
 use crate::filter_sql::Bind;
 
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct AssetRecord {
     pub id: String,
     pub organization_id: String,
@@ -32,6 +32,31 @@ pub struct AssetRecord {
     pub updated_by: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
+    #[sqlx(flatten)]
+    pub image: ImageDetails,
+}
+
+/// What an image adds to its asset record (CONTRACT.md section 18). Empty for other files.
+#[derive(Debug, Clone, Default, PartialEq, sqlx::FromRow)]
+pub struct ImageDetails {
+    /// The default focal point of `fit=crop` transforms, fractions 0 to 1; both or neither.
+    pub hotspot_x: Option<f64>,
+    pub hotspot_y: Option<f64>,
+    /// A data-URI WebP at most 20 px wide.
+    pub lqip: Option<String>,
+    /// `#rrggbb`.
+    pub dominant_color: Option<String>,
+    pub has_alpha: Option<bool>,
+    /// The pixels were looked at (the three details above are set when they could be decoded).
+    pub summarized: bool,
+}
+
+/// The details computed from an image's pixels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageSummary {
+    pub lqip: String,
+    pub dominant_color: String,
+    pub has_alpha: bool,
 }
 
 /// What a list of assets asks for. Newest first (created_at DESC, id DESC).
@@ -55,6 +80,8 @@ pub struct AssetMetadata {
     pub description: Option<Option<String>>,
     pub alt: Option<Option<String>>,
     pub credit_line: Option<Option<String>>,
+    /// The default focal point, `(x, y)`.
+    pub hotspot: Option<Option<(f64, f64)>>,
 }
 
 impl AssetMetadata {
@@ -140,6 +167,23 @@ pub trait Assets {
         by: Option<&str>,
         now: i64,
     ) -> Result<bool>;
+    /// Records what an image's pixels gave (`None`: they could not be decoded) and marks the
+    /// asset summarized; false when no such asset in `organization`. Not a change of the
+    /// record by anyone: `updated_at` stays.
+    async fn set_image_summary(
+        &mut self,
+        organization: &str,
+        id: &str,
+        summary: Option<&ImageSummary>,
+    ) -> Result<bool>;
+    /// Up to `limit` images of `organization` not yet summarized, by id, after `after`
+    /// (index `assets_to_summarize`).
+    async fn images_to_summarize(
+        &mut self,
+        organization: &str,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<AssetRecord>>;
     /// Deletes those of `ids` that belong to `organization`; returns the ids deleted.
     async fn delete_assets(&mut self, organization: &str, ids: &[String]) -> Result<Vec<String>>;
     /// Per asset id: the number of DISTINCT documents of `organizations` whose draft or published copy references it (rows of document_references with target = 'asset' and to_id = the id, counted by distinct from_id, document_references.organization_id IN organizations). Ids with no reference are absent from the map.
@@ -235,8 +279,9 @@ macro_rules! impl_assets {
                 sqlx::query(
                     "INSERT INTO assets (id, organization_id, filename, asset_type, mime_type, size, width, \
                      height, sha256, title, description, alt, credit_line, poster_id, created_by, updated_by, \
-                     created_at, updated_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
+                     created_at, updated_at, hotspot_x, hotspot_y, lqip, dominant_color, has_alpha, summarized) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
+                     $19, $20, $21, $22, $23, $24)",
                 )
                 .bind(&a.id)
                 .bind(&a.organization_id)
@@ -256,6 +301,12 @@ macro_rules! impl_assets {
                 .bind(&a.updated_by)
                 .bind(a.created_at)
                 .bind(a.updated_at)
+                .bind(a.image.hotspot_x)
+                .bind(a.image.hotspot_y)
+                .bind(&a.image.lqip)
+                .bind(&a.image.dominant_color)
+                .bind(a.image.has_alpha)
+                .bind(a.image.summarized)
                 .execute(self.conn().await?)
                 .await?;
                 Ok(())
@@ -370,6 +421,13 @@ macro_rules! impl_assets {
                     // `column` is one of four literals, never input.
                     update.push(", ").push(column).push(" = ").push_bind(value);
                 }
+                if let Some(hotspot) = metadata.hotspot {
+                    update
+                        .push(", hotspot_x = ")
+                        .push_bind(hotspot.map(|h| h.0))
+                        .push(", hotspot_y = ")
+                        .push_bind(hotspot.map(|h| h.1));
+                }
                 update
                     .push(" WHERE organization_id = ")
                     .push_bind(organization)
@@ -402,6 +460,45 @@ macro_rules! impl_assets {
                 .execute(self.conn().await?)
                 .await?;
                 Ok(done.rows_affected() > 0)
+            }
+
+            async fn set_image_summary(
+                &mut self,
+                organization: &str,
+                id: &str,
+                summary: Option<&$crate::assets::ImageSummary>,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query(
+                    "UPDATE assets SET lqip = $3, dominant_color = $4, has_alpha = $5, summarized = $6 \
+                     WHERE organization_id = $1 AND id = $2",
+                )
+                .bind(organization)
+                .bind(id)
+                .bind(summary.map(|s| s.lqip.as_str()))
+                .bind(summary.map(|s| s.dominant_color.as_str()))
+                .bind(summary.map(|s| s.has_alpha))
+                .bind(true)
+                .execute(self.conn().await?)
+                .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn images_to_summarize(
+                &mut self,
+                organization: &str,
+                after: Option<&str>,
+                limit: i64,
+            ) -> $crate::Result<Vec<$crate::assets::AssetRecord>> {
+                // The same condition as the partial index `assets_to_summarize`.
+                Ok(sqlx::query_as(
+                    "SELECT * FROM assets WHERE organization_id = $1 AND asset_type = 'image' \
+                     AND summarized = FALSE AND id > $2 ORDER BY organization_id, id LIMIT $3",
+                )
+                .bind(organization)
+                .bind(after.unwrap_or(""))
+                .bind(limit)
+                .fetch_all(self.conn().await?)
+                .await?)
             }
 
             async fn delete_assets(

@@ -7,7 +7,10 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::assets::{AssetListSpec, AssetMetadata, AssetRecord, AssetReference, UploadRecord};
+use crate::assets::{
+    AssetListSpec, AssetMetadata, AssetRecord, AssetReference, ImageDetails, ImageSummary,
+    UploadRecord,
+};
 use crate::documents::DocumentRecord;
 use crate::organizations::OrganizationRecord;
 use crate::references::ReferenceRecord;
@@ -65,6 +68,7 @@ fn asset(id: &str, organization: &str, mime_type: &str, created_at: i64) -> Asse
         updated_by: Some("u1".into()),
         created_at,
         updated_at: created_at,
+        image: ImageDetails::default(),
     }
 }
 
@@ -275,6 +279,7 @@ async fn asset_metadata_is_set_cleared_and_kept(url: String) {
         description: Some(None),
         alt: None,
         credit_line: Some(Some("Photo: Ada".into())),
+        hotspot: Some(Some((0.25, 0.75))),
     };
     let updated = tx
         .update_asset_metadata("o1", "a1", &change, Some("u2"), 20)
@@ -288,6 +293,11 @@ async fn asset_metadata_is_set_cleared_and_kept(url: String) {
         credit_line: Some("Photo: Ada".into()),
         updated_by: Some("u2".into()),
         updated_at: 20,
+        image: ImageDetails {
+            hotspot_x: Some(0.25),
+            hotspot_y: Some(0.75),
+            ..ImageDetails::default()
+        },
         ..a1.clone()
     };
     assert_eq!(updated, expected);
@@ -327,6 +337,90 @@ async fn asset_metadata_is_set_cleared_and_kept(url: String) {
         (Some("New title"), 30)
     );
     drop(tx);
+    // A hotspot is cleared as a whole.
+    let mut tx = store.write_for("o1").await.unwrap();
+    let cleared = AssetMetadata {
+        hotspot: Some(None),
+        ..AssetMetadata::default()
+    };
+    let updated = tx
+        .update_asset_metadata("o1", "a1", &cleared, None, 50)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (updated.image.hotspot_x, updated.image.hotspot_y),
+        (None, None)
+    );
+    tx.commit().await.unwrap();
+    store.close().await;
+}
+
+async fn image_summaries_are_recorded_and_the_rest_found(url: String) {
+    let store = open(&url).await;
+    seed(&store).await;
+    let summarized = AssetRecord {
+        image: ImageDetails {
+            summarized: true,
+            ..ImageDetails::default()
+        },
+        ..asset("a0", "o1", "image/png", 5)
+    };
+    insert(
+        &store,
+        &[
+            summarized,
+            asset("a1", "o1", "image/png", 10),
+            asset("a2", "o1", "image/jpeg", 11),
+            asset("a3", "o1", "application/pdf", 12),
+            asset("a4", "o2", "image/png", 13),
+        ],
+    )
+    .await;
+    let mut tx = store.write_for("o1").await.unwrap();
+    let todo = tx.images_to_summarize("o1", None, 10).await.unwrap();
+    assert_eq!(ids(&todo), ["a1", "a2"]);
+    let next = tx.images_to_summarize("o1", Some("a1"), 10).await.unwrap();
+    assert_eq!(ids(&next), ["a2"]);
+    assert_eq!(
+        ids(&tx.images_to_summarize("o1", None, 1).await.unwrap()),
+        ["a1"]
+    );
+    let summary = ImageSummary {
+        lqip: "data:image/webp;base64,AAAA".into(),
+        dominant_color: "#ff0000".into(),
+        has_alpha: true,
+    };
+    assert!(
+        tx.set_image_summary("o1", "a1", Some(&summary))
+            .await
+            .unwrap()
+    );
+    assert!(tx.set_image_summary("o1", "a2", None).await.unwrap());
+    // Another organization's asset is not touched.
+    assert!(!tx.set_image_summary("o1", "a4", None).await.unwrap());
+    assert!(
+        tx.images_to_summarize("o1", None, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let a1 = tx.asset(&orgs(&["o1"]), "a1").await.unwrap().unwrap();
+    assert_eq!(
+        a1.image,
+        ImageDetails {
+            lqip: Some(summary.lqip.clone()),
+            dominant_color: Some("#ff0000".into()),
+            has_alpha: Some(true),
+            summarized: true,
+            ..ImageDetails::default()
+        }
+    );
+    // Not an edit by anyone.
+    assert_eq!(a1.updated_at, 10);
+    let a2 = tx.asset(&orgs(&["o1"]), "a2").await.unwrap().unwrap();
+    assert!(a2.image.summarized && a2.image.lqip.is_none());
+    tx.commit().await.unwrap();
     store.close().await;
 }
 
@@ -625,6 +719,7 @@ crate::both_engines!(
     assets_are_inserted_read_and_scoped,
     assets_are_listed_filtered_and_paged,
     asset_metadata_is_set_cleared_and_kept,
+    image_summaries_are_recorded_and_the_rest_found,
     a_poster_is_set_and_cleared_when_deleted,
     only_own_assets_are_deleted,
     references_are_counted_per_distinct_document,

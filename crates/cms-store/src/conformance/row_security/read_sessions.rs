@@ -153,6 +153,7 @@ fn asset(id: &str, organization: &str) -> AssetRecord {
         updated_by: None,
         created_at: 1,
         updated_at: 1,
+        image: Default::default(),
     }
 }
 
