@@ -255,7 +255,11 @@ pub fn transform(input: &[u8], spec: &Spec, limits: &Limits) -> Result<Output, E
 /// transparency.
 pub fn summarize(input: &[u8], limits: &Limits) -> Result<Summary, Error> {
     let (_, source) = decode(input, limits)?;
-    let (width, height) = fit_inside(source.width, source.height, LQIP_SIDE, LQIP_SIDE);
+    let (width, height) = if source.width <= LQIP_SIDE && source.height <= LQIP_SIDE {
+        (source.width, source.height)
+    } else {
+        fit_inside(source.width, source.height, LQIP_SIDE, LQIP_SIDE)
+    };
     let whole = Plan {
         x: 0.0,
         y: 0.0,
@@ -341,6 +345,11 @@ fn decode(input: &[u8], limits: &Limits) -> Result<(Format, Pixels), Error> {
         max_pixels: limits.max_pixels,
     };
     if u64::from(width) * u64::from(height) > limits.max_pixels {
+        return Err(too_many);
+    }
+    // The decoded buffer is the one large allocation; refuse it up front when it is over budget
+    // (image 0.25's JPEG and PNG decoders do not count it against `max_alloc` themselves).
+    if decoder.total_bytes() > limits.max_alloc {
         return Err(too_many);
     }
     // Second guard, in the decoder itself: no side longer than the whole pixel budget, no
@@ -440,7 +449,12 @@ fn plan(src_w: u32, src_h: u32, spec: &Spec) -> Result<Plan, Error> {
             if r.x >= src_w || r.y >= src_h || r.width == 0 || r.height == 0 {
                 return Err(Error::RectOutside);
             }
-            (r.x, r.y, r.width.min(src_w - r.x), r.height.min(src_h - r.y))
+            (
+                r.x,
+                r.y,
+                r.width.min(src_w - r.x),
+                r.height.min(src_h - r.y),
+            )
         }
     };
     let region = Plan {
@@ -481,8 +495,16 @@ fn crop_plan(src_w: u32, src_h: u32, region: Plan, w: u32, h: u32, spec: &Spec) 
     let (bw, bh) = (f64::from(w), f64::from(h));
     let scale = (bw / region.w).max(bh / region.h);
     let (scaled_w, scaled_h) = (region.w * scale, region.h * scale);
-    let fraction = |v: f64| if v.is_finite() { v.clamp(0.0, 1.0) } else { 0.5 };
-    let (fx, fy) = spec.focal.map_or((0.5, 0.5), |(x, y)| (fraction(x), fraction(y)));
+    let fraction = |v: f64| {
+        if v.is_finite() {
+            v.clamp(0.0, 1.0)
+        } else {
+            0.5
+        }
+    };
+    let (fx, fy) = spec
+        .focal
+        .map_or((0.5, 0.5), |(x, y)| (fraction(x), fraction(y)));
     // The focal point in the region's scaled coordinates (centre of the whole source by default).
     let cx = ((fx * f64::from(src_w) - region.x) * scale).clamp(0.0, scaled_w);
     let cy = ((fy * f64::from(src_h) - region.y) * scale).clamp(0.0, scaled_h);
