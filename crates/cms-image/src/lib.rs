@@ -545,9 +545,14 @@ fn resample(source: &Pixels, plan: &Plan, filter: fir::FilterType) -> Result<Pix
     )
     .map_err(|e| Error::Encode(e.to_string()))?;
     let mut dst = fir::images::Image::new(plan.width, plan.height, source.pixel_type());
+    // The window is inside the image by construction; this only absorbs floating-point drift,
+    // which fast_image_resize would otherwise refuse.
+    let (src_w, src_h) = (f64::from(source.width), f64::from(source.height));
+    let (w, h) = (plan.w.min(src_w), plan.h.min(src_h));
+    let (x, y) = (plan.x.clamp(0.0, src_w - w), plan.y.clamp(0.0, src_h - h));
     let options = fir::ResizeOptions::new()
         .resize_alg(fir::ResizeAlg::Convolution(filter))
-        .crop(plan.x, plan.y, plan.w, plan.h);
+        .crop(x, y, w, h);
     fir::Resizer::new()
         .resize(&src, &mut dst, &options)
         .map_err(|e| Error::Encode(e.to_string()))?;
