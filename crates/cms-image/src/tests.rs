@@ -794,3 +794,67 @@ fn plan_geometry() {
     assert_eq!(fit_inside(1000, 3, 20, 20), (20, 1));
     assert_eq!(fit_inside(1, 1, 20, 20), (20, 20));
 }
+
+#[test]
+fn every_plan_resamples_to_the_reported_size() {
+    // Awkward sizes, boxes, rects and focal points: the window always lies inside the image
+    // (fast_image_resize refuses one that does not) and the output has the planned size.
+    let focals = [
+        None,
+        Some((0.0, 0.0)),
+        Some((1.0, 1.0)),
+        Some((0.33, 0.77)),
+        Some((f64::NAN, 2.0)),
+    ];
+    let rects = [
+        None,
+        Some(Rect {
+            x: 3,
+            y: 1,
+            width: 10,
+            height: 5,
+        }),
+        Some(Rect {
+            x: 0,
+            y: 2,
+            width: 1000,
+            height: 1000,
+        }),
+    ];
+    for (sw, sh) in [(37, 23), (101, 7), (7, 101), (1, 1), (640, 480)] {
+        let source = Pixels {
+            data: vec![200; sw as usize * sh as usize * 3],
+            width: sw,
+            height: sh,
+            alpha: false,
+        };
+        for (w, h) in [
+            (Some(1), Some(1)),
+            (Some(13), Some(29)),
+            (Some(333), Some(17)),
+            (Some(9), None),
+            (None, Some(50)),
+        ] {
+            for fit in [Fit::Clip, Fit::Crop, Fit::Max] {
+                for focal in focals {
+                    for rect in rects {
+                        let mut s = spec(w, h, fit, Format::Png);
+                        s.focal = focal;
+                        s.rect = rect;
+                        let Ok(p) = plan(sw, sh, &s) else {
+                            assert!(rect.is_some(), "only a rect can miss");
+                            continue;
+                        };
+                        let out = resample(&source, &p, FILTER)
+                            .unwrap_or_else(|e| panic!("{sw}x{sh} {s:?}: {p:?}: {e}"));
+                        assert_eq!((out.width, out.height), (p.width, p.height));
+                        assert_eq!(out.data.len(), p.width as usize * p.height as usize * 3);
+                        if fit == Fit::Crop && w.is_some() && h.is_some() {
+                            assert_eq!((Some(p.width), Some(p.height)), (w, h));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
