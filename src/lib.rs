@@ -451,6 +451,7 @@ fn service_settings(config: &Config) -> Result<cms_service::Settings, StartError
                 .signing_secret
                 .clone()
                 .filter(|s| !s.is_empty()),
+            transform_signing: config.assets.transform_signing,
             direct_upload: config.storage.direct_upload,
         },
         secret_encryption_key: config.plugins.encryption_key().map(str::to_string),

@@ -40,6 +40,7 @@ pub(super) const KEYS: &[(&str, Kind)] = &[
     ("assets.maxUploadBytes", Kind::Int),
     ("assets.private", Kind::Bool),
     ("assets.signingSecret", Kind::Str),
+    ("assets.transformSigning", Kind::Bool),
     ("auth.secret", Kind::Str),
     ("auth.inviteOnly", Kind::Bool),
     ("auth.requireEmailVerification", Kind::Bool),

@@ -175,6 +175,17 @@ impl Config {
         if self.assets.max_upload_bytes == 0 {
             return Err(ConfigError("assets.maxUploadBytes must be positive".into()));
         }
+        if self.assets.transform_signing
+            && self
+                .assets
+                .signing_secret
+                .as_deref()
+                .is_none_or(str::is_empty)
+        {
+            return Err(ConfigError(
+                "assets.transformSigning = true needs assets.signingSecret: without it no transform link could be signed".into(),
+            ));
+        }
         if self
             .assets
             .signing_secret

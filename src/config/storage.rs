@@ -55,6 +55,9 @@ pub struct AssetsConfig {
     pub private: bool,
     /// Signs /media links (CMS_ASSET_SIGNING_SECRET); unset, no signature verifies.
     pub signing_secret: Option<String>,
+    /// `/media` transform parameters need a signed link (CONTRACT.md section 18), so nobody
+    /// outside can have the server render arbitrary sizes.
+    pub transform_signing: bool,
 }
 
 impl Default for AssetsConfig {
@@ -63,6 +66,7 @@ impl Default for AssetsConfig {
             max_upload_bytes: 50 * 1024 * 1024,
             private: false,
             signing_secret: None,
+            transform_signing: false,
         }
     }
 }

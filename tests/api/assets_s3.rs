@@ -8,7 +8,7 @@ use crate::assets::{ASSETS, png, upload, uploaded};
 use crate::s3::S3Server;
 use crate::support::{TestApp, config_for};
 
-fn s3_config(url: &str, s3: &S3Server, max_upload_bytes: u64) -> cms::Config {
+pub(crate) fn s3_config(url: &str, s3: &S3Server, max_upload_bytes: u64) -> cms::Config {
     let mut config = config_for(url);
     config.storage.kind = "s3".into();
     config.storage.bucket = Some(s3.bucket.clone());
@@ -90,7 +90,7 @@ async fn uploads_are_stored_served_and_deleted_on_s3(url: String) {
 }
 
 /// The keys of every object in the bucket.
-async fn bucket_keys(s3: &S3Server) -> Vec<String> {
+pub(crate) async fn bucket_keys(s3: &S3Server) -> Vec<String> {
     let listing = reqwest::Client::new()
         .get(format!("{}/{}?list-type=2", s3.endpoint, s3.bucket))
         .send()

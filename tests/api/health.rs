@@ -73,6 +73,9 @@ impl BlobStore for Hanging {
     async fn delete(&self, _key: &str) -> Result<(), StorageError> {
         std::future::pending().await
     }
+    async fn delete_prefix(&self, _prefix: &str) -> Result<usize, StorageError> {
+        std::future::pending().await
+    }
     async fn presigned_put(
         &self,
         _key: &str,
@@ -107,6 +110,9 @@ impl BlobStore for Throwing {
         Err(blew_up())
     }
     async fn delete(&self, _key: &str) -> Result<(), StorageError> {
+        Err(blew_up())
+    }
+    async fn delete_prefix(&self, _prefix: &str) -> Result<usize, StorageError> {
         Err(blew_up())
     }
     async fn presigned_put(

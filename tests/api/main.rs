@@ -34,6 +34,7 @@ mod graphql_locales;
 mod hardening;
 mod health;
 mod http_core;
+mod images;
 mod import;
 mod instance_settings;
 mod instances;

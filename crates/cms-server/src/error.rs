@@ -180,7 +180,8 @@ impl IntoResponse for ApiError {
                 (status, Json(body)).into_response()
             }
             Error::TooManyRequests { retry_after_secs }
-            | Error::TooManyStreams { retry_after_secs } => {
+            | Error::TooManyStreams { retry_after_secs }
+            | Error::TransformsBusy { retry_after_secs } => {
                 let mut response = handler_error(status, &e.public_message(), &[]);
                 response
                     .headers_mut()

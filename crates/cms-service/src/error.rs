@@ -61,6 +61,10 @@ pub enum Error {
     /// later may work. Nothing was changed.
     #[error("{0}")]
     Unavailable(String),
+    /// As many image transforms run and wait as the instance allows; the same request may
+    /// succeed after `retry_after_secs` (CONTRACT.md section 18).
+    #[error("the server is busy transforming images: try again in {retry_after_secs} seconds")]
+    TransformsBusy { retry_after_secs: u64 },
     /// A feature configured only half way (the assistant's backend without a model): the
     /// operator, not the caller, has to act.
     #[error("{0}")]
@@ -109,7 +113,7 @@ impl Error {
             Error::TooManyRequests { .. } | Error::TooManyStreams { .. } => {
                 ErrorKind::TooManyRequests
             }
-            Error::Unavailable(_) => ErrorKind::Unavailable,
+            Error::Unavailable(_) | Error::TransformsBusy { .. } => ErrorKind::Unavailable,
             Error::NotImplemented(_) => ErrorKind::NotImplemented,
             Error::Internal(_) => ErrorKind::Internal,
         }

@@ -230,6 +230,8 @@ pub(crate) struct Inner {
     pub(crate) webhooks_on: bool,
     /// The process's one reader of new events, for the open event streams.
     pub(crate) event_hub: events::Hub,
+    /// How many image decodes run at once (transforms, placeholders).
+    pub(crate) transforms: assets::TransformGate,
 }
 
 impl Inner {
@@ -348,6 +350,7 @@ impl Cms {
             public_reads,
             webhooks_on,
             event_hub,
+            transforms: assets::TransformGate::for_this_machine(),
         }));
         organizations::reconcile_owner_roles(&cms.0).await?;
         // Beside the service: on a large table the indexes take minutes to build.
@@ -361,7 +364,26 @@ impl Cms {
                 tracing::warn!(error = %e, "search rows not rebuilt; the next start tries again");
             }
         });
+        // Images stored before placeholders existed get theirs in the background too.
+        let summarizing = cms.clone();
+        tokio::spawn(async move {
+            match summarizing.summarize_images().await {
+                Ok(0) => {}
+                Ok(count) => tracing::info!(images = count, "image placeholders computed"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "image placeholders not computed; the next start tries again")
+                }
+            }
+        });
         Ok(cms)
+    }
+
+    /// Computes the placeholder, dominant colour and transparency of every image that has
+    /// none yet (uploaded before they existed, or while its bytes could not be read); answers
+    /// how many were looked at. `start` runs it in the background; running it twice, or on
+    /// several instances at once, computes the same values.
+    pub async fn summarize_images(&self) -> Result<usize> {
+        assets::summarize_images(&self.0).await
     }
 
     /// Rebuilds the search rows of every document type whose searchable fields changed since

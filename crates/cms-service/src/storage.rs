@@ -67,6 +67,10 @@ pub trait BlobStore: Send + Sync + 'static {
     /// Removes the object; an absent object is not an error.
     async fn delete(&self, key: &str) -> Result<(), StorageError>;
 
+    /// Removes every object whose key lies under `prefix` (whole `/`-separated segments:
+    /// `derivatives/a` covers `derivatives/a/x`, not `derivatives/ab/x`); answers how many.
+    async fn delete_prefix(&self, prefix: &str) -> Result<usize, StorageError>;
+
     /// A URL a client may PUT the object's bytes to directly, valid for `expires_in`; None when
     /// this storage cannot presign (local disk).
     async fn presigned_put(
@@ -135,7 +139,9 @@ impl ObjectStorage {
         // bytes are on disk, as an S3 PUT would be.
         let store = LocalFileSystem::new_with_prefix(&root)
             .map_err(std::io::Error::other)?
-            .with_fsync(true);
+            .with_fsync(true)
+            // Derivatives live in a folder per asset: removing them removes the folder.
+            .with_automatic_cleanup(true);
         Ok(ObjectStorage {
             store: Arc::new(store),
             signer: None,
@@ -274,6 +280,25 @@ impl BlobStore for ObjectStorage {
         }
     }
 
+    async fn delete_prefix(&self, prefix: &str) -> Result<usize, StorageError> {
+        let listed = self
+            .store
+            .list(Some(&path(prefix)?))
+            .map_ok(|meta| meta.location)
+            .boxed();
+        let mut deleted = self.store.delete_stream(listed);
+        let mut count = 0;
+        while let Some(result) = deleted.next().await {
+            match result {
+                Ok(_) => count += 1,
+                // Listed, then gone: someone else removed it first.
+                Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(count)
+    }
+
     async fn presigned_put(
         &self,
         key: &str,
@@ -290,13 +315,16 @@ impl BlobStore for ObjectStorage {
 }
 
 /// A key that names the same file for `object_store`'s local store and for a plain path join
-/// (asset ids are UUIDs): no separators, no dots at the start, nothing percent-encoded.
+/// (asset ids are UUIDs, derivatives `derivatives/{id}/{digest}.{ext}`): segments separated by
+/// single slashes, none empty or starting with a dot, nothing percent-encoded.
 fn is_plain_key(key: &str) -> bool {
-    !key.is_empty()
-        && !key.starts_with('.')
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+    key.split('/').all(|segment| {
+        !segment.is_empty()
+            && !segment.starts_with('.')
+            && segment
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+    })
 }
 
 /// Reads a local object with one trip to the blocking pool for opening it, learning its size

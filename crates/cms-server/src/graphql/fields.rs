@@ -361,6 +361,35 @@ pub fn image_object() -> Object {
         .field(part_field("hotspot", TypeRef::named("JSON"), |v| {
             json_of(v.get("hotspot"))
         }))
+        .field(
+            Field::new("url", TypeRef::named(TypeRef::STRING), resolve::image_url)
+                .description(
+                    "A /media link to this image transformed (CONTRACT.md section 18), with the \
+                     field's crop ({ top, bottom, left, right } fractions) as `rect` and, for \
+                     `fit: \"crop\"`, its hotspot ({ x, y }) as the focal point; signed when \
+                     transforms need a signature. Without arguments and without a crop, the original's link.",
+                )
+                .argument(
+                    InputValue::new("w", TypeRef::named(TypeRef::INT))
+                        .description("Width in pixels, 1 to 4096."),
+                )
+                .argument(
+                    InputValue::new("h", TypeRef::named(TypeRef::INT))
+                        .description("Height in pixels, 1 to 4096."),
+                )
+                .argument(
+                    InputValue::new("fit", TypeRef::named(TypeRef::STRING))
+                        .description("`clip` (default), `crop` or `max`."),
+                )
+                .argument(
+                    InputValue::new("fm", TypeRef::named(TypeRef::STRING))
+                        .description("`jpg`, `png`, `webp` or `avif`; default the original's."),
+                )
+                .argument(
+                    InputValue::new("q", TypeRef::named(TypeRef::INT))
+                        .description("Quality 1 to 100 (default 80)."),
+                ),
+        )
 }
 
 /// A file field's value: the asset it references.
@@ -457,6 +486,25 @@ pub fn asset_object() -> Object {
             "creditLine",
             TypeRef::named(TypeRef::STRING),
             |a| optional(&a.credit_line),
+        ))
+        .field(asset_view_field("hotspot", TypeRef::named("JSON"), |a| {
+            a.hotspot
+                .and_then(|h| GqlValue::from_json(serde_json::json!({ "x": h.x, "y": h.y })).ok())
+        }))
+        .field(asset_view_field(
+            "lqip",
+            TypeRef::named(TypeRef::STRING),
+            |a| optional(&a.lqip),
+        ))
+        .field(asset_view_field(
+            "dominantColor",
+            TypeRef::named(TypeRef::STRING),
+            |a| optional(&a.dominant_color),
+        ))
+        .field(asset_view_field(
+            "hasAlpha",
+            TypeRef::named(TypeRef::BOOLEAN),
+            |a| a.has_alpha.map(GqlValue::from),
         ))
 }
 

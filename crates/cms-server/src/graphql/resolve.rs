@@ -10,6 +10,7 @@ use std::sync::Arc;
 use async_graphql::Value as GqlValue;
 use async_graphql::dynamic::{FieldFuture, FieldValue, ResolverContext};
 use cms_service::Error;
+use cms_service::assets::ImageUrl;
 use cms_service::documents::{
     DocumentView, DraftUpdate, ListRequest, NewDocument, Perspective, Validation,
 };
@@ -423,22 +424,60 @@ pub(super) fn asset_id(v: &Value) -> Option<GqlValue> {
         .map(GqlValue::from)
 }
 
+/// The loader key of an image or file value's asset.
+fn asset_key(part: &Part) -> Option<AssetKey> {
+    match asset_id(&part.data)? {
+        GqlValue::String(id) => Some(AssetKey {
+            id,
+            children: part.reading.children,
+        }),
+        _ => None,
+    }
+}
+
 /// `asset` of an image or file value: the asset record, through the request's loader.
 pub(super) fn asset(ctx: ResolverContext<'_>) -> FieldFuture<'_> {
-    let key = ctx.parent_value.downcast_ref::<Part>().and_then(|p| {
-        asset_id(&p.data).and_then(|id| match id {
-            GqlValue::String(id) => Some(AssetKey {
-                id,
-                children: p.reading.children,
-            }),
-            _ => None,
-        })
-    });
+    let key = ctx.parent_value.downcast_ref::<Part>().and_then(asset_key);
     FieldFuture::new(async move {
         let Some(key) = key else {
             return Ok(None);
         };
         let asset = rc(&ctx)?.assets.load_one(key).await?;
         Ok(asset.map(FieldValue::owned_any))
+    })
+}
+
+/// `url(w, h, fit, fm, q)` of an image value: a `/media` transform of its asset with the
+/// field's own crop and hotspot applied (the service builds and signs it); null when the asset
+/// is gone or out of reach.
+pub(super) fn image_url(ctx: ResolverContext<'_>) -> FieldFuture<'_> {
+    FieldFuture::new(async move {
+        let Some(part) = ctx.parent_value.downcast_ref::<Part>() else {
+            return Ok(None);
+        };
+        let Some(key) = asset_key(part) else {
+            return Ok(None);
+        };
+        let rc = rc(&ctx)?;
+        let Some(asset) = rc.assets.load_one(key).await? else {
+            return Ok(None);
+        };
+        let string_arg = |name: &str| -> async_graphql::Result<Option<String>> {
+            match ctx.args.get(name) {
+                Some(v) if !v.is_null() => Ok(Some(v.string()?.to_string())),
+                _ => Ok(None),
+            }
+        };
+        let ask = ImageUrl {
+            width: int_arg(&ctx, "w")?,
+            height: int_arg(&ctx, "h")?,
+            fit: string_arg("fit")?,
+            format: string_arg("fm")?,
+            quality: int_arg(&ctx, "q")?,
+            hotspot: part.data.get("hotspot").cloned(),
+            crop: part.data.get("crop").cloned(),
+        };
+        let url = rc.cms.assets().image_url(&asset, &ask).map_err(gql_error)?;
+        Ok(Some(FieldValue::value(url)))
     })
 }

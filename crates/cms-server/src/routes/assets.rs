@@ -8,8 +8,8 @@ use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Path, Request, Sta
 use axum::http::{StatusCode, header};
 use axum::response::Response;
 use cms_service::assets::{
-    AssetQuery, AssetView, BulkDeleted, DirectUpload, MetadataChange, ReferenceView, SignedUrl,
-    StagedFile, UploadMetadata, UploadTicket,
+    AssetQuery, AssetView, BulkDeleted, DirectUpload, Hotspot, MetadataChange, ReferenceView,
+    SignedUrl, StagedFile, UploadMetadata, UploadTicket,
 };
 use cms_service::{Actor, Error};
 use futures_util::TryStreamExt;
@@ -314,12 +314,29 @@ struct MetadataBody {
     /// At most 10,000 characters.
     #[schema(value_type = Option<String>, max_length = 10000)]
     credit_line: Option<Option<String>>,
+    /// The default focal point of `fit=crop` transforms, `{ x, y }` as fractions 0 to 1 of
+    /// the width and height; `null` removes it.
+    #[schema(value_type = Option<Hotspot>, nullable)]
+    hotspot: Option<Option<Hotspot>>,
 }
 
 impl MetadataBody {
     fn read(body: Map<String, Value>) -> ApiResult<MetadataBody> {
         let mut change = MetadataBody::default();
         for (key, value) in body {
+            if key == "hotspot" {
+                let refusal =
+                    || bad("`hotspot` is { x, y } with both fractions from 0 to 1, or null".into());
+                change.hotspot = Some(match value {
+                    Value::Null => None,
+                    // An object only: serde would also take the array `[x, y]`.
+                    value @ Value::Object(_) => {
+                        Some(serde_json::from_value(value).map_err(|_| refusal())?)
+                    }
+                    _ => return Err(refusal()),
+                });
+                continue;
+            }
             let slot = match key.as_str() {
                 "title" => &mut change.title,
                 "description" => &mut change.description,
@@ -327,7 +344,7 @@ impl MetadataBody {
                 "creditLine" => &mut change.credit_line,
                 other => {
                     return Err(bad(format!(
-                        "`{other}` cannot be changed: send title, description, alt or creditLine"
+                        "`{other}` cannot be changed: send title, description, alt, creditLine or hotspot"
                     )));
                 }
             };
@@ -341,7 +358,7 @@ impl MetadataBody {
     }
 }
 
-/// Changes an asset's title, description, alt text or credit line.
+/// Changes an asset's title, description, alt text, credit line or hotspot.
 #[utoipa::path(patch, path = "/api/assets/{id}", tag = TAG, request_body = MetadataBody,
     params(("id" = String, Path, description = "The asset id")),
     responses((status = 200, description = "The changed asset", body = Data<AssetView>)))]
@@ -357,6 +374,7 @@ async fn update(
         description: body.description,
         alt: body.alt,
         credit_line: body.credit_line,
+        hotspot: body.hotspot,
     };
     Ok(ok(state.cms.assets().update(&actor, &id, change).await?))
 }

@@ -8,7 +8,7 @@ use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use cms_service::assets::{MediaAccess, MediaAsset, MediaRequest};
+use cms_service::assets::{Derivative, MediaAccess, MediaAsset, MediaRequest, TransformPlan};
 use futures_util::TryStreamExt;
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
@@ -42,36 +42,78 @@ pub fn routes() -> OpenApiRouter<AppState> {
 #[allow(dead_code)]
 struct FileBytes(Vec<u8>);
 
-/// A signed link's query (`GET /api/assets/{id}/signed-url`). Either one present means both are
-/// verified: a missing, wrong or expired signature is 403, also for a public asset. An empty
-/// value counts as present.
+// Describes the query string only: the handler passes its pairs to the service, which refuses
+// unknown names and repeated ones.
+/// A signed link's `sig` and `exp` (`GET /api/assets/{id}/signed-url`; either one present means
+/// both are verified: a missing, wrong or expired signature is 403, also for a public asset),
+/// and image transform parameters (CONTRACT.md section 18) for JPEG, PNG, WebP and GIF images.
+/// Any transform parameter answers a derivative instead of the original; an unknown name, a
+/// repeated one, a value out of range, or a transform of another kind of file is 400.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-struct SignedQuery {
-    /// The link's signature.
+#[allow(dead_code)]
+struct MediaQuery {
+    /// The link's signature; with transform parameters it covers them too.
     sig: Option<String>,
     /// When the link expires, in Unix seconds.
     #[param(value_type = Option<i64>)]
     exp: Option<String>,
+    /// Output width in pixels, 1 to 4096.
+    #[param(minimum = 1, maximum = 4096)]
+    w: Option<u32>,
+    /// Output height in pixels, 1 to 4096.
+    #[param(minimum = 1, maximum = 4096)]
+    h: Option<u32>,
+    /// `clip` (default: fit inside), `crop` (fill and cut around the focal point), `max`
+    /// (like clip, never upscaled).
+    #[param(pattern = "^(clip|crop|max)$")]
+    fit: Option<String>,
+    /// A source crop in pixels, `x,y,w,h`, applied first.
+    #[param(pattern = "^[0-9]+,[0-9]+,[0-9]+,[0-9]+$")]
+    rect: Option<String>,
+    /// Output format: `jpg`, `png`, `webp` or `avif`; default the original's (GIF becomes PNG).
+    #[param(pattern = "^(jpg|png|webp|avif)$")]
+    fm: Option<String>,
+    /// Quality 1 to 100 (default 80); PNG ignores it.
+    #[param(minimum = 1, maximum = 100)]
+    q: Option<u8>,
+    /// Device pixel ratio 1 to 3: multiplies `w` and `h` (the result is capped at 4096).
+    #[param(minimum = 1, maximum = 3)]
+    dpr: Option<f64>,
+    /// `format`: AVIF, then WebP, when `Accept` takes them (answers `Vary: Accept`).
+    #[param(pattern = "^format$")]
+    auto: Option<String>,
+    /// The focal point of `fit=crop`, a fraction 0 to 1 of the width (default the asset's
+    /// hotspot, else 0.5).
+    #[param(rename = "fp-x", minimum = 0, maximum = 1)]
+    fp_x: Option<f64>,
+    /// The focal point of `fit=crop`, a fraction 0 to 1 of the height.
+    #[param(rename = "fp-y", minimum = 0, maximum = 1)]
+    fp_y: Option<f64>,
 }
 
-/// Delivers an asset's bytes, whole or one byte range. Public assets need no credential;
-/// private ones (`assets.private`) a session or API key that may read the asset, or a valid
-/// `sig` and `exp`. HEAD answers the same headers without a body.
+/// Delivers an asset's bytes, whole or one byte range, or a transformed derivative of an
+/// image. Public assets need no credential; private ones (`assets.private`) a session or API
+/// key that may read the asset, or a valid `sig` and `exp`. With `assets.transformSigning`,
+/// transform parameters need a signature (or a credential that may read the asset). HEAD
+/// answers the same headers without a body.
 #[utoipa::path(get, path = "/media/{id}/{filename}", tag = TAG, security(()),
     params(
         ("id" = String, Path, description = "The asset id"),
         ("filename" = String, Path, description = "The asset's stored file name"),
-        SignedQuery,
+        MediaQuery,
+        ("Accept" = Option<String>, Header, description = "With `auto=format`: `image/avif` or `image/webp` picks that format"),
         ("Range" = Option<String>, Header, description = "One byte range, `bytes=a-b`, `bytes=a-` or `bytes=-n`; anything else gets the whole file"),
         ("If-Range" = Option<String>, Header, description = "The range is served only when this is the current `ETag`, else the whole file"),
         ("If-None-Match" = Option<String>, Header, description = "Entity tags (or `*`); 304 when one is the current `ETag`"),
     ),
     responses(
-        (status = 200, description = "The whole file, in its own content type",
+        (status = 200, description = "The whole file, in its own content type; or, with transform parameters, the derivative (rendered once, then kept in the asset storage until the asset is deleted)",
             content_type = "*/*", body = inline(FileBytes),
             headers(
-                ("ETag" = String, description = "The file's SHA-256, quoted"),
+                ("ETag" = String, description = "The file's SHA-256, quoted; a derivative's tag joins the original's and the parameters' digests"),
+                ("X-Cache" = String, description = "Derivatives: `HIT` when read from the asset storage, `MISS` when rendered for this request"),
+                ("Vary" = String, description = "Derivatives with `auto=format`: `Accept`"),
                 ("Cache-Control" = String, description = "`public` or `private`, `max-age=31536000, immutable`"),
                 ("Content-Length" = i64, description = "The file's size"),
                 ("Accept-Ranges" = String, description = "`bytes`"),
@@ -90,21 +132,23 @@ struct SignedQuery {
                 ("ETag" = String, description = "The file's SHA-256, quoted"),
                 ("Cache-Control" = String, description = "`public` or `private`, `max-age=31536000, immutable`"),
             )),
+        (status = 400, description = "A transform parameter is unknown, repeated or out of range; or the asset is no JPEG, PNG, WebP or GIF image, or has more than 64 megapixels", body = ErrorBody),
         (status = 401, description = "The asset is private and the request has neither a credential nor a signature", body = AccessRefusal),
-        (status = 403, description = "The signature is missing, wrong or expired, or the credential may not read the asset", body = AccessRefusal),
+        (status = 403, description = "The signature is missing, wrong or expired, or the credential may not read the asset; or transforms need a signature (`assets.transformSigning`)", body = AccessRefusal),
         (status = 404, description = "No such asset under this file name, or not visible to the caller", body = ErrorBody),
         (status = 416, description = "The range starts past the end of the file; no body",
             headers(
                 ("Content-Range" = String, description = "`bytes */size`"),
                 ("ETag" = String, description = "The file's SHA-256, quoted"),
             )),
-        (status = 503, description = "The asset storage is unavailable", body = ErrorBody),
+        (status = 422, description = "The stored image cannot be decoded", body = ErrorBody),
+        (status = 503, description = "The asset storage is unavailable, or as many transforms run and wait as the server allows (`Retry-After` says when to try again)", body = ErrorBody),
     ))]
 async fn get(
     State(state): State<AppState>,
     MaybeAuthed(actor): MaybeAuthed,
     Path((id, filename)): Path<(String, String)>,
-    ApiQuery(q): ApiQuery<SignedQuery>,
+    ApiQuery(query): ApiQuery<Vec<(String, String)>>,
     method: Method,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
@@ -112,10 +156,13 @@ async fn get(
     let request = MediaRequest {
         id: &id,
         filename: &filename,
-        sig: q.sig.as_deref(),
-        exp: q.exp.as_deref(),
+        query: &query,
+        accept: headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()),
     };
     let asset = assets.media(actor.as_ref(), request).await?;
+    if let Some(plan) = &asset.transform {
+        return derivative(&state, &asset, plan, &method, &headers).await;
+    }
     let etag = format!("\"{}\"", asset.sha256);
     if matches_etag(headers.get(header::IF_NONE_MATCH), &etag) {
         let mut response = StatusCode::NOT_MODIFIED.into_response();
@@ -160,24 +207,61 @@ async fn get(
     Ok(response)
 }
 
+/// A transformed image: no ranges (derivatives are small), the same caching as originals.
+async fn derivative(
+    state: &AppState,
+    asset: &MediaAsset,
+    plan: &TransformPlan,
+    method: &Method,
+    headers: &HeaderMap,
+) -> ApiResult<Response> {
+    if matches_etag(headers.get(header::IF_NONE_MATCH), &plan.etag) {
+        let mut response = StatusCode::NOT_MODIFIED.into_response();
+        derivative_headers(response.headers_mut(), asset, plan);
+        return Ok(response);
+    }
+    let (body, length, cache) = match state.cms.assets().derivative(asset, plan).await? {
+        Derivative::Stored { stream, size } => (
+            Body::from_stream(stream.map_err(std::io::Error::other)),
+            size,
+            "HIT",
+        ),
+        Derivative::Rendered(bytes) => {
+            let length = bytes.len() as u64;
+            (Body::from(bytes), length, "MISS")
+        }
+    };
+    let body = if *method == Method::HEAD {
+        Body::empty()
+    } else {
+        body
+    };
+    let mut response = (StatusCode::OK, body).into_response();
+    let h = response.headers_mut();
+    derivative_headers(h, asset, plan);
+    insert(h, header::CONTENT_LENGTH, &length.to_string());
+    insert(h, header::HeaderName::from_static("x-cache"), cache);
+    Ok(response)
+}
+
+fn derivative_headers(h: &mut HeaderMap, asset: &MediaAsset, plan: &TransformPlan) {
+    content_headers(h, asset, plan.mime_type, &plan.etag);
+    // Derivatives are served whole.
+    insert(h, header::ACCEPT_RANGES, "none");
+    insert(h, header::CONTENT_DISPOSITION, "inline");
+    if plan.varies_by_accept {
+        insert(h, header::VARY, "Accept");
+    }
+}
+
 fn common_headers(h: &mut HeaderMap, asset: &MediaAsset, etag: &str) {
     let content_type = if asset.mime_type.starts_with("text/") {
         format!("{}; charset=utf-8", asset.mime_type)
     } else {
         asset.mime_type.clone()
     };
-    insert(h, header::CONTENT_TYPE, &content_type);
-    insert(h, header::ETAG, etag);
-    // An asset id is unique per upload, so its bytes never change: cache for a year. What a
-    // session or a signature let through stays in the browser's own cache.
-    let cache = match asset.access {
-        MediaAccess::Public => "public, max-age=31536000, immutable",
-        MediaAccess::Private => "private, max-age=31536000, immutable",
-    };
-    insert(h, header::CACHE_CONTROL, cache);
+    content_headers(h, asset, &content_type, etag);
     insert(h, header::ACCEPT_RANGES, "bytes");
-    insert(h, header::X_CONTENT_TYPE_OPTIONS, "nosniff");
-    insert(h, header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY);
     // Only raster images open in the browser; anything that could be active content (SVG,
     // HTML, PDF, ...) downloads. The stored name is already reduced to safe characters.
     let disposition = if cms_core::asset::is_raster(&asset.mime_type) {
@@ -190,6 +274,21 @@ fn common_headers(h: &mut HeaderMap, asset: &MediaAsset, etag: &str) {
         header::CONTENT_DISPOSITION,
         &format!("{disposition}; filename=\"{}\"", asset.filename),
     );
+}
+
+/// What originals and derivatives share: type, tag, caching, and inert content.
+fn content_headers(h: &mut HeaderMap, asset: &MediaAsset, content_type: &str, etag: &str) {
+    insert(h, header::CONTENT_TYPE, content_type);
+    insert(h, header::ETAG, etag);
+    // An asset id is unique per upload, so its bytes never change: cache for a year. What a
+    // session or a signature let through stays in the browser's own cache.
+    let cache = match asset.access {
+        MediaAccess::Public => "public, max-age=31536000, immutable",
+        MediaAccess::Private => "private, max-age=31536000, immutable",
+    };
+    insert(h, header::CACHE_CONTROL, cache);
+    insert(h, header::X_CONTENT_TYPE_OPTIONS, "nosniff");
+    insert(h, header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY);
 }
 
 fn insert(h: &mut HeaderMap, name: header::HeaderName, value: &str) {

@@ -117,7 +117,9 @@ impl AssetService<'_> {
                 }
                 Err(e) => return Err(e),
             };
-        let record = self.new_record(actor, &org, &file, UploadMetadata::default())?;
+        let record = self
+            .new_record(actor, &org, &file, UploadMetadata::default())
+            .await?;
         let mut tx = self.inner.store.write_for(&org).await?;
         // Claiming the pending row makes a second confirm of the same upload a 404.
         if !tx.delete_upload(&org, &upload.id).await? {

@@ -5,9 +5,10 @@
 use std::ops::Range;
 
 use cms_core::CoreCapability;
+use cms_core::asset::transform::{FocalPoint, TransformRequest};
 use cms_store::assets::AssetRecord;
 
-use super::{AssetService, not_found, staged::storage_error};
+use super::{AssetService, TransformPlan, not_found, staged::storage_error};
 use crate::actor::Actor;
 use crate::error::{Error, Result};
 use crate::storage::ByteStream;
@@ -17,9 +18,20 @@ use crate::storage::ByteStream;
 pub struct MediaRequest<'r> {
     pub id: &'r str,
     pub filename: &'r str,
-    /// `sig` and `exp` of the query string, when present.
-    pub sig: Option<&'r str>,
-    pub exp: Option<&'r str>,
+    /// The query string's name-value pairs, decoded: `sig` and `exp` of a signed link, and
+    /// transform parameters (CONTRACT.md section 18), which a signature covers too.
+    pub query: &'r [(String, String)],
+    /// The client's `Accept` header: `auto=format` picks from it.
+    pub accept: Option<&'r str>,
+}
+
+impl MediaRequest<'_> {
+    fn value(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// How a request was let in: it decides how the response may be cached.
@@ -40,27 +52,44 @@ pub struct MediaAsset {
     pub size: u64,
     pub sha256: String,
     pub access: MediaAccess,
+    /// Width and height in pixels, for images.
+    pub dimensions: Option<(u32, u32)>,
+    /// The default focal point of `fit=crop`.
+    pub hotspot: Option<FocalPoint>,
+    /// The derivative asked for, when the query string has transform parameters: serve it
+    /// ([`AssetService::derivative`]) instead of the original.
+    pub transform: Option<TransformPlan>,
 }
 
 impl AssetService<'_> {
     /// Decides whether the requester may fetch the asset. A `sig` or `exp` in the request is
     /// always verified (403 when it fails, also for public assets). Private assets
     /// (`assets.private`) need a valid signature or an actor who may read assets of the
-    /// owning organization or of its parent.
+    /// owning organization or of its parent. With `assets.transformSigning`, so do transform
+    /// parameters: only a signature or such an actor may have the server render sizes.
     pub async fn media(
         &self,
         actor: Option<&Actor>,
         request: MediaRequest<'_>,
     ) -> Result<MediaAsset> {
-        let signed = request.sig.is_some() || request.exp.is_some();
+        let transform = TransformRequest::parse(request.query)
+            .map_err(|e| Error::bad_request(e.to_string()))?;
+        let (sig, exp) = (request.value("sig"), request.value("exp"));
+        let signed = sig.is_some() || exp.is_some();
         if signed {
             let now = self.inner.clock.now().millis() / 1000;
+            let parameters = transform.as_ref().map_or("", |t| t.signed_part());
             self.inner
                 .media_signer
-                .verify(request.id, request.filename, request.sig, request.exp, now)
+                .verify_transform(request.id, request.filename, parameters, sig, exp, now)
                 .map_err(|_| Error::Forbidden)?;
         }
         let private = self.settings().private;
+        let unsigned_transform =
+            transform.is_some() && self.settings().transform_signing && !signed;
+        if unsigned_transform && actor.is_none() {
+            return Err(Error::Forbidden);
+        }
         if private && !signed && actor.is_none() {
             return Err(Error::Unauthorized);
         }
@@ -73,12 +102,24 @@ impl AssetService<'_> {
             .await?
             .filter(|a| a.filename == request.filename)
             .ok_or_else(not_found)?;
-        if private && !signed {
+        if unsigned_transform {
+            let actor = actor.ok_or(Error::Forbidden)?;
+            // Someone who may read the asset in the back office (the admin's thumbnails), not
+            // the public: a refusal here is 403, as for a missing signature.
+            self.check_reader(actor, &record)
+                .await
+                .map_err(|e| match e {
+                    Error::NotFound(_) | Error::Unauthorized => Error::Forbidden,
+                    other => other,
+                })?;
+        } else if private && !signed {
             let actor = actor.ok_or(Error::Unauthorized)?;
             self.check_reader(actor, &record).await?;
         }
-        Ok(MediaAsset {
-            access: if private || signed {
+        let mut asset = MediaAsset {
+            // A signature on a transform of a public asset guards the server's work, not the
+            // picture: shared caches (a CDN) may keep it like the original.
+            access: if private || unsigned_transform || (signed && transform.is_none()) {
                 MediaAccess::Private
             } else {
                 MediaAccess::Public
@@ -87,8 +128,22 @@ impl AssetService<'_> {
             filename: record.filename,
             mime_type: record.mime_type,
             size: u64::try_from(record.size).unwrap_or(0),
+            dimensions: match (record.width, record.height) {
+                (Some(w), Some(h)) => u32::try_from(w).ok().zip(u32::try_from(h).ok()),
+                _ => None,
+            },
+            hotspot: record
+                .image
+                .hotspot_x
+                .zip(record.image.hotspot_y)
+                .and_then(|(x, y)| FocalPoint::new(x, y)),
             sha256: record.sha256,
-        })
+            transform: None,
+        };
+        if let Some(transform) = &transform {
+            asset.transform = Some(self.plan_transform(&asset, transform, request.accept)?);
+        }
+        Ok(asset)
     }
 
     /// The bytes of an asset [`AssetService::media`] let through, or a range of them

@@ -20,6 +20,8 @@
 mod direct_upload;
 mod media;
 mod staged;
+mod summary;
+mod transform;
 mod view;
 
 use std::collections::HashMap;
@@ -33,7 +35,10 @@ use futures_util::Stream;
 
 pub use media::{MediaAccess, MediaAsset, MediaRequest};
 pub use staged::StagedFile;
-pub use view::{AssetPage, AssetView, ReferenceView, SignedUrl, UploadTicket};
+pub(crate) use summary::summarize_images;
+pub(crate) use transform::TransformGate;
+pub use transform::{Derivative, ImageUrl, TransformPlan};
+pub use view::{AssetPage, AssetView, Hotspot, ReferenceView, SignedUrl, UploadTicket};
 
 use crate::Inner;
 use crate::actor::Actor;
@@ -61,6 +66,8 @@ pub struct AssetSettings {
     pub private: bool,
     /// Signs /media links (CMS_ASSET_SIGNING_SECRET); without it no signature verifies.
     pub signing_secret: Option<String>,
+    /// Transform parameters on /media need a signature (`assets.transformSigning`).
+    pub transform_signing: bool,
     /// upload-url and confirm are enabled (`storage.directUpload`).
     pub direct_upload: bool,
 }
@@ -71,6 +78,7 @@ impl Default for AssetSettings {
             max_upload_bytes: 50 * 1024 * 1024,
             private: false,
             signing_secret: None,
+            transform_signing: false,
             direct_upload: false,
         }
     }
@@ -94,6 +102,8 @@ pub struct MetadataChange {
     pub description: Option<Option<String>>,
     pub alt: Option<Option<String>>,
     pub credit_line: Option<Option<String>>,
+    /// The default focal point of `fit=crop` transforms; `Some(None)` removes it.
+    pub hotspot: Option<Option<Hotspot>>,
 }
 
 /// A list request (GET /api/assets).
@@ -181,7 +191,7 @@ impl<'a> AssetService<'a> {
         metadata: UploadMetadata,
     ) -> Result<AssetView> {
         let org = self.writable_organization(actor, metadata.organization_id.as_deref())?;
-        let record = self.new_record(actor, &org, &file, metadata)?;
+        let record = self.new_record(actor, &org, &file, metadata).await?;
         let tx = self.inner.store.write_for(&org).await?;
         self.commit_upload(tx, actor, record, file).await
     }
@@ -314,7 +324,7 @@ impl<'a> AssetService<'a> {
         Ok(views)
     }
 
-    /// Changes title, description, alt text or credit line.
+    /// Changes title, description, alt text, credit line or hotspot.
     pub async fn update(
         &self,
         actor: &Actor,
@@ -327,6 +337,7 @@ impl<'a> AssetService<'a> {
             description: checked_change("description", change.description)?,
             alt: checked_change("alt", change.alt)?,
             credit_line: checked_change("creditLine", change.credit_line)?,
+            hotspot: checked_hotspot(change.hotspot)?,
         };
         let now = self.inner.clock.now().millis();
         let by = Some(actor.user.id.as_str());
@@ -505,7 +516,9 @@ impl<'a> AssetService<'a> {
                 "the poster must be an image (PNG, JPEG, GIF, WebP, AVIF)",
             ));
         }
-        let poster = self.new_record(actor, &org, &file, UploadMetadata::default())?;
+        let poster = self
+            .new_record(actor, &org, &file, UploadMetadata::default())
+            .await?;
         let now = self.inner.clock.now().millis();
         let mut tx = self.inner.store.write_for(&org).await?;
         // An image the organization already has becomes the poster as it is.
@@ -568,13 +581,23 @@ impl<'a> AssetService<'a> {
         }
     }
 
-    fn new_record(
+    /// The record of a stored file, its image details computed from the stored bytes (before
+    /// any unit of work opens: decoding takes a while).
+    async fn new_record(
         &self,
         actor: &Actor,
         org: &str,
         file: &StagedFile,
         metadata: UploadMetadata,
     ) -> Result<AssetRecord> {
+        let image = summary::image_details(
+            self.inner,
+            &file.id,
+            file.sniffed.asset_type,
+            &file.sniffed.mime_type,
+            file.sniffed.dimensions,
+        )
+        .await;
         let now = self.inner.clock.now().millis();
         let (width, height) = match file.sniffed.dimensions {
             Some((w, h)) => (Some(i64::from(w)), Some(i64::from(h))),
@@ -599,6 +622,7 @@ impl<'a> AssetService<'a> {
             updated_by: Some(actor.user.id.clone()),
             created_at: now,
             updated_at: now,
+            image,
         })
     }
 
@@ -662,12 +686,19 @@ impl<'a> AssetService<'a> {
     }
 }
 
-/// Removes stored objects of deleted assets. The records are gone already, so a failure only
-/// leaves an unreachable object behind: logged, not returned.
+/// Removes stored objects of deleted assets, their derivatives with them. The records are
+/// gone already, so a failure only leaves an unreachable object behind: logged, not returned.
 pub(crate) async fn remove_objects(inner: &Inner, ids: &[String]) {
     for id in ids {
         if let Err(e) = inner.storage.delete(id).await {
             tracing::warn!(asset = %id, error = %e, "could not remove the object of a deleted asset");
+        }
+        if let Err(e) = inner
+            .storage
+            .delete_prefix(&transform::derivatives_prefix(id))
+            .await
+        {
+            tracing::warn!(asset = %id, error = %e, "could not remove the derivatives of a deleted asset");
         }
     }
 }
@@ -714,6 +745,20 @@ fn checked_change(field: &str, value: Option<Option<String>>) -> Result<Option<O
     match value {
         None => Ok(None),
         Some(v) => Ok(Some(checked_text(field, v)?)),
+    }
+}
+
+/// A hotspot is two fractions from 0 to 1.
+fn checked_hotspot(value: Option<Option<Hotspot>>) -> Result<Option<Option<(f64, f64)>>> {
+    match value {
+        None => Ok(None),
+        Some(None) => Ok(Some(None)),
+        Some(Some(h)) if (0.0..=1.0).contains(&h.x) && (0.0..=1.0).contains(&h.y) => {
+            Ok(Some(Some((h.x, h.y))))
+        }
+        Some(Some(_)) => Err(Error::bad_request(
+            "`hotspot` is { x, y } with both fractions from 0 to 1, or null",
+        )),
     }
 }
 

@@ -28,6 +28,15 @@ pub struct AssetView {
     /// reference the asset.
     pub reference_count: i64,
     pub poster_id: Option<String>,
+    /// The default focal point of `fit=crop` transforms (CONTRACT.md section 18).
+    pub hotspot: Option<Hotspot>,
+    /// Images: a blurred placeholder, a data-URI WebP at most 20 px wide; null for other
+    /// files, and for an image not yet (or never) decoded.
+    pub lqip: Option<String>,
+    /// Images: the average colour, `#rrggbb`.
+    pub dominant_color: Option<String>,
+    /// Images: whether some pixel is not fully opaque.
+    pub has_alpha: Option<bool>,
     pub created_by: Option<String>,
     pub updated_by: Option<String>,
     pub created_at: Timestamp,
@@ -37,6 +46,14 @@ pub struct AssetView {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     #[schema(required = false)]
     pub duplicate: bool,
+}
+
+/// A point of an image, as fractions of its width and height from the top left (0 to 1).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Hotspot {
+    pub x: f64,
+    pub y: f64,
 }
 
 impl AssetView {
@@ -58,6 +75,13 @@ impl AssetView {
             credit_line: r.credit_line,
             reference_count,
             poster_id: r.poster_id,
+            hotspot: match (r.image.hotspot_x, r.image.hotspot_y) {
+                (Some(x), Some(y)) => Some(Hotspot { x, y }),
+                _ => None,
+            },
+            lqip: r.image.lqip,
+            dominant_color: r.image.dominant_color,
+            has_alpha: r.image.has_alpha,
             created_by: r.created_by,
             updated_by: r.updated_by,
             created_at: r.created_at.into(),

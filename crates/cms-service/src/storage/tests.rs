@@ -176,3 +176,51 @@ async fn local_storage_presigns_nothing_and_keys_stay_inside() {
         assert!(storage.size(bad).await.is_err(), "{bad}");
     }
 }
+
+#[tokio::test]
+async fn delete_prefix_removes_whole_segments_only_and_their_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = ObjectStorage::local(dir.path()).unwrap();
+    write_all(&storage, "a", b"original", 4).await;
+    write_all(&storage, "derivatives/a/x.webp", b"one", 4).await;
+    write_all(&storage, "derivatives/a/y.png", b"two", 4).await;
+    write_all(&storage, "derivatives/ab/z.png", b"three", 4).await;
+    // Keys with folders take the local fast path and read back whole and by range.
+    assert_eq!(
+        collect(storage.read("derivatives/a/x.webp", None).await.unwrap()).await,
+        b"one"
+    );
+    assert_eq!(
+        collect(
+            storage
+                .read("derivatives/ab/z.png", Some(1..3))
+                .await
+                .unwrap()
+        )
+        .await,
+        b"hr"
+    );
+    assert_eq!(storage.delete_prefix("derivatives/a").await.unwrap(), 2);
+    assert_eq!(storage.size("derivatives/a/x.webp").await.unwrap(), None);
+    assert_eq!(storage.size("derivatives/ab/z.png").await.unwrap(), Some(5));
+    assert_eq!(storage.size("a").await.unwrap(), Some(8));
+    assert!(
+        !dir.path().join("derivatives/a").exists(),
+        "the asset's folder goes with it"
+    );
+    // Nothing under the prefix (any more): nothing to do, no error.
+    assert_eq!(storage.delete_prefix("derivatives/a").await.unwrap(), 0);
+    assert_eq!(storage.delete_prefix("derivatives/none").await.unwrap(), 0);
+}
+
+#[test]
+fn plain_keys_are_slash_separated_segments_without_dots_in_front() {
+    for good in ["abc", "derivatives/id-1/0af3.webp", "a_b.c"] {
+        assert!(is_plain_key(good), "{good}");
+    }
+    for bad in [
+        "", ".hidden", "a//b", "a/../b", "a/.b", "/a", "a/", "a%2Fb", "a b",
+    ] {
+        assert!(!is_plain_key(bad), "{bad}");
+    }
+}
