@@ -209,6 +209,21 @@ async fn uploads_arrive_by_file_input_and_by_drop(url: String) {
         (dropped["width"].clone(), dropped["height"].clone()),
         (json!(5), json!(4))
     );
+    // The grid draws small derivatives, not the originals (CONTRACT.md section 18), over the
+    // image's dominant colour.
+    let thumbs = until(
+        &ui,
+        "const imgs = [...document.querySelectorAll('.asset-grid .asset-thumb img')];
+         if (imgs.length !== 3 || !imgs.every(i => i.complete && i.naturalWidth > 0)) return null;
+         return imgs.map(i => ({ src: i.getAttribute('src'), fill: i.parentElement.style.backgroundColor }));",
+        "three thumbnails loaded",
+    )
+    .await;
+    for thumb in thumbs.as_array().unwrap() {
+        let src = thumb["src"].as_str().unwrap();
+        assert!(src.starts_with("/media/") && src.ends_with(".png?w=400&h=400"), "{thumb}");
+        assert!(thumb["fill"].as_str().unwrap().starts_with("rgb("), "{thumb}");
+    }
 
     // The first file again: its line says the library had it, and nothing is added.
     let input = ui.find(".asset-dropzone input[type=file]").await;

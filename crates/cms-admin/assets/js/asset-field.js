@@ -4,6 +4,7 @@
 import { get, post, data, seg } from "./api.js";
 import { h, render, notify } from "./dom.js";
 import { changed, common, group, showMessage, wrap } from "./field-markup.js";
+import { imageUrl } from "./asset-picker.js";
 
 async function assetById(id) {
   return data(get(`/api/assets/${seg(id)}`));
@@ -38,7 +39,7 @@ export function assetEditor(f, options) {
     remove.hidden = !ref;
     if (!ref) return preview.append(h("span", { class: "muted", text: "No file" }));
     if (!asset) return preview.append(h("span", { class: "muted", text: "Loading…" }));
-    if (image && asset.url) preview.append(h("img", { src: asset.url, alt: alt.value || asset.alt || "", class: "doc-asset-thumb" }));
+    if (image && asset.url) preview.append(h("img", { src: imageUrl(asset, 192, 144), alt: alt.value || asset.alt || "", class: "doc-asset-thumb" }));
     preview.append(h("a", { href: asset.url, target: "_blank", rel: "noopener", text: asset.filename || asset.id }));
   };
   const setAsset = (asset) => {

@@ -56,11 +56,28 @@ export function typeLabel(asset) {
   return subtype.split(/[+.;-]/)[0].toUpperCase() || "FILE";
 }
 
+// Images the server can transform (CONTRACT.md section 18); SVG and AVIF are shown as stored.
+const TRANSFORMABLE = new Set(["image/jpeg", "image/png", "image/webp", "image/gif"]);
+
+// A link to a small derivative of an image asset, `width` by `height` CSS pixels drawn at twice
+// that for sharp screens, so that a grid of thumbnails does not download every original.
+// `fit` is "clip" (fit inside) or "crop" (fill the box around the asset's hotspot).
+export function imageUrl(asset, width, height, fit = "clip") {
+  if (!asset?.url || !TRANSFORMABLE.has(asset.mimeType)) return asset?.url;
+  const params = new URLSearchParams({ w: String(width * 2), h: String(height * 2) });
+  if (fit !== "clip") params.set("fit", fit);
+  return `${asset.url}?${params}`;
+}
+
 // The small picture of an asset in a grid: the image itself, or a labelled tile for the rest.
-// The image is decorative here: the asset's name is always written beside it.
+// The image is decorative here: the asset's name is always written beside it. Its dominant
+// colour fills the tile until the picture arrives.
 export function assetThumbnail(asset) {
   if (asset.assetType === "image" && asset.url) {
-    return h("span", { class: "asset-thumb" }, h("img", { src: asset.url, alt: "", loading: "lazy", decoding: "async" }));
+    const img = h("img", { src: imageUrl(asset, 200, 200), alt: "", loading: "lazy", decoding: "async" });
+    const tile = h("span", { class: "asset-thumb" }, img);
+    if (/^#[0-9a-f]{6}$/.test(asset.dominantColor || "")) tile.style.backgroundColor = asset.dominantColor;
+    return tile;
   }
   const kind = String(asset.mimeType || "").split("/")[0];
   return h("span", { class: `asset-thumb asset-thumb-file kind-${kind || "other"}`, "aria-hidden": "true" }, h("span", { text: typeLabel(asset) }));

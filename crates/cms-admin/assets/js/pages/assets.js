@@ -4,7 +4,7 @@
 
 import { get, patch, del, data, query, seg, ApiError } from "../api.js";
 import { h, render, field, setFieldError, banner, notify, confirm, setTitle, formatDate, formatBytes, debounce, ready } from "../dom.js";
-import { listAssets, assetName, assetThumbnail, typeLabel, uploadList, uploadFiles, uploadControl, pager, DUPLICATE_NOTICE } from "../asset-picker.js";
+import { listAssets, assetName, assetThumbnail, imageUrl, typeLabel, uploadList, uploadFiles, uploadControl, pager, DUPLICATE_NOTICE } from "../asset-picker.js";
 
 const PAGE_SIZE = 24;
 const ASSET_TYPES = [
@@ -470,7 +470,7 @@ function assetPreview(asset) {
   const kind = String(asset.mimeType || "").split("/")[0];
   const download = h("a", { href: asset.url, download: asset.filename, class: "button", text: `Download ${asset.filename}` });
   if (asset.assetType === "image") {
-    return [h("img", { src: asset.url, alt: asset.alt || "", class: "asset-preview-image" }), h("p", {}, download)];
+    return [h("img", { src: imageUrl(asset, 800, 800, "max"), alt: asset.alt || "", class: "asset-preview-image" }), h("p", {}, download)];
   }
   if (kind === "video") return [h("video", { src: asset.url, controls: true, preload: "metadata", class: "asset-preview-media" }), h("p", {}, download)];
   if (kind === "audio") return [h("audio", { src: asset.url, controls: true, preload: "metadata" }), h("p", {}, download)];

@@ -13,6 +13,7 @@ import { documentTitle, titleField, labelOf } from "../fields.js";
 import { statusBadge, hasUnpublishedChanges } from "./document.js";
 import { mayDo } from "../shell.js";
 import { localesFor, missingText } from "../locale.js";
+import { imageUrl } from "../asset-picker.js";
 
 const PAGE_SIZES = [20, 50, 100];
 // `status` values of the list endpoint: `draft` is "no published copy", `changed` "what
@@ -361,7 +362,7 @@ class DocumentList {
     if (type === "image") {
       const asset = assets.get(value.asset?._ref);
       if (!asset?.url) return h("span", { class: "muted", text: "Image" });
-      return h("img", { class: "list-thumb", src: asset.url, alt: value.alt || asset.alt || "", width: 48, height: 48, loading: "lazy" });
+      return h("img", { class: "list-thumb", src: imageUrl(asset, 48, 48, "crop"), alt: value.alt || asset.alt || "", width: 48, height: 48, loading: "lazy" });
     }
     if (type === "boolean") return value ? "Yes" : "No";
     if (type === "date") return value;
