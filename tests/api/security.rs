@@ -43,6 +43,11 @@ mod event_stream;
 use event_stream::*;
 mod asset_dedup;
 use asset_dedup::duplicate_uploads_answer_only_the_callers_own_asset;
+mod images;
+use images::{
+    pixel_bomb_transform_is_refused_from_its_header,
+    transforms_need_a_signature_over_their_parameters,
+};
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -77,6 +82,8 @@ const MAX_UPLOAD: usize = 64 * 1024;
 const LISTED_ORIGIN: &str = "https://site.example";
 /// The JSON body limit of the fixture (`server.maxJsonBytes`).
 const MAX_JSON: usize = 256 * 1024;
+/// The fixture's `assets.signingSecret`; its `assets.transformSigning` is on.
+const SIGNING_SECRET: &str = "the fixture's asset signing secret, 32+ characters";
 
 /// Values only an `admin` may read; none of them may appear in an answer to anyone else.
 const HIDDEN: [&str; 5] = ["S-ALPHA", "S-BETA", "S-OUT", "S-CHILD", "\"secret\""];
@@ -239,6 +246,8 @@ async fn fixture(url: &str) -> Fx {
     let mut config = config_for(url);
     config.auth.invite_only = false;
     config.assets.max_upload_bytes = MAX_UPLOAD as u64;
+    config.assets.signing_secret = Some(SIGNING_SECRET.into());
+    config.assets.transform_signing = true;
     config.server.max_json_bytes = MAX_JSON;
     config.cors.origins = vec![LISTED_ORIGIN.to_string()];
     config.locales.available = vec!["en".into(), "de".into()];
@@ -532,8 +541,14 @@ fn rows() -> Vec<Row> {
         row!("11 upload size", pixel_bomb_is_stored_without_decoding,
             "upload a 100000x100000 PNG header of ~100 bytes"
             => "201, dimensions from the header, served byte for byte"),
+        row!("11 upload size", pixel_bomb_transform_is_refused_from_its_header,
+            "GET /media/{100000x100000 PNG}?w=10&h=10&fit=crop by a reader"
+            => "400 naming the megapixel limit, before any decode"),
         row!("11 upload size", upload_over_the_limit_is_413,
             "upload past assets.maxUploadBytes" => "413 Payload Too Large, nothing stored"),
+        row!("10 active content", transforms_need_a_signature_over_their_parameters,
+            "assets.transformSigning: /media?w=8 anonymous, by outsider session/key, child admin; sig for w=8 used for w=9, with fm added, the original's sig, expired"
+            => "403 {error: Forbidden}; a parent reader or a matching signature 200"),
         // 12. Unbounded bulk operations.
         row!("12 bulk", by_ids_over_100_is_400,
             "GET by-ids with 101 ids" => "400 (100 is accepted)"),

@@ -221,8 +221,14 @@ async fn uploads_arrive_by_file_input_and_by_drop(url: String) {
     .await;
     for thumb in thumbs.as_array().unwrap() {
         let src = thumb["src"].as_str().unwrap();
-        assert!(src.starts_with("/media/") && src.ends_with(".png?w=400&h=400"), "{thumb}");
-        assert!(thumb["fill"].as_str().unwrap().starts_with("rgb("), "{thumb}");
+        assert!(
+            src.starts_with("/media/") && src.ends_with(".png?w=400&h=400"),
+            "{thumb}"
+        );
+        assert!(
+            thumb["fill"].as_str().unwrap().starts_with("rgb("),
+            "{thumb}"
+        );
     }
 
     // The first file again: its line says the library had it, and nothing is added.
