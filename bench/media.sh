@@ -3,10 +3,15 @@
 # loopback:
 #   1. GET /media/{id}/{filename} of a 100 KiB image at concurrency 32 (2 wrk threads);
 #   2. the same with If-None-Match (304s: the cost of the request without the bytes);
-#   3. memory while serving a 1 GiB file: the server's resident set sampled every 20 ms during
+#   3. image transforms (issue 27) of a 12-megapixel photo-like JPEG: the first transform to a
+#      1,200 px WebP (20 different ones, each rendered, never cached: p50 and p90), a cached
+#      derivative's reads next to the same bytes read as an original (wrk, c=32), and the
+#      server's peak resident set while 16 different first transforms are asked at once;
+#   4. memory while serving a 1 GiB file: the server's resident set sampled every 20 ms during
 #      the upload and during the download, next to the same for a 16 MiB file. Streaming means
 #      the peak does not grow with the file's size.
-# Usage: bench/media.sh [seconds] — needs wrk (apt-get install -y wrk), curl, python3.
+# Usage: bench/media.sh [seconds] — needs wrk (apt-get install -y wrk), curl, python3 with
+# Pillow (pip install pillow) to draw the photo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-10}
@@ -72,6 +77,44 @@ peak_during() {
   wait "$job"
   echo "$peak"
 }
+
+# A 4000x3000 photo-like JPEG (smooth gradients under fine noise, quality 90: about 6 MB).
+python3 - "$work/photo.jpg" <<'PY'
+import sys
+from PIL import Image, ImageChops
+w, h = 4000, 3000
+r = Image.linear_gradient("L").resize((w, h))
+g = Image.radial_gradient("L").resize((w, h))
+b = r.transpose(Image.Transpose.ROTATE_90).resize((w, h))
+noise = Image.effect_noise((w, h), 40)
+base = Image.merge("RGB", (ImageChops.add(r, noise, 1.0, -64), g, ImageChops.add(b, noise, 1.0, -64)))
+base.save(sys.argv[1], quality=90)
+PY
+photo=$(upload "$work/photo.jpg")
+printf "  12 MP photo: %d bytes\n" "$(stat -c %s "$work/photo.jpg")"
+# First transforms: each quality is another derivative, so each request renders one.
+times=()
+for q in $(seq 61 80); do
+  times+=("$(curl -sf -o /dev/null -w '%{time_total}' "$base$photo?w=1200&fm=webp&q=$q")")
+done
+printf '%s\n' "${times[@]}" | sort -n | awk '{t[NR]=$1} END {printf "  first transform 12 MP JPEG -> 1200 px WebP: p50 %.0f ms, p90 %.0f ms, max %.0f ms (%d runs)\n", t[int(NR/2)+1]*1000, t[int(NR*0.9)]*1000, t[NR]*1000, NR}'
+cached="$base$photo?w=1200&fm=webp&q=80"
+curl -sf -D "$work/cached.h" -o "$work/derivative.webp" "$cached"
+grep -qi '^x-cache: HIT' "$work/cached.h" || { echo "the derivative was not served from the cache" >&2; exit 1; }
+copy=$(upload "$work/derivative.webp")
+printf "  derivative: %d bytes\n" "$(stat -c %s "$work/derivative.webp")"
+wrk -t2 -c32 -d"${secs}s" --latency "$cached" | report "GET cached derivative (c=32)"
+wrk -t2 -c32 -d"${secs}s" --latency "$base$copy" | report "  the same bytes as an original (c=32)"
+# 16 different first transforms at once: two render (one per core), the others wait.
+concurrent() {
+  for q in $(seq 41 56); do curl -sf -o /dev/null "$base$photo?w=1200&fm=webp&q=$q" & done
+  wait
+}
+before=$(rss_kib)
+start=$(date +%s%N)
+peak=$(peak_during concurrent)
+printf "  16 concurrent first transforms: %.2f s in all, server RSS %d KiB before, peak %d KiB\n" \
+  "$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN {print (b - a) / 1e9}')" "$before" "$peak"
 
 big_file() { # name, MiB
   head -c "$(($2 * 1024 * 1024))" /dev/urandom > "$work/$1"

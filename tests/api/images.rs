@@ -304,6 +304,11 @@ async fn transforms_on(app: &TestApp, storage: Storage<'_>) {
     let original = sideways_jpeg_with_gps();
     assert!(contains(&original, b"Exif\0\0") && contains(&original, &[0x88, 0x25]));
     let sideways = uploaded(app, &ada, "sideways.jpg", &original).await;
+    assert_eq!(
+        (sideways["width"].clone(), sideways["height"].clone()),
+        (json!(20), json!(40)),
+        "the size as shown, not as stored"
+    );
     let upright = derivative(
         app,
         &format!("{}?w=20", sideways["url"].as_str().unwrap()),

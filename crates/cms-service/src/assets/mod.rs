@@ -590,7 +590,7 @@ impl<'a> AssetService<'a> {
         file: &StagedFile,
         metadata: UploadMetadata,
     ) -> Result<AssetRecord> {
-        let image = summary::image_details(
+        let looked = summary::image_details(
             self.inner,
             &file.id,
             file.sniffed.asset_type,
@@ -599,7 +599,7 @@ impl<'a> AssetService<'a> {
         )
         .await;
         let now = self.inner.clock.now().millis();
-        let (width, height) = match file.sniffed.dimensions {
+        let (width, height) = match looked.shown {
             Some((w, h)) => (Some(i64::from(w)), Some(i64::from(h))),
             None => (None, None),
         };
@@ -622,7 +622,7 @@ impl<'a> AssetService<'a> {
             updated_by: Some(actor.user.id.clone()),
             created_at: now,
             updated_at: now,
-            image,
+            image: looked.details,
         })
     }
 

@@ -13,6 +13,14 @@ use crate::error::Result;
 /// Images looked up per batch of the backfill.
 const BATCH: i64 = 50;
 
+/// What the pixels of a newly stored image say.
+pub(crate) struct Looked {
+    pub(crate) details: ImageDetails,
+    /// Width and height as the image is shown (EXIF orientation applied: a photo taken upright
+    /// is stored sideways with orientation 6), when it decoded; the header's otherwise.
+    pub(crate) shown: Option<(u32, u32)>,
+}
+
 /// The image details of a newly stored file: summarized when its pixels were looked at (or
 /// there are none to look at); left for the backfill when its bytes could not be read.
 pub(crate) async fn image_details(
@@ -21,18 +29,28 @@ pub(crate) async fn image_details(
     asset_type: AssetType,
     mime_type: &str,
     dimensions: Option<(u32, u32)>,
-) -> ImageDetails {
+) -> Looked {
     if asset_type != AssetType::Image {
-        return ImageDetails {
-            summarized: true,
-            ..ImageDetails::default()
+        return Looked {
+            details: with_summary(None),
+            shown: dimensions,
         };
     }
     match summarize_stored(inner, id, mime_type, dimensions).await {
-        Ok(summary) => with_summary(summary),
+        Ok(Some((summary, shown))) => Looked {
+            details: with_summary(Some(summary)),
+            shown: Some(shown),
+        },
+        Ok(None) => Looked {
+            details: with_summary(None),
+            shown: dimensions,
+        },
         Err(e) => {
             tracing::warn!(asset = %id, error = %e, "image details left for later: the bytes could not be read");
-            ImageDetails::default()
+            Looked {
+                details: ImageDetails::default(),
+                shown: dimensions,
+            }
         }
     }
 }
@@ -53,15 +71,15 @@ fn with_summary(summary: Option<ImageSummary>) -> ImageDetails {
     }
 }
 
-/// The summary of a stored image: `None` when its pixels cannot be had (a format not decoded
-/// here such as SVG or AVIF, too many pixels, corrupt bytes); an error only when the storage
-/// failed, which may pass.
+/// The summary of a stored image and its shown size: `None` when its pixels cannot be had (a
+/// format not decoded here such as SVG or AVIF, too many pixels, corrupt bytes); an error only
+/// when the storage failed, which may pass.
 async fn summarize_stored(
     inner: &Inner,
     id: &str,
     mime_type: &str,
     dimensions: Option<(u32, u32)>,
-) -> Result<Option<ImageSummary>> {
+) -> Result<Option<(ImageSummary, (u32, u32))>> {
     if !cms_image::Format::from_mime(mime_type).is_some_and(|f| f.can_decode()) {
         return Ok(None);
     }
@@ -73,13 +91,20 @@ async fn summarize_stored(
     let Ok(_slot) = inner.transforms.enter_queued().await else {
         return Ok(None);
     };
-    let summary = tokio::task::spawn_blocking(move || cms_image::summarize(&bytes, &limits)).await;
+    let summary = tokio::task::spawn_blocking(move || {
+        let info = cms_image::probe(&bytes)?;
+        cms_image::summarize(&bytes, &limits).map(|s| (s, (info.width, info.height)))
+    })
+    .await;
     Ok(match summary {
-        Ok(Ok(s)) => Some(ImageSummary {
-            lqip: s.lqip,
-            dominant_color: s.dominant_color,
-            has_alpha: s.has_alpha,
-        }),
+        Ok(Ok((s, shown))) => Some((
+            ImageSummary {
+                lqip: s.lqip,
+                dominant_color: s.dominant_color,
+                has_alpha: s.has_alpha,
+            },
+            shown,
+        )),
         Ok(Err(e)) => {
             tracing::info!(asset = %id, error = %e, "no image details: the pixels cannot be decoded");
             None
@@ -123,7 +148,8 @@ pub(crate) async fn summarize_images(inner: &Inner) -> Result<usize> {
                 )
                 .await
                 {
-                    Ok(summary) => summary,
+                    // The record keeps the size it has: the backfill only adds what was missing.
+                    Ok(summary) => summary.map(|(summary, _)| summary),
                     Err(e) => {
                         tracing::warn!(asset = %record.id, error = %e, "image details not computed: the bytes could not be read");
                         continue;

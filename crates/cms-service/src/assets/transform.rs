@@ -372,6 +372,52 @@ async fn store(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_stored_crop_becomes_a_rect_of_the_image() {
+        let size = (400, 200);
+        assert_eq!(
+            crop_rect(&json!({"left": 0.5}), size).as_deref(),
+            Some("200,0,200,200")
+        );
+        assert_eq!(
+            crop_rect(
+                &json!({"top": 0.1, "bottom": 0.1, "left": 0.25, "right": 0.25}),
+                size
+            )
+            .as_deref(),
+            Some("100,20,200,160")
+        );
+        // Nothing cut, everything cut, or not fractions: no rect.
+        for none in [
+            json!({}),
+            json!({"top": 0, "left": 0}),
+            json!({"left": 0.6, "right": 0.4}),
+            json!({"top": 1.0}),
+            json!({"left": -0.1}),
+            json!({"left": "half"}),
+        ] {
+            assert_eq!(crop_rect(&none, size), None, "{none}");
+        }
+    }
+
+    #[test]
+    fn a_stored_hotspot_is_two_fractions() {
+        assert_eq!(point(&json!({"x": 0.25, "y": 1})), Some((0.25, 1.0)));
+        // Sanity's hotspot carries its own width and height: only x and y matter.
+        assert_eq!(
+            point(&json!({"x": 0.5, "y": 0.5, "width": 0.3, "height": 0.3})),
+            Some((0.5, 0.5))
+        );
+        for none in [
+            json!({"x": 1.5, "y": 0.5}),
+            json!({"x": 0.5}),
+            json!([0.5, 0.5]),
+        ] {
+            assert_eq!(point(&none), None, "{none}");
+        }
+    }
 
     #[tokio::test]
     async fn the_gate_lets_as_many_run_as_it_has_slots_then_a_bounded_queue_wait() {
