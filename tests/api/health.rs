@@ -76,6 +76,9 @@ impl BlobStore for Hanging {
     async fn delete_prefix(&self, _prefix: &str) -> Result<usize, StorageError> {
         std::future::pending().await
     }
+    async fn open(&self, _key: &str) -> Result<Option<(u64, ByteStream)>, StorageError> {
+        std::future::pending().await
+    }
     async fn presigned_put(
         &self,
         _key: &str,
@@ -113,6 +116,9 @@ impl BlobStore for Throwing {
         Err(blew_up())
     }
     async fn delete_prefix(&self, _prefix: &str) -> Result<usize, StorageError> {
+        Err(blew_up())
+    }
+    async fn open(&self, _key: &str) -> Result<Option<(u64, ByteStream)>, StorageError> {
         Err(blew_up())
     }
     async fn presigned_put(

@@ -517,6 +517,12 @@ impl cms::service::BlobStore for FlakyReads {
     async fn delete_prefix(&self, prefix: &str) -> Result<usize, cms::service::StorageError> {
         self.inner.delete_prefix(prefix).await
     }
+    async fn open(
+        &self,
+        key: &str,
+    ) -> Result<Option<(u64, cms::service::ByteStream)>, cms::service::StorageError> {
+        self.inner.open(key).await
+    }
     async fn presigned_put(
         &self,
         key: &str,

@@ -64,6 +64,10 @@ pub trait BlobStore: Send + Sync + 'static {
     /// checked by the caller to lie within the size). Never loads the whole object in memory.
     async fn read(&self, key: &str, range: Option<Range<u64>>) -> Result<ByteStream, StorageError>;
 
+    /// The whole object and its size in one request, `None` when there is no such object: for
+    /// a reader that does not know the size beforehand (a cached derivative).
+    async fn open(&self, key: &str) -> Result<Option<(u64, ByteStream)>, StorageError>;
+
     /// Removes the object; an absent object is not an error.
     async fn delete(&self, key: &str) -> Result<(), StorageError>;
 
@@ -273,6 +277,34 @@ impl BlobStore for ObjectStorage {
         })
     }
 
+    async fn open(&self, key: &str) -> Result<Option<(u64, ByteStream)>, StorageError> {
+        let location = path(key)?;
+        let opened = if let Some(root) = &self.local_root
+            && is_plain_key(key)
+        {
+            local_open(root.join(key), None).await
+        } else {
+            match self.store.get_opts(&location, GetOptions::new()).await {
+                Ok(result) => {
+                    let size = result.meta.size;
+                    let stream = match result.payload {
+                        GetResultPayload::File(file, _) => file_stream(file, result.range),
+                        GetResultPayload::Stream(stream) => {
+                            stream.map_err(StorageError::from).boxed()
+                        }
+                    };
+                    Ok((size, stream))
+                }
+                Err(e) => Err(e.into()),
+            }
+        };
+        match opened {
+            Ok(opened) => Ok(Some(opened)),
+            Err(StorageError::NotFound) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     async fn delete(&self, key: &str) -> Result<(), StorageError> {
         match self.store.delete(&path(key)?).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
@@ -334,11 +366,19 @@ async fn local_read(
     file_path: PathBuf,
     range: Option<Range<u64>>,
 ) -> Result<ByteStream, StorageError> {
+    Ok(local_open(file_path, range).await?.1)
+}
+
+/// [`local_read`], answering the file's size too.
+async fn local_open(
+    file_path: PathBuf,
+    range: Option<Range<u64>>,
+) -> Result<(u64, ByteStream), StorageError> {
     let io = |e: std::io::Error| match e.kind() {
         std::io::ErrorKind::NotFound => StorageError::NotFound,
         _ => StorageError::Other(format!("reading from storage: {e}")),
     };
-    let (file, first, rest) = tokio::task::spawn_blocking(move || {
+    let opened = tokio::task::spawn_blocking(move || {
         let mut file = std::fs::File::open(&file_path).map_err(io)?;
         let size = file.metadata().map_err(io)?.len();
         // Like object_store: a range running past the end is cut short.
@@ -350,12 +390,18 @@ async fn local_read(
         let mut buf = vec![0; len];
         file.seek(SeekFrom::Start(range.start)).map_err(io)?;
         file.read_exact(&mut buf).map_err(io)?;
-        Ok::<_, StorageError>((file, Bytes::from(buf), range.start + len as u64..range.end))
+        Ok::<_, StorageError>((
+            size,
+            file,
+            Bytes::from(buf),
+            range.start + len as u64..range.end,
+        ))
     })
     .await
     .map_err(|e| StorageError::Other(format!("reading from storage: {e}")))??;
+    let (size, file, first, rest) = opened;
     let first = futures_util::stream::once(async move { Ok(first) });
-    Ok(first.chain(file_stream(file, rest)).boxed())
+    Ok((size, first.chain(file_stream(file, rest)).boxed()))
 }
 
 /// Streams `range` of an open local file in `FILE_CHUNK` pieces, each read on the blocking

@@ -332,17 +332,14 @@ fn spec_of(resolved: &Resolved) -> cms_image::Spec {
     }
 }
 
-/// The stored derivative under `key`, if there is one.
+/// The stored derivative under `key`, if there is one: one request (on local disk one trip to
+/// the blocking pool), as for an original.
 async fn stored(storage: &Arc<dyn BlobStore>, key: &str) -> Result<Option<Derivative>> {
-    let Some(size) = storage.size(key).await.map_err(storage_error)? else {
-        return Ok(None);
-    };
-    match storage.read(key, None).await {
-        Ok(stream) => Ok(Some(Derivative::Stored { stream, size })),
-        // Removed since (its asset deleted): render, as if never stored.
-        Err(crate::storage::StorageError::NotFound) => Ok(None),
-        Err(e) => Err(storage_error(e)),
-    }
+    Ok(storage
+        .open(key)
+        .await
+        .map_err(storage_error)?
+        .map(|(size, stream)| Derivative::Stored { stream, size }))
 }
 
 /// An object's bytes in memory: a decoder needs them whole. Uploads are bounded
