@@ -215,3 +215,18 @@ fn status_of(kind: ErrorKind) -> StatusCode {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_transforms_are_503_with_a_retry_hint() {
+        let response = ApiError::Service(Error::TransformsBusy {
+            retry_after_secs: 2,
+        })
+        .into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()[header::RETRY_AFTER], "2");
+    }
+}
