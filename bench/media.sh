@@ -10,7 +10,8 @@
 #   4. memory while serving a 1 GiB file: the server's resident set sampled every 20 ms during
 #      the upload and during the download, next to the same for a 16 MiB file. Streaming means
 #      the peak does not grow with the file's size.
-# Usage: bench/media.sh [seconds] — needs wrk (apt-get install -y wrk), curl, python3 with
+# Usage: bench/media.sh [seconds] — SQLite unless CMS_DATABASE_URL names an empty PostgreSQL
+# database; needs wrk (apt-get install -y wrk), curl, python3 with
 # Pillow (pip install pillow) to draw the photo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,7 +62,11 @@ report() { # name, wrk output
     END {printf "  %-40s %10s req/s %10s/s  p50 %8s  p99 %8s%s\n", name, rps, tps, p50, p99, (bad ? "  NON-2xx: " bad : "")}'
 }
 
-echo "media (SQLite, local storage):"
+case "${CMS_DATABASE_URL:-}" in
+  postgres*) engine=PostgreSQL ;;
+  *) engine=SQLite ;;
+esac
+echo "media ($engine, local storage):"
 wrk -t2 -c32 -d"${secs}s" --latency "$base$image" | report "GET /media 100 KiB image (c=32)"
 wrk -t2 -c32 -d"${secs}s" --latency -H "if-none-match: $etag" "$base$image" \
   | report "  the same with If-None-Match (304)"
