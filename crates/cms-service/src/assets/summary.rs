@@ -87,11 +87,14 @@ async fn summarize_stored(
     if dimensions.is_some_and(|(w, h)| u64::from(w) * u64::from(h) > limits.max_pixels) {
         return Ok(None);
     }
-    let bytes = read_whole(&inner.storage, id).await?;
-    let Ok(_slot) = inner.transforms.enter_queued().await else {
+    let Ok(slot) = inner.transforms.enter_queued().await else {
         return Ok(None);
     };
+    // Read within the slot: only as many images are in memory as are decoded.
+    let bytes = read_whole(&inner.storage, id).await?;
     let summary = tokio::task::spawn_blocking(move || {
+        // Held until the decode ends, even if the upload that asked is dropped meanwhile.
+        let _slot = slot;
         let info = cms_image::probe(&bytes)?;
         cms_image::summarize(&bytes, &limits).map(|s| (s, (info.width, info.height)))
     })

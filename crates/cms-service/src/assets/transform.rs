@@ -216,7 +216,7 @@ impl AssetService<'_> {
         if let Some(stored) = stored(self.storage(), &plan.key).await? {
             return Ok(stored);
         }
-        let _slot = self.inner.transforms.enter().await?;
+        let slot = self.inner.transforms.enter().await?;
         // Requests for the same derivative queue behind each other: the first renders it, the
         // ones after find it stored.
         if let Some(stored) = stored(self.storage(), &plan.key).await? {
@@ -225,6 +225,9 @@ impl AssetService<'_> {
         let original = read_whole(self.storage(), &asset.id).await?;
         let spec = spec_of(&plan.resolved);
         let output = tokio::task::spawn_blocking(move || {
+            // The slot goes with the work: a client that hangs up drops this future, not the
+            // decode on the blocking pool, which keeps its slot until it ends.
+            let _slot = slot;
             cms_image::transform(&original, &spec, &image_limits())
         })
         .await

@@ -203,7 +203,13 @@ async fn delete_prefix_removes_whole_segments_only_and_their_folders() {
     // Opened whole with its size, or nothing when absent.
     let (size, stream) = storage.open("derivatives/ab/z.png").await.unwrap().unwrap();
     assert_eq!((size, collect(stream).await), (5, b"three".to_vec()));
-    assert!(storage.open("derivatives/ab/none.png").await.unwrap().is_none());
+    assert!(
+        storage
+            .open("derivatives/ab/none.png")
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(storage.delete_prefix("derivatives/a").await.unwrap(), 2);
     assert_eq!(storage.size("derivatives/a/x.webp").await.unwrap(), None);
     assert_eq!(storage.size("derivatives/ab/z.png").await.unwrap(), Some(5));
