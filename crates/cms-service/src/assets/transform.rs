@@ -447,6 +447,6 @@ mod tests {
         }
         queued.await.unwrap().expect("queued work gets its turn");
         assert_eq!(gate.waiting.load(Ordering::Acquire), 0);
-        gate.enter().await.expect("free again");
+        drop(gate.enter().await.expect("free again"));
     }
 }
