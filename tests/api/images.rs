@@ -575,6 +575,101 @@ async fn the_backfill_summarizes_images_left_without_details(url: String) {
     app.stop().await;
 }
 
+/// Storage that holds back the writing of derivatives until told: a transform in flight while
+/// its asset is deleted.
+struct HeldDerivatives {
+    inner: Arc<dyn cms::service::BlobStore>,
+    arrived: tokio::sync::Notify,
+    release: tokio::sync::Notify,
+}
+
+#[async_trait::async_trait]
+impl cms::service::BlobStore for HeldDerivatives {
+    fn kind(&self) -> &'static str {
+        "held"
+    }
+    async fn health(&self) -> Result<(), String> {
+        self.inner.health().await
+    }
+    async fn writer(
+        &self,
+        key: &str,
+    ) -> Result<Box<dyn cms::service::BlobWriter>, cms::service::StorageError> {
+        if key.starts_with("derivatives/") {
+            self.arrived.notify_one();
+            self.release.notified().await;
+        }
+        self.inner.writer(key).await
+    }
+    async fn size(&self, key: &str) -> Result<Option<u64>, cms::service::StorageError> {
+        self.inner.size(key).await
+    }
+    async fn read(
+        &self,
+        key: &str,
+        range: Option<std::ops::Range<u64>>,
+    ) -> Result<cms::service::ByteStream, cms::service::StorageError> {
+        self.inner.read(key, range).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), cms::service::StorageError> {
+        self.inner.delete(key).await
+    }
+    async fn delete_prefix(&self, prefix: &str) -> Result<usize, cms::service::StorageError> {
+        self.inner.delete_prefix(prefix).await
+    }
+    async fn open(
+        &self,
+        key: &str,
+    ) -> Result<Option<(u64, cms::service::ByteStream)>, cms::service::StorageError> {
+        self.inner.open(key).await
+    }
+    async fn presigned_put(
+        &self,
+        key: &str,
+        expires_in: std::time::Duration,
+    ) -> Result<Option<String>, cms::service::StorageError> {
+        self.inner.presigned_put(key, expires_in).await
+    }
+}
+
+/// The asset is deleted (and its derivatives removed) while a transform of it renders: the
+/// derivative stored after that is removed too, nothing stays behind.
+async fn a_derivative_rendered_while_its_asset_is_deleted_is_not_left_behind(url: String) {
+    let config = config_for(&url);
+    let media = config.data_dir.join("media");
+    let local = cms::service::ObjectStorage::local(&media).unwrap();
+    let storage = Arc::new(HeldDerivatives {
+        inner: Arc::new(local),
+        arrived: tokio::sync::Notify::new(),
+        release: tokio::sync::Notify::new(),
+    });
+    let app = TestApp::with(config, Some(storage.clone())).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let photo = uploaded(&app, &ada, "stripes.jpg", &striped_jpeg()).await;
+    let id = photo["id"].as_str().unwrap().to_string();
+    let transform = format!("{}?w=100", photo["url"].as_str().unwrap());
+    let (rendered, deleted) = tokio::join!(fetch(&app, &transform), async {
+        storage.arrived.notified().await;
+        let res = app
+            .req(Method::DELETE, &format!("{ASSETS}/{id}"))
+            .cookie(&ada)
+            .send()
+            .await;
+        storage.release.notify_one();
+        res
+    });
+    assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.body);
+    assert_eq!(
+        rendered.status,
+        StatusCode::OK,
+        "the request in flight is answered"
+    );
+    let folder = media.join("derivatives").join(&id);
+    let left = std::fs::read_dir(&folder).map_or(0, |entries| entries.count());
+    assert_eq!(left, 0, "nothing under {}", folder.display());
+    app.stop().await;
+}
+
 /// `assets.transformSigning`: transforms need a signature over their parameters, or a
 /// credential that may read the asset; originals are served as before.
 async fn signed_transforms_are_enforced(url: String) {
@@ -668,5 +763,6 @@ cms_store::both_engines!(
     transforms_on_s3_storage,
     images_carry_their_details,
     the_backfill_summarizes_images_left_without_details,
+    a_derivative_rendered_while_its_asset_is_deleted_is_not_left_behind,
     signed_transforms_are_enforced,
 );

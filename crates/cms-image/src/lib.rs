@@ -641,10 +641,13 @@ fn encode(pixels: &Pixels, format: Format, quality: u8) -> Result<Vec<u8>, Error
             out.extend_from_slice(&memory);
         }
         Format::Avif => {
+            // One thread: the caller runs as many encodes at once as it has cores, and an encode
+            // on rayon's global pool would take every core from the others.
             let encoder = ravif::Encoder::new()
                 .with_quality(f32::from(quality))
                 .with_alpha_quality(f32::from(quality))
-                .with_speed(AVIF_SPEED);
+                .with_speed(AVIF_SPEED)
+                .with_num_threads(Some(1));
             let (w, h) = (width as usize, height as usize);
             let encoded = if pixels.alpha {
                 let rgba: Vec<ravif::RGBA8> = pixels

@@ -234,11 +234,36 @@ impl AssetService<'_> {
         .map_err(|e| Error::Internal(format!("the image transform stopped: {e}")))?
         .map_err(image_error)?;
         let bytes = Bytes::from(output.bytes);
-        if let Err(e) = store(self.storage(), &plan.key, bytes.clone()).await {
+        match store(self.storage(), &plan.key, bytes.clone()).await {
             // Served all the same; the next request renders it again.
-            tracing::warn!(asset = %asset.id, key = %plan.key, error = %e, "could not keep a derivative");
+            Err(e) => {
+                tracing::warn!(asset = %asset.id, key = %plan.key, error = %e, "could not keep a derivative")
+            }
+            Ok(()) => self.unless_deleted_meanwhile(asset).await,
         }
         Ok(Derivative::Rendered(bytes))
+    }
+
+    /// An asset deleted while its derivative was rendered had its derivatives removed before
+    /// this one was stored: removed now, so nothing stays behind unreachable. (Its record is
+    /// gone before its objects are removed, so one of the two removals sees the derivative.)
+    async fn unless_deleted_meanwhile(&self, asset: &MediaAsset) {
+        let exists = async {
+            self.inner
+                .store
+                .read_for_delivery()
+                .await?
+                .asset_for_delivery(&asset.id)
+                .await
+        };
+        if let Ok(None) = exists.await
+            && let Err(e) = self
+                .storage()
+                .delete_prefix(&derivatives_prefix(&asset.id))
+                .await
+        {
+            tracing::warn!(asset = %asset.id, error = %e, "could not remove the derivative of a deleted asset");
+        }
     }
 }
 
