@@ -110,6 +110,18 @@ async fn derivative(app: &TestApp, url: &str, content_type: &str) -> Reply {
     res
 }
 
+/// A crop that follows the asset's hotspot: served, but never marked immutable.
+async fn crop_reply(app: &TestApp, url: &str) -> Reply {
+    let res = fetch(app, url).await;
+    assert_eq!(res.status, StatusCode::OK, "{url}: {}", res.body);
+    assert_eq!(
+        res.header("cache-control"),
+        Some("public, no-cache"),
+        "{url}"
+    );
+    res
+}
+
 async fn dimensions(app: &TestApp, url: &str) -> (u32, u32) {
     let res = derivative(app, url, "image/jpeg").await;
     decode(&res.bytes).dimensions()
@@ -185,7 +197,7 @@ async fn transforms_on(app: &TestApp, storage: Storage<'_>) {
         "max never does"
     );
     assert_eq!(
-        dimensions(app, &at("w=100&h=100&fit=crop")).await,
+        decode(&crop_reply(app, &at("w=100&h=100&fit=crop")).await.bytes).dimensions(),
         (100, 100)
     );
     assert_eq!(dimensions(app, &at("w=60&dpr=1.5")).await, (90, 45));
@@ -200,7 +212,8 @@ async fn transforms_on(app: &TestApp, storage: Storage<'_>) {
 
     // Crops centre on the focal point: the middle by default, the asset's hotspot, fp-x/fp-y.
     let crop = "w=100&h=200&fit=crop";
-    let centred = decode(&derivative(app, &at(crop), "image/jpeg").await.bytes);
+    let centred_reply = crop_reply(app, &at(crop)).await;
+    let centred = decode(&centred_reply.bytes);
     assert!(near(&centred, 50, 100, GREY));
     let res = app
         .req(Method::PATCH, &format!("{ASSETS}/{id}"))
@@ -210,7 +223,15 @@ async fn transforms_on(app: &TestApp, storage: Storage<'_>) {
         .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
     assert_eq!(res.body["data"]["hotspot"], json!({"x": 0.9, "y": 0.5}));
-    let on_hotspot = decode(&derivative(app, &at(crop), "image/jpeg").await.bytes);
+    // The same URL, other pixels: caches revalidate, and the old tag no longer matches.
+    let moved = app
+        .get(&at(crop))
+        .header("if-none-match", centred_reply.header("etag").unwrap())
+        .send()
+        .await;
+    assert_eq!(moved.status, StatusCode::OK);
+    assert_ne!(moved.header("etag"), centred_reply.header("etag"));
+    let on_hotspot = decode(&crop_reply(app, &at(crop)).await.bytes);
     assert!(
         near(&on_hotspot, 60, 100, GREEN),
         "the window around x=360 shows the green stripe at 340 to 380"

@@ -114,7 +114,7 @@ struct MediaQuery {
                 ("ETag" = String, description = "The file's SHA-256, quoted; a derivative's tag joins the original's and the parameters' digests"),
                 ("X-Cache" = String, description = "Derivatives: `HIT` when read from the asset storage, `MISS` when rendered for this request"),
                 ("Vary" = String, description = "Derivatives with `auto=format`: `Accept`"),
-                ("Cache-Control" = String, description = "`public` or `private`, `max-age=31536000, immutable`"),
+                ("Cache-Control" = String, description = "`public` or `private`, `max-age=31536000, immutable`; `no-cache` for a crop that follows the asset's hotspot (no `fp-x`/`fp-y`), whose pixels change when the hotspot does"),
                 ("Content-Length" = i64, description = "The file's size"),
                 ("Accept-Ranges" = String, description = "`bytes`"),
                 ("Content-Disposition" = String, description = "`inline` for raster images, else `attachment`, with the file name"),
@@ -246,6 +246,15 @@ async fn derivative(
 
 fn derivative_headers(h: &mut HeaderMap, asset: &MediaAsset, plan: &TransformPlan) {
     content_headers(h, asset, plan.mime_type, &plan.etag);
+    if plan.follows_hotspot {
+        // The same URL shows other pixels once the asset's hotspot moves: kept, but checked
+        // (a 304 while the hotspot stays).
+        let cache = match asset.access {
+            MediaAccess::Public => "public, no-cache",
+            MediaAccess::Private => "private, no-cache",
+        };
+        insert(h, header::CACHE_CONTROL, cache);
+    }
     // Derivatives are served whole.
     insert(h, header::ACCEPT_RANGES, "none");
     insert(h, header::CONTENT_DISPOSITION, "inline");

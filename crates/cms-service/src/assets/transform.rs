@@ -100,6 +100,9 @@ pub struct TransformPlan {
     pub mime_type: &'static str,
     /// The format came from the client's `Accept`: shared caches must keep one per `Accept`.
     pub varies_by_accept: bool,
+    /// The pixels follow the asset's hotspot (a crop without `fp-x`/`fp-y`), which may change
+    /// under the same URL: caches must revalidate (the tag names the focal point).
+    pub follows_hotspot: bool,
 }
 
 /// A derivative's bytes.
@@ -201,7 +204,10 @@ impl AssetService<'_> {
         }
         let resolved = request.resolve(&asset.mime_type, asset.hotspot, accept);
         let name = resolved.key();
+        let crops =
+            resolved.fit == Fit::Crop && resolved.width.is_some() && resolved.height.is_some();
         Ok(TransformPlan {
+            follows_hotspot: crops && request.focal.is_none(),
             etag: format!("\"{}-{}\"", prefix(&asset.sha256, 16), prefix(&name, 16)),
             key: format!("{}/{name}", derivatives_prefix(&asset.id)),
             mime_type: resolved.format.mime(),
