@@ -57,6 +57,7 @@ static FILES: &[Asset] = files![
     JS "js/document-locale.js",
     JS "js/pages/assets.js",
     JS "js/asset-picker.js",
+    JS "js/focal-point.js",
     JS "js/pages/settings.js",
     JS "js/settings/people.js",
     JS "js/settings/roles.js",

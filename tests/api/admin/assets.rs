@@ -386,6 +386,70 @@ async fn the_grid_pages_through_many_assets(url: String) {
     ui.stop().await;
 }
 
+/// The asset page's focal point (issue 27's hotspot, CONTRACT.md section 18): a click on the
+/// picture places it, the arrow keys move it, three crops follow it live, and it is saved and
+/// cleared through the API.
+async fn the_focal_point_is_chosen_on_the_picture(url: String) {
+    let app = TestApp::start(&url).await;
+    let (ada, _) = first_owner(&app).await;
+    let asset = uploaded(&app, &ada, "wide.png", &png(40, 20, TEAL)).await;
+    let id = asset["id"].as_str().unwrap().to_string();
+    let ui = Ui::start(app, "assets-focal").await;
+    ui.sign_in_as(&ada).await;
+    ui.open(&format!("/admin/assets/{id}")).await;
+    ui.see("No focal point saved: crops keep the middle.").await;
+    until(
+        &ui,
+        "const i = document.querySelector('.focal-picture'); return i && i.complete && i.naturalWidth > 0;",
+        "the picture loaded",
+    )
+    .await;
+    ui.eval(
+        "const i = document.querySelector('.focal-picture'); const b = i.getBoundingClientRect();
+         i.dispatchEvent(new MouseEvent('click', { bubbles: true, clientX: b.left + i.clientLeft + i.clientWidth * 0.25, clientY: b.top + i.clientTop + i.clientHeight * 0.75 }));",
+        vec![],
+    )
+    .await;
+    // The three crops, loaded, and the focal point their URLs ask for (the same for all).
+    const CROPS: &str = "const imgs = [...document.querySelectorAll('.focal-crop')];
+         if (imgs.length !== 3 || !imgs.every(i => i.complete && i.naturalWidth > 0)) return null;
+         const points = imgs.map(i => { const q = new URL(i.src).searchParams;
+           return [q.get('fit'), Number(q.get('fp-x')), Number(q.get('fp-y'))]; });
+         return points.every(p => JSON.stringify(p) === JSON.stringify(points[0])) && points[0];";
+    let near = |v: &Value, want: f64| (v.as_f64().unwrap() - want).abs() < 0.01;
+    let placed = until(&ui, CROPS, "three crops around the click").await;
+    assert_eq!(placed[0], "crop", "{placed}");
+    assert!(near(&placed[1], 0.25) && near(&placed[2], 0.75), "{placed}");
+    ui.screenshot("placed").await;
+    // The marker has the focus: one step right with the arrow key.
+    let marker = ui.find(".focal-marker").await;
+    marker.send_keys("\u{E014}").await.unwrap();
+    let x = placed[1].as_f64().unwrap();
+    let stepped = until(
+        &ui,
+        &format!("const p = (() => {{ {CROPS} }})(); return p && Math.abs(p[1] - {x} - 0.05) < 0.0002 && p;"),
+        "the crops following the key",
+    )
+    .await;
+    assert_eq!(stepped[2], placed[2], "only across");
+    let label = marker.attr("aria-label").await.unwrap().unwrap_or_default();
+    assert!(label.contains("30% across, 75% down"), "{label}");
+
+    ui.click("Save focal point").await;
+    ui.see("Focal point saved.").await;
+    ui.see("Saved focal point: 30% across, 75% down.").await;
+    let path = format!("/api/assets/{id}");
+    let saved = ui.app.get(&path).cookie(&ada).send().await.body["data"]["hotspot"].clone();
+    assert_eq!(saved, json!({"x": stepped[1], "y": stepped[2]}));
+    ui.click("Clear").await;
+    ui.see("No focal point saved: crops keep the middle.").await;
+    assert_eq!(
+        ui.app.get(&path).cookie(&ada).send().await.body["data"]["hotspot"],
+        Value::Null
+    );
+    ui.stop().await;
+}
+
 async fn metadata_is_edited_on_the_asset_page(url: String) {
     let app = TestApp::start(&url).await;
     let (ada, _) = first_owner(&app).await;
@@ -758,6 +822,7 @@ crate::admin_scenarios!(
     search_and_type_filter_narrow_the_grid,
     the_grid_pages_through_many_assets,
     metadata_is_edited_on_the_asset_page,
+    the_focal_point_is_chosen_on_the_picture,
     a_used_asset_is_not_deleted_an_unused_one_is,
     bulk_delete_is_refused_whole_while_one_is_used,
     the_picker_resolves_to_the_chosen_asset,

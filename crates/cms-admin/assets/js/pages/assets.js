@@ -4,6 +4,7 @@
 
 import { get, patch, del, data, query, seg, ApiError } from "../api.js";
 import { h, render, field, setFieldError, banner, notify, confirm, setTitle, formatDate, formatBytes, debounce, ready } from "../dom.js";
+import { focalPointSection } from "../focal-point.js";
 import { listAssets, assetName, assetThumbnail, imageUrl, typeLabel, uploadList, uploadFiles, uploadControl, pager, DUPLICATE_NOTICE } from "../asset-picker.js";
 
 const PAGE_SIZE = 24;
@@ -356,6 +357,9 @@ class AssetPage {
         h("div", { class: "asset-side" }, h("h2", { text: "Details" }), assetFacts(this.asset)),
       ),
       h("section", { "aria-labelledby": "asset-metadata" }, h("h2", { id: "asset-metadata", text: "Metadata" }), this.metadataForm()),
+      focalPointSection(this.asset, this.ctx.can("asset.upload"), (asset) => {
+        this.asset = asset;
+      }),
       h("section", { "aria-labelledby": "asset-used-in" }, h("h2", { id: "asset-used-in", tabindex: "-1", text: "Used in" }), this.referenceList),
       this.ctx.can("asset.delete") ? this.deleteSection() : null,
     );
