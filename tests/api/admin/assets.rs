@@ -18,7 +18,7 @@ use crate::support::{Session, TestApp};
 const GRID_NAMES: &str = "return Array.from(document.querySelectorAll('.asset-grid .asset-card-name'), e => e.textContent).sort()";
 
 /// Waits until `script` returns something other than null or false, and returns it.
-async fn until(ui: &Ui, script: &str, what: &str) -> Value {
+pub(super) async fn until(ui: &Ui, script: &str, what: &str) -> Value {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
         let value = ui.eval(script, vec![]).await;
@@ -72,7 +72,7 @@ async fn titled(app: &TestApp, session: &Session, name: &str, bytes: &[u8], titl
 
 /// A real PNG of `width` x `height` pixels of one colour (stored, uncompressed deflate), so
 /// the browser draws it and the screenshots show thumbnails.
-fn png(width: u32, height: u32, rgb: [u8; 3]) -> Vec<u8> {
+pub(super) fn png(width: u32, height: u32, rgb: [u8; 3]) -> Vec<u8> {
     fn crc32(bytes: &[u8]) -> u32 {
         let mut crc = 0xffff_ffffu32;
         for &b in bytes {
@@ -125,7 +125,7 @@ fn png(width: u32, height: u32, rgb: [u8; 3]) -> Vec<u8> {
     out
 }
 
-const TEAL: [u8; 3] = [0x1f, 0x8a, 0x8a];
+pub(super) const TEAL: [u8; 3] = [0x1f, 0x8a, 0x8a];
 const ORANGE: [u8; 3] = [0xe8, 0x8a, 0x2b];
 const PLUM: [u8; 3] = [0x7a, 0x3b, 0x8f];
 
@@ -383,70 +383,6 @@ async fn the_grid_pages_through_many_assets(url: String) {
     ui.click("Previous").await;
     ui.see("Page 1 of 2").await;
     assert_eq!(ui.eval(count, vec![]).await, json!(24));
-    ui.stop().await;
-}
-
-/// The asset page's focal point (issue 27's hotspot, CONTRACT.md section 18): a click on the
-/// picture places it, the arrow keys move it, three crops follow it live, and it is saved and
-/// cleared through the API.
-async fn the_focal_point_is_chosen_on_the_picture(url: String) {
-    let app = TestApp::start(&url).await;
-    let (ada, _) = first_owner(&app).await;
-    let asset = uploaded(&app, &ada, "wide.png", &png(40, 20, TEAL)).await;
-    let id = asset["id"].as_str().unwrap().to_string();
-    let ui = Ui::start(app, "assets-focal").await;
-    ui.sign_in_as(&ada).await;
-    ui.open(&format!("/admin/assets/{id}")).await;
-    ui.see("No focal point saved: crops keep the middle.").await;
-    until(
-        &ui,
-        "const i = document.querySelector('.focal-picture'); return i && i.complete && i.naturalWidth > 0;",
-        "the picture loaded",
-    )
-    .await;
-    ui.eval(
-        "const i = document.querySelector('.focal-picture'); const b = i.getBoundingClientRect();
-         i.dispatchEvent(new MouseEvent('click', { bubbles: true, clientX: b.left + i.clientLeft + i.clientWidth * 0.25, clientY: b.top + i.clientTop + i.clientHeight * 0.75 }));",
-        vec![],
-    )
-    .await;
-    // The three crops, loaded, and the focal point their URLs ask for (the same for all).
-    const CROPS: &str = "const imgs = [...document.querySelectorAll('.focal-crop')];
-         if (imgs.length !== 3 || !imgs.every(i => i.complete && i.naturalWidth > 0)) return null;
-         const points = imgs.map(i => { const q = new URL(i.src).searchParams;
-           return [q.get('fit'), Number(q.get('fp-x')), Number(q.get('fp-y'))]; });
-         return points.every(p => JSON.stringify(p) === JSON.stringify(points[0])) && points[0];";
-    let near = |v: &Value, want: f64| (v.as_f64().unwrap() - want).abs() < 0.01;
-    let placed = until(&ui, CROPS, "three crops around the click").await;
-    assert_eq!(placed[0], "crop", "{placed}");
-    assert!(near(&placed[1], 0.25) && near(&placed[2], 0.75), "{placed}");
-    ui.screenshot("placed").await;
-    // The marker has the focus: one step right with the arrow key.
-    let marker = ui.find(".focal-marker").await;
-    marker.send_keys("\u{E014}").await.unwrap();
-    let x = placed[1].as_f64().unwrap();
-    let stepped = until(
-        &ui,
-        &format!("const p = (() => {{ {CROPS} }})(); return p && Math.abs(p[1] - {x} - 0.05) < 0.0002 && p;"),
-        "the crops following the key",
-    )
-    .await;
-    assert_eq!(stepped[2], placed[2], "only across");
-    let label = marker.attr("aria-label").await.unwrap().unwrap_or_default();
-    assert!(label.contains("30% across, 75% down"), "{label}");
-
-    ui.click("Save focal point").await;
-    ui.see("Focal point saved.").await;
-    ui.see("Saved focal point: 30% across, 75% down.").await;
-    let path = format!("/api/assets/{id}");
-    let saved = ui.app.get(&path).cookie(&ada).send().await.body["data"]["hotspot"].clone();
-    assert_eq!(saved, json!({"x": stepped[1], "y": stepped[2]}));
-    ui.click("Clear").await;
-    ui.see("No focal point saved: crops keep the middle.").await;
-    assert_eq!(
-        ui.app.get(&path).cookie(&ada).send().await.body["data"]["hotspot"],
-        Value::Null
-    );
     ui.stop().await;
 }
 
@@ -822,7 +758,6 @@ crate::admin_scenarios!(
     search_and_type_filter_narrow_the_grid,
     the_grid_pages_through_many_assets,
     metadata_is_edited_on_the_asset_page,
-    the_focal_point_is_chosen_on_the_picture,
     a_used_asset_is_not_deleted_an_unused_one_is,
     bulk_delete_is_refused_whole_while_one_is_used,
     the_picker_resolves_to_the_chosen_asset,

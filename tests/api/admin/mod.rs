@@ -13,6 +13,7 @@ mod assistant;
 mod auth;
 mod documents;
 mod fields;
+mod focal;
 mod history;
 mod invitations;
 mod journey;

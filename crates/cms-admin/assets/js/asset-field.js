@@ -5,6 +5,7 @@ import { get, post, data, seg } from "./api.js";
 import { h, render, notify } from "./dom.js";
 import { changed, common, group, showMessage, wrap } from "./field-markup.js";
 import { imageUrl } from "./asset-picker.js";
+import { croppable, focalPicker } from "./focal-point.js";
 
 async function assetById(id) {
   return data(get(`/api/assets/${seg(id)}`));
@@ -33,6 +34,7 @@ export function assetEditor(f, options) {
   if (options.readOnly) alt.readOnly = true;
   let ref = null;
   let extra = {};
+  let focalOpen = false;
 
   const drawPreview = (asset) => {
     preview.replaceChildren();
@@ -41,8 +43,56 @@ export function assetEditor(f, options) {
     if (!asset) return preview.append(h("span", { class: "muted", text: "Loading…" }));
     if (image && asset.url) preview.append(h("img", { src: imageUrl(asset, 192, 144), alt: alt.value || asset.alt || "", class: "doc-asset-thumb" }));
     preview.append(h("a", { href: asset.url, target: "_blank", rel: "noopener", text: asset.filename || asset.id }));
+    if (image && !options.readOnly && croppable(asset)) preview.append(focalForThisUse(asset));
+  };
+  // The field's own focal point (`hotspot`, as Sanity stores it), over the asset's for this
+  // use only. The picker is built when opened: closed, it costs no image requests.
+  const focalForThisUse = (asset) => {
+    const state = h("p", { class: "muted focal-state" });
+    const describe = () => {
+      const own = extra.hotspot;
+      state.textContent =
+        typeof own?.x === "number" && typeof own?.y === "number"
+          ? `Set for this use: ${Math.round(own.x * 100)}% across, ${Math.round(own.y * 100)}% down.`
+          : "Follows the asset's focal point.";
+    };
+    // Open again after a save redraws the field, if it was open.
+    const details = h("details", { class: "doc-asset-focal", open: focalOpen }, h("summary", { text: "Focal point for this use" }), state);
+    let picker = null;
+    details.addEventListener("toggle", () => {
+      focalOpen = details.open;
+      if (!details.open || picker) return;
+      const own = extra.hotspot;
+      const start = typeof own?.x === "number" && typeof own?.y === "number" ? own : asset.hotspot;
+      picker = focalPicker(asset, start, (point) => {
+        extra = { ...extra, hotspot: { ...(extra.hotspot || {}), x: point.x, y: point.y } };
+        describe();
+        changed(el);
+      });
+      const follow = h("button", {
+        type: "button",
+        text: "Use the asset's focal point",
+        on: {
+          click: () => {
+            const { hotspot: _dropped, ...rest } = extra;
+            extra = rest;
+            picker.reset(asset.hotspot);
+            describe();
+            changed(el);
+          },
+        },
+      });
+      details.append(picker.el, h("div", { class: "actions" }, follow));
+    });
+    describe();
+    return details;
   };
   const setAsset = (asset) => {
+    // Another asset: the old one's focal point and crop say nothing of it.
+    if ((asset ? asset.id : null) !== ref) {
+      const { hotspot: _h, crop: _c, ...rest } = extra;
+      extra = rest;
+    }
     ref = asset ? asset.id : null;
     if (asset && image && !alt.value && asset.alt) alt.value = asset.alt;
     drawPreview(asset);
