@@ -496,17 +496,33 @@ async fn images_carry_their_details(url: String) {
     app.stop().await;
 }
 
-/// Storage whose reads can be made to fail: an upload whose bytes cannot be read back gets
-/// its details later, from the backfill.
-struct FlakyReads {
+/// Local storage with two faults a test can switch on: reads that fail (an upload whose bytes
+/// cannot be read back gets its details later, from the backfill), and the writing of
+/// derivatives held back until released (a transform in flight while its asset is deleted).
+struct Interposed {
     inner: Arc<dyn cms::service::BlobStore>,
-    failing: AtomicBool,
+    failing_reads: AtomicBool,
+    holding_derivatives: AtomicBool,
+    arrived: tokio::sync::Notify,
+    release: tokio::sync::Notify,
+}
+
+impl Interposed {
+    fn local(root: &std::path::Path) -> Arc<Interposed> {
+        Arc::new(Interposed {
+            inner: Arc::new(cms::service::ObjectStorage::local(root).unwrap()),
+            failing_reads: AtomicBool::new(false),
+            holding_derivatives: AtomicBool::new(false),
+            arrived: tokio::sync::Notify::new(),
+            release: tokio::sync::Notify::new(),
+        })
+    }
 }
 
 #[async_trait::async_trait]
-impl cms::service::BlobStore for FlakyReads {
+impl cms::service::BlobStore for Interposed {
     fn kind(&self) -> &'static str {
-        "flaky"
+        "interposed"
     }
     async fn health(&self) -> Result<(), String> {
         self.inner.health().await
@@ -515,6 +531,10 @@ impl cms::service::BlobStore for FlakyReads {
         &self,
         key: &str,
     ) -> Result<Box<dyn cms::service::BlobWriter>, cms::service::StorageError> {
+        if key.starts_with("derivatives/") && self.holding_derivatives.load(Ordering::SeqCst) {
+            self.arrived.notify_one();
+            self.release.notified().await;
+        }
         self.inner.writer(key).await
     }
     async fn size(&self, key: &str) -> Result<Option<u64>, cms::service::StorageError> {
@@ -525,7 +545,7 @@ impl cms::service::BlobStore for FlakyReads {
         key: &str,
         range: Option<std::ops::Range<u64>>,
     ) -> Result<cms::service::ByteStream, cms::service::StorageError> {
-        if self.failing.load(Ordering::SeqCst) {
+        if self.failing_reads.load(Ordering::SeqCst) {
             return Err(cms::service::StorageError::Other(
                 "reads are failing".into(),
             ));
@@ -555,11 +575,8 @@ impl cms::service::BlobStore for FlakyReads {
 
 async fn the_backfill_summarizes_images_left_without_details(url: String) {
     let config = config_for(&url);
-    let local = cms::service::ObjectStorage::local(config.data_dir.join("media")).unwrap();
-    let storage = Arc::new(FlakyReads {
-        inner: Arc::new(local),
-        failing: AtomicBool::new(true),
-    });
+    let storage = Interposed::local(&config.data_dir.join("media"));
+    storage.failing_reads.store(true, Ordering::SeqCst);
     let app = TestApp::with(config, Some(storage.clone())).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
     let photo = uploaded(&app, &ada, "stripes.jpg", &striped_jpeg()).await;
@@ -573,7 +590,7 @@ async fn the_backfill_summarizes_images_left_without_details(url: String) {
         0,
         "still unreadable: left for the next run"
     );
-    storage.failing.store(false, Ordering::SeqCst);
+    storage.failing_reads.store(false, Ordering::SeqCst);
     assert_eq!(app.app.cms.summarize_images().await.unwrap(), 1);
     assert_eq!(
         app.app.cms.summarize_images().await.unwrap(),
@@ -596,74 +613,13 @@ async fn the_backfill_summarizes_images_left_without_details(url: String) {
     app.stop().await;
 }
 
-/// Storage that holds back the writing of derivatives until told: a transform in flight while
-/// its asset is deleted.
-struct HeldDerivatives {
-    inner: Arc<dyn cms::service::BlobStore>,
-    arrived: tokio::sync::Notify,
-    release: tokio::sync::Notify,
-}
-
-#[async_trait::async_trait]
-impl cms::service::BlobStore for HeldDerivatives {
-    fn kind(&self) -> &'static str {
-        "held"
-    }
-    async fn health(&self) -> Result<(), String> {
-        self.inner.health().await
-    }
-    async fn writer(
-        &self,
-        key: &str,
-    ) -> Result<Box<dyn cms::service::BlobWriter>, cms::service::StorageError> {
-        if key.starts_with("derivatives/") {
-            self.arrived.notify_one();
-            self.release.notified().await;
-        }
-        self.inner.writer(key).await
-    }
-    async fn size(&self, key: &str) -> Result<Option<u64>, cms::service::StorageError> {
-        self.inner.size(key).await
-    }
-    async fn read(
-        &self,
-        key: &str,
-        range: Option<std::ops::Range<u64>>,
-    ) -> Result<cms::service::ByteStream, cms::service::StorageError> {
-        self.inner.read(key, range).await
-    }
-    async fn delete(&self, key: &str) -> Result<(), cms::service::StorageError> {
-        self.inner.delete(key).await
-    }
-    async fn delete_prefix(&self, prefix: &str) -> Result<usize, cms::service::StorageError> {
-        self.inner.delete_prefix(prefix).await
-    }
-    async fn open(
-        &self,
-        key: &str,
-    ) -> Result<Option<(u64, cms::service::ByteStream)>, cms::service::StorageError> {
-        self.inner.open(key).await
-    }
-    async fn presigned_put(
-        &self,
-        key: &str,
-        expires_in: std::time::Duration,
-    ) -> Result<Option<String>, cms::service::StorageError> {
-        self.inner.presigned_put(key, expires_in).await
-    }
-}
-
 /// The asset is deleted (and its derivatives removed) while a transform of it renders: the
 /// derivative stored after that is removed too, nothing stays behind.
 async fn a_derivative_rendered_while_its_asset_is_deleted_is_not_left_behind(url: String) {
     let config = config_for(&url);
     let media = config.data_dir.join("media");
-    let local = cms::service::ObjectStorage::local(&media).unwrap();
-    let storage = Arc::new(HeldDerivatives {
-        inner: Arc::new(local),
-        arrived: tokio::sync::Notify::new(),
-        release: tokio::sync::Notify::new(),
-    });
+    let storage = Interposed::local(&media);
+    storage.holding_derivatives.store(true, Ordering::SeqCst);
     let app = TestApp::with(config, Some(storage.clone())).await;
     let ada = app.sign_up("Ada", "ada@example.com").await;
     let photo = uploaded(&app, &ada, "stripes.jpg", &striped_jpeg()).await;

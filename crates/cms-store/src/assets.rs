@@ -36,6 +36,14 @@ pub struct AssetRecord {
     pub image: ImageDetails,
 }
 
+impl AssetRecord {
+    /// Width and height in pixels, when the record has both and they fit a `u32`.
+    pub fn dimensions(&self) -> Option<(u32, u32)> {
+        let side = |v: Option<i64>| v.and_then(|v| u32::try_from(v).ok());
+        side(self.width).zip(side(self.height))
+    }
+}
+
 /// What an image adds to its asset record (CONTRACT.md section 18). Empty for other files.
 #[derive(Debug, Clone, Default, PartialEq, sqlx::FromRow)]
 pub struct ImageDetails {

@@ -35,6 +35,17 @@ fn sign(id: &str, filename: &str, parameters: &str, exp: i64) -> String {
         .collect()
 }
 
+/// Removes an asset a row made, so the fixture stays as it was.
+async fn delete_asset(fx: &Fx, id: &str) {
+    let res = fx
+        .app
+        .req(Method::DELETE, &format!("{ASSETS}/{id}"))
+        .cookie(&fx.editor)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+}
+
 pub(super) async fn transforms_need_a_signature_over_their_parameters(fx: Arc<Fx>) {
     let app = &fx.app;
     let res = app
@@ -114,12 +125,7 @@ pub(super) async fn transforms_need_a_signature_over_their_parameters(fx: Arc<Fx
         .await,
     );
 
-    let res = app
-        .req(Method::DELETE, &format!("{ASSETS}/{id}"))
-        .cookie(&fx.editor)
-        .send()
-        .await;
-    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    delete_asset(&fx, &id).await;
 }
 
 pub(super) async fn pixel_bomb_transform_is_refused_from_its_header(fx: Arc<Fx>) {
@@ -144,10 +150,5 @@ pub(super) async fn pixel_bomb_transform_is_refused_from_its_header(fx: Arc<Fx>)
     let message = res.body["message"].as_str().unwrap();
     assert!(message.contains("megapixels"), "{message}");
     assert_eq!(res.body["lqip"], serde_json::Value::Null);
-    let res = app
-        .req(Method::DELETE, &format!("{ASSETS}/{id}"))
-        .cookie(&fx.editor)
-        .send()
-        .await;
-    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    delete_asset(&fx, &id).await;
 }

@@ -116,6 +116,7 @@ impl AssetService<'_> {
             let actor = actor.ok_or(Error::Unauthorized)?;
             self.check_reader(actor, &record).await?;
         }
+        let dimensions = record.dimensions();
         let mut asset = MediaAsset {
             // A signature on a transform of a public asset guards the server's work, not the
             // picture: shared caches (a CDN) may keep it like the original.
@@ -128,10 +129,7 @@ impl AssetService<'_> {
             filename: record.filename,
             mime_type: record.mime_type,
             size: u64::try_from(record.size).unwrap_or(0),
-            dimensions: match (record.width, record.height) {
-                (Some(w), Some(h)) => u32::try_from(w).ok().zip(u32::try_from(h).ok()),
-                _ => None,
-            },
+            dimensions,
             hotspot: record
                 .image
                 .hotspot_x

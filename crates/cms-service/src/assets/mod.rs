@@ -753,12 +753,12 @@ fn checked_hotspot(value: Option<Option<Hotspot>>) -> Result<Option<Option<(f64,
     match value {
         None => Ok(None),
         Some(None) => Ok(Some(None)),
-        Some(Some(h)) if (0.0..=1.0).contains(&h.x) && (0.0..=1.0).contains(&h.y) => {
-            Ok(Some(Some((h.x, h.y))))
-        }
-        Some(Some(_)) => Err(Error::bad_request(
-            "`hotspot` is { x, y } with both fractions from 0 to 1, or null",
-        )),
+        Some(Some(h)) => match cms_core::asset::transform::FocalPoint::new(h.x, h.y) {
+            Some(p) => Ok(Some(Some((p.x, p.y)))),
+            None => Err(Error::bad_request(
+                "`hotspot` is { x, y } with both fractions from 0 to 1, or null",
+            )),
+        },
     }
 }
 

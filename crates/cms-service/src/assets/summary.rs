@@ -139,10 +139,7 @@ pub(crate) async fn summarize_images(inner: &Inner) -> Result<usize> {
             let Some(last) = batch.last() else { break };
             after = Some(last.id.clone());
             for record in batch {
-                let dimensions = match (record.width, record.height) {
-                    (Some(w), Some(h)) => u32::try_from(w).ok().zip(u32::try_from(h).ok()),
-                    _ => None,
-                };
+                let dimensions = record.dimensions();
                 let summary = match summarize_stored(
                     inner,
                     &record.id,
