@@ -1,5 +1,5 @@
-//! The `cms` binary: `serve`, `worker`, `migrate`, `user create`, `events tail`, `openapi`,
-//! `version`.
+//! The `cms` binary: `serve`, `worker`, `migrate`, `user create`, `events tail`, `mcp`,
+//! `openapi`, `version`.
 
 use std::path::PathBuf;
 
@@ -43,6 +43,10 @@ enum Command {
         #[command(subcommand)]
         command: EventsCommand,
     },
+    /// Serve the MCP server over standard input and output, for a desktop AI client that starts
+    /// it (CONTRACT.md section 21): every tool and resource acts with the API key in
+    /// CMS_MCP_API_KEY, with that key's rights. Logs go to standard error.
+    Mcp,
     /// Print this instance's OpenAPI 3.1 document (what `/api/openapi.json` serves).
     Openapi,
     /// Print the version.
@@ -101,7 +105,7 @@ fn main() -> anyhow::Result<()> {
         &loaded.config,
         matches!(
             cli.command,
-            Command::User { .. } | Command::Openapi | Command::Events { .. }
+            Command::User { .. } | Command::Openapi | Command::Events { .. } | Command::Mcp
         ),
     );
     for warning in &loaded.warnings {
@@ -141,6 +145,7 @@ fn main() -> anyhow::Result<()> {
                         after,
                     },
             } => tail_events(loaded.config, organization, types, after).await,
+            Command::Mcp => mcp(loaded.config).await,
             Command::Openapi => {
                 let app = cms::Builder::new(loaded.config).build().await?;
                 use std::io::Write;
@@ -208,6 +213,18 @@ async fn serve(mut config: Config, host: Option<String>, port: Option<u16>) -> a
     app.cms.close().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// `cms mcp`: one MCP client on standard input and output, until it closes them.
+async fn mcp(config: Config) -> anyhow::Result<()> {
+    let key = std::env::var("CMS_MCP_API_KEY")
+        .ok()
+        .filter(|key| !key.trim().is_empty())
+        .context("set CMS_MCP_API_KEY to an API key of the organization to work in")?;
+    let app = cms::Builder::new(config).build().await?;
+    let served = cms_mcp::serve_stdio(app.cms.clone(), app.agent.clone(), key).await;
+    app.cms.close().await;
+    Ok(served?)
 }
 
 async fn worker(config: Config) -> anyhow::Result<()> {

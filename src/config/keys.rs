@@ -26,6 +26,8 @@ pub(super) const KEYS: &[(&str, Kind)] = &[
     ("server.trustedProxies", Kind::List),
     ("graphql.path", Kind::Str),
     ("openapi.docsUi", Kind::Bool),
+    ("mcp.enabled", Kind::Bool),
+    ("mcp.sessionIdleSeconds", Kind::Int),
     ("database.url", Kind::Str),
     ("database.migrationUrl", Kind::Str),
     ("storage.kind", Kind::Str),

@@ -43,7 +43,7 @@ pub use jobs::JobsConfig;
 pub use locales::LocalesConfig;
 pub use operations::{HealthConfig, LogConfig};
 pub use plugins::PluginsConfig;
-pub use server::{GraphqlConfig, OpenapiConfig, ServerConfig};
+pub use server::{GraphqlConfig, McpConfig, OpenapiConfig, ServerConfig};
 pub use storage::{AssetsConfig, StorageConfig};
 
 #[derive(Debug, Clone, Deserialize)]
@@ -54,6 +54,7 @@ pub struct Config {
     pub server: ServerConfig,
     pub graphql: GraphqlConfig,
     pub openapi: OpenapiConfig,
+    pub mcp: McpConfig,
     pub database: DatabaseConfig,
     pub storage: StorageConfig,
     pub assets: AssetsConfig,
@@ -79,6 +80,7 @@ impl Default for Config {
             server: ServerConfig::default(),
             graphql: GraphqlConfig::default(),
             openapi: OpenapiConfig::default(),
+            mcp: McpConfig::default(),
             database: DatabaseConfig::default(),
             storage: StorageConfig::default(),
             assets: AssetsConfig::default(),

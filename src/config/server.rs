@@ -83,3 +83,23 @@ impl Config {
         }
     }
 }
+
+/// The MCP server at `/api/mcp` (CONTRACT.md section 21).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct McpConfig {
+    /// Serve `/api/mcp` (default true); off, it answers 404 like any unknown path.
+    pub enabled: bool,
+    /// Seconds without a request after which a session is closed (the client then initializes
+    /// again).
+    pub session_idle_seconds: u64,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        McpConfig {
+            enabled: true,
+            session_idle_seconds: 1800,
+        }
+    }
+}

@@ -44,6 +44,7 @@ mod jobs;
 mod lifecycle;
 mod list_status;
 mod localization;
+mod mcp;
 mod member_accounts;
 mod members;
 mod openapi;

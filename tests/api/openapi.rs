@@ -52,6 +52,7 @@ async fn the_document_describes_the_instance(url: String) {
         "/api/openapi.json",
         "/api/docs",
         "/api/graphql",
+        "/api/mcp",
     ] {
         assert!(paths.contains_key(path), "{path} is not described");
     }

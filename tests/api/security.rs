@@ -43,6 +43,11 @@ mod event_stream;
 use event_stream::*;
 mod asset_dedup;
 use asset_dedup::duplicate_uploads_answer_only_the_callers_own_asset;
+mod mcp;
+use mcp::{
+    hidden_field_stripped_from_mcp_tools, mcp_foreign_ids_are_not_found,
+    mcp_tools_hold_the_key_scope,
+};
 mod images;
 use images::{
     pixel_bomb_transform_is_refused_from_its_header,
@@ -444,6 +449,9 @@ fn rows() -> Vec<Row> {
         row!("3 field bypass", hidden_field_stripped_from_assistant_tools,
             "editor via POST /api/agent/chat: get_document, query_documents where/sort on secret, update_document {secret, locked}, get_document of the outsider's note"
             => "no admin-only value in any tool result, total 0, stored values unchanged, not found"),
+        row!("3 field bypass", hidden_field_stripped_from_mcp_tools,
+            "editor session via POST /api/mcp: get_document, query_documents where/sort on secret, update_document {secret, locked}, resources/read of a note"
+            => "no admin-only value in any answer, total 0, stored values unchanged"),
         row!("3 field bypass", hidden_field_stripped_from_write_answers,
             "editor: PUT, publish, create answers" => "no admin-only value in any answer"),
         row!("3 field bypass", unwritable_fields_survive_rest_put,
@@ -479,6 +487,9 @@ fn rows() -> Vec<Row> {
         row!("4 tenancy", writes_with_include_children_stay_home,
             "parent editor: PUT/DELETE the child's note ?includeChildOrganizations=true; create with it"
             => "404 for the child's note (it stays); the create lands in the parent"),
+        row!("4 tenancy", mcp_foreign_ids_are_not_found,
+            "editor via /api/mcp: get/update/publish_document and resources/read of the outsider's and the child's notes; outsider key: get_document of the parent's"
+            => "isError `document not found` / -32002, nothing changed"),
         // 5. Bare ids.
         row!("5 bare ids", foreign_document_by_bare_id_is_404,
             "outsider key: GET/PUT/DELETE /api/documents/{parent's id}; an asset id as a document id"
@@ -573,6 +584,9 @@ fn rows() -> Vec<Row> {
         row!("14 key scope", key_cannot_reach_another_organization,
             "outsider key: list notes, by-ids, GraphQL Note(id) of the parent's"
             => "only its own documents"),
+        row!("14 key scope", mcp_tools_hold_the_key_scope,
+            "read key via /api/mcp: tools/list, tools/call create_document; capability key: create with publish, publish_document"
+            => "no writing tool listed, -32602 on call; the capability key lists create but not publish, both refused, nothing stored"),
         row!("14 key scope", bad_or_expired_key_is_401_even_with_a_cookie,
             "x-api-key unknown (beside a valid cookie); a key past expiresInDays"
             => "401 {error: Unauthorized}"),

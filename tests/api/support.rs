@@ -14,6 +14,8 @@ use serde_json::Value;
 use tower::ServiceExt;
 
 pub const PASSWORD: &str = "correct horse battery";
+/// The `auth.secret` of every test app (a `cms` process a test starts on its database needs it).
+pub const AUTH_SECRET: &str = "a test secret of at least thirty-two characters";
 
 pub struct TestApp {
     pub app: cms::App,
@@ -153,7 +155,7 @@ pub fn config_for(url: &str) -> Config {
         ..Config::default()
     };
     config.database.url = Some(url.to_string());
-    config.auth.secret = Some("a test secret of at least thirty-two characters".into());
+    config.auth.secret = Some(AUTH_SECRET.into());
     config
 }
 

@@ -17,11 +17,12 @@ use cms_service::{Actor, Cms, Error};
 use super::tools::Core;
 use crate::{locale, translate};
 
-/// What a tool call gives back to the model: a result, or a failure to reason about.
-pub(crate) type ToolResult = Result<Value, Value>;
+/// What a tool call gives back to its caller (the model, an MCP client): a result, or a
+/// failure to reason about (`{ error, issues? }`).
+pub type ToolResult = Result<Value, Value>;
 
-/// A tool call's result, and the operation it performed when it touched a document.
-pub(crate) struct Outcome {
+/// A tool call's result, and the operation it performed when it changed something.
+pub struct Outcome {
     pub result: ToolResult,
     pub operation: Option<Operation>,
 }

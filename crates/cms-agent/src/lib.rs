@@ -26,8 +26,9 @@ use tokio::sync::mpsc;
 
 pub use backend::BackendError;
 use backend::ModelBackend;
+pub use execute::{Outcome, ToolResult};
 pub use messages::Message;
-pub use tools::{AgentTool, CORE_AGENT_TOOLS, ToolExecution, ToolHandler};
+pub use tools::{AgentTool, CORE_AGENT_TOOLS, Offered, ToolExecution, ToolHandler};
 
 /// The assistant's configuration (`agent.*`).
 #[derive(Debug, Clone)]
@@ -105,6 +106,13 @@ impl Agent {
             turns_per_minute: settings.turns_per_minute,
             tools,
         })
+    }
+}
+
+impl Agent {
+    /// The tools the plugins added, as declared (the MCP door offers them too).
+    pub fn plugin_tools(&self) -> &[AgentTool] {
+        &self.tools
     }
 }
 

@@ -5,10 +5,12 @@
 use std::sync::Arc;
 
 use cms_core::{CoreCapability, RequiredCapabilities};
+use cms_service::change_sets::Operation;
 use cms_service::jobs::HandlerError;
-use cms_service::{Actor, Cms};
+use cms_service::{Actor, Cms, Error};
 use serde_json::{Value, json};
 
+use crate::execute::{self, Outcome};
 use crate::locale;
 
 /// How an assistant tool runs (`cms/agent/tool` `execution`).
@@ -162,7 +164,7 @@ impl Core {
         )
     }
 
-    fn description(self) -> &'static str {
+    pub fn description(self) -> &'static str {
         match self {
             Core::DescribeCms => {
                 "What this content service holds for the caller: the organization, the document types and the tools available."
@@ -214,7 +216,8 @@ impl Core {
         }
     }
 
-    fn parameters(self) -> Value {
+    /// The JSON Schema of the arguments (an object schema).
+    pub fn parameters(self) -> Value {
         let collection = json!({ "type": "string", "description": "A document type name" });
         let perspective = json!({ "type": "string", "enum": ["draft", "published"] });
         let revision = json!({ "type": "integer", "description": "The `_meta.revision` the change is based on" });
@@ -351,11 +354,57 @@ impl Offered {
         }
     }
 
-    pub fn definition(&self) -> Value {
+    pub fn description(&self) -> &str {
         match self {
-            Offered::Core(c) => c.definition(),
-            Offered::Plugin(t) => {
-                function_definition(&t.name, &t.description, t.input_schema.clone())
+            Offered::Core(c) => c.description(),
+            Offered::Plugin(t) => &t.description,
+        }
+    }
+
+    /// The JSON Schema of the arguments (an object schema).
+    pub fn input_schema(&self) -> Value {
+        match self {
+            Offered::Core(c) => c.parameters(),
+            Offered::Plugin(t) => t.input_schema.clone(),
+        }
+    }
+
+    /// The definition a chat-completions backend takes.
+    pub fn definition(&self) -> Value {
+        function_definition(self.name(), self.description(), self.input_schema())
+    }
+
+    /// Runs a server tool as `actor`: its arguments checked, the call made through the service
+    /// layer, and the operation it performed when it changed something (for the change set).
+    /// `offered` names the tools offered beside it (what `describe_cms` reports). A workspace
+    /// tool runs in the editor, never here: it answers a failure.
+    pub async fn run(&self, cms: &Cms, actor: &Actor, args: Value, offered: &[String]) -> Outcome {
+        match self {
+            Offered::Core(core) => execute::run(cms, actor, *core, args, offered).await,
+            Offered::Plugin(plugin) if plugin.execution == ToolExecution::Workspace => {
+                Outcome::read(Err(execute::message("a workspace tool runs in the editor")))
+            }
+            Offered::Plugin(plugin) => {
+                // Checked again as it runs, whatever the list offered.
+                if !may_use(actor, &plugin.required_capabilities) {
+                    return Outcome::read(Err(execute::failure(Error::Forbidden)));
+                }
+                let result =
+                    plugin.handler.execute(cms, actor, args).await.map_err(|e| {
+                        match e.downcast::<Error>() {
+                            Ok(service) => execute::failure(*service),
+                            Err(other) => execute::message(other.to_string()),
+                        }
+                    });
+                let operation = plugin.mutates.then(|| Operation {
+                    tool: plugin.name.clone(),
+                    collection: None,
+                    document_id: None,
+                    success: result.is_ok(),
+                    version_before: None,
+                    version_after: None,
+                });
+                Outcome { result, operation }
             }
         }
     }
@@ -371,6 +420,15 @@ pub fn may_use(actor: &Actor, required: &RequiredCapabilities) -> bool {
         }
         RequiredCapabilities::All(list) => actor.require_all(list).is_ok(),
     }
+}
+
+/// The tools a client outside the editor is offered (the MCP door, CONTRACT.md section 21):
+/// the server tools the actor may use, core and plugin, never a workspace tool.
+pub fn offered_outside_editor(actor: &Actor, plugin_tools: &[AgentTool]) -> Vec<Offered> {
+    offered(actor, plugin_tools, false)
+        .into_iter()
+        .filter(|t| !t.is_workspace())
+        .collect()
 }
 
 /// The tools the actor is offered in a turn: the core tools they may use (the workspace pair

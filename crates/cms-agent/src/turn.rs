@@ -4,15 +4,15 @@
 
 use std::collections::HashMap;
 
-use cms_service::change_sets::{Operation, Recorder};
-use cms_service::{Actor, Cms, Error};
+use cms_service::change_sets::{ChangeSetSource, Operation, Recorder};
+use cms_service::{Actor, Cms};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::backend::{Delta, ModelBackend};
-use super::execute::{self, ToolResult, failure, message};
+use super::execute::{self, ToolResult, message};
 use super::messages::{Message, Role, ToolCall};
-use super::tools::{self, Core, Offered};
+use super::tools::{Core, Offered};
 use super::{FinishReason, OpenDocument, PendingCall, StreamEvent};
 
 /// Failures of one tool in a turn after which it is no longer offered or run.
@@ -41,7 +41,7 @@ struct Usage {
 impl Turn {
     pub(crate) async fn run(self, mut messages: Vec<Message>) {
         let mut usage = Usage::default();
-        let mut recorder = Recorder::new();
+        let mut recorder = Recorder::new(ChangeSetSource::Assistant);
         let mut failures = failures_in_turn(&messages);
         let _ = self
             .run_rounds(&mut messages, &mut usage, &mut recorder, &mut failures)
@@ -228,37 +228,9 @@ impl Turn {
     }
 
     async fn execute(&self, tool: &Offered, args: Value) -> (ToolResult, Option<Operation>) {
-        match tool {
-            Offered::Core(core) => {
-                let names: Vec<String> =
-                    self.offered.iter().map(|t| t.name().to_string()).collect();
-                let outcome = execute::run(&self.cms, &self.actor, *core, args, &names).await;
-                (outcome.result, outcome.operation)
-            }
-            Offered::Plugin(plugin) => {
-                // Checked again as it runs, whatever the list offered.
-                if !tools::may_use(&self.actor, &plugin.required_capabilities) {
-                    return (Err(failure(Error::Forbidden)), None);
-                }
-                let result = plugin
-                    .handler
-                    .execute(&self.cms, &self.actor, args)
-                    .await
-                    .map_err(|e| match e.downcast::<Error>() {
-                        Ok(service) => failure(*service),
-                        Err(other) => message(other.to_string()),
-                    });
-                let operation = plugin.mutates.then(|| Operation {
-                    tool: plugin.name.clone(),
-                    collection: None,
-                    document_id: None,
-                    success: result.is_ok(),
-                    version_before: None,
-                    version_after: None,
-                });
-                (result, operation)
-            }
-        }
+        let names: Vec<String> = self.offered.iter().map(|t| t.name().to_string()).collect();
+        let outcome = tool.run(&self.cms, &self.actor, args, &names).await;
+        (outcome.result, outcome.operation)
     }
 
     /// Picks up a turn that paused for the editor: the tool messages the client appended

@@ -61,6 +61,8 @@ pub fn error_name(status: StatusCode) -> &'static str {
         403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        // The MCP door's client that cannot take its answer's media type.
+        406 => "Not Acceptable",
         409 => "Conflict",
         413 => "Payload Too Large",
         415 => "Unsupported Media Type",

@@ -59,6 +59,9 @@ pub struct ServerSettings {
     pub cors: CorsSettings,
     /// `Cache-Control` of answers to the `public` role (`delivery.*`).
     pub caching: CacheSettings,
+    /// How long an MCP session lives without a request (`mcp.sessionIdleSeconds`); `None`:
+    /// `/api/mcp` is not served (`mcp.enabled = false`).
+    pub mcp_session_idle: Option<std::time::Duration>,
 }
 
 impl Default for ServerSettings {
@@ -71,6 +74,7 @@ impl Default for ServerSettings {
             docs_ui: true,
             cors: CorsSettings::default(),
             caching: CacheSettings::default(),
+            mcp_session_idle: Some(std::time::Duration::from_secs(1800)),
         }
     }
 }
@@ -98,7 +102,15 @@ pub(crate) struct AppState {
     pub(crate) plugins: Arc<[plugins::PluginManifest]>,
     /// CORS and the cache headers (CONTRACT.md section 15).
     pub(crate) delivery: Arc<delivery::Delivery>,
+    /// The MCP server's transport (`/api/mcp`), with its sessions; `None` when turned off.
+    pub(crate) mcp: Option<McpTransport>,
 }
+
+/// The Streamable HTTP transport of the MCP server, sessions in this instance's memory.
+pub(crate) type McpTransport = rmcp::transport::StreamableHttpService<
+    cms_mcp::McpServer,
+    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+>;
 
 impl AppState {
     /// The assistant in front of the service: chat turns as the caller.
@@ -191,7 +203,11 @@ pub fn build(
     extensions.check(&collected, &graphql_path)?;
     extensions.describe(&mut collected);
     let openapi = openapi::finish(collected, cms.schemas(), &graphql_path);
+    let mcp = settings
+        .mcp_session_idle
+        .map(|idle| cms_mcp::http_service(cms.clone(), agent.clone(), idle, body_limit));
     let state = AppState {
+        mcp,
         graphql: graphql::build(cms.schemas()),
         openapi: to_bytes(&openapi, false).into(),
         plugins: extensions.manifest.clone().into(),
@@ -287,6 +303,7 @@ fn api(max_upload_bytes: u64, graphql_path: &str) -> OpenApiRouter<AppState> {
         .merge(routes::plugin_settings::routes())
         .merge(routes::webhooks::routes())
         .merge(routes::agent::routes())
+        .merge(routes::mcp::routes())
         .merge(graphql::routes(graphql_path).into())
 }
 

@@ -28,6 +28,33 @@ pub struct Operation {
     pub version_after: Option<i64>,
 }
 
+/// The door a change set's writes came through: one assistant turn, or one request of the MCP
+/// server (CONTRACT.md section 21).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ChangeSetSource {
+    Assistant,
+    Mcp,
+}
+
+impl ChangeSetSource {
+    fn as_str(self) -> &'static str {
+        match self {
+            ChangeSetSource::Assistant => "assistant",
+            ChangeSetSource::Mcp => "mcp",
+        }
+    }
+
+    /// The stored name; the column's check admits no other, and rows from before it are the
+    /// assistant's.
+    fn parse(stored: &str) -> ChangeSetSource {
+        match stored {
+            "mcp" => ChangeSetSource::Mcp,
+            _ => ChangeSetSource::Assistant,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangeSet {
@@ -37,6 +64,7 @@ pub struct ChangeSet {
     pub created_at: Timestamp,
     pub operations: Vec<Operation>,
     pub undone_at: Option<Timestamp>,
+    pub source: ChangeSetSource,
 }
 
 impl ChangeSet {
@@ -51,6 +79,7 @@ impl ChangeSet {
             user_id: r.user_id,
             created_at: r.created_at.into(),
             undone_at: r.undone_at.map(Into::into),
+            source: ChangeSetSource::parse(&r.source),
         }
     }
 }
@@ -74,19 +103,22 @@ pub struct Undone {
     pub conflicts: Vec<String>,
 }
 
-/// Writes a turn's change set as its operations resolve. Recording is best effort: a failure
-/// is logged and never fails the edit it records (SPEC.md "AI assistant" point 4).
-#[derive(Default)]
+/// Writes a change set (an assistant turn's, an MCP request's) as its operations resolve.
+/// Recording is best effort: a failure is logged and never fails the edit it records (SPEC.md
+/// "AI assistant" point 4).
 pub struct Recorder {
     id: Option<String>,
+    source: ChangeSetSource,
     operations: Vec<Operation>,
 }
 
 impl Recorder {
-    /// A turn's recorder, before its first change: no change set is written until then.
-    pub fn new() -> Recorder {
+    /// The recorder of one turn or request through `source`, before its first change: no
+    /// change set is written until then.
+    pub fn new(source: ChangeSetSource) -> Recorder {
         Recorder {
             id: None,
+            source,
             operations: Vec::new(),
         }
     }
@@ -124,6 +156,7 @@ impl Recorder {
                         created_at: cms.0.clock.now().millis(),
                         operations,
                         undone_at: None,
+                        source: self.source.as_str().to_string(),
                     };
                     tx.insert_change_set(&record).await?;
                     self.id = Some(record.id);

@@ -18,6 +18,8 @@ pub struct ChangeSetRecord {
     /// The operations in the order they ran (the service layer's shape).
     pub operations: Json<serde_json::Value>,
     pub undone_at: Option<i64>,
+    /// The door the writes came through: `assistant` or `mcp`.
+    pub source: String,
 }
 
 #[async_trait]
@@ -62,8 +64,8 @@ macro_rules! impl_change_sets {
             ) -> $crate::Result<()> {
                 sqlx::query(
                     "INSERT INTO agent_change_sets \
-                     (id, organization_id, user_id, created_at, operations, undone_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6)",
+                     (id, organization_id, user_id, created_at, operations, undone_at, source) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
                 )
                 .bind(&r.id)
                 .bind(&r.organization_id)
@@ -71,6 +73,7 @@ macro_rules! impl_change_sets {
                 .bind(r.created_at)
                 .bind(&r.operations)
                 .bind(r.undone_at)
+                .bind(&r.source)
                 .execute(self.conn().await?)
                 .await?;
                 Ok(())
@@ -101,7 +104,7 @@ macro_rules! impl_change_sets {
                 offset: i64,
             ) -> $crate::Result<(Vec<$crate::change_sets::ChangeSetRecord>, i64)> {
                 let rows = sqlx::query_as(
-                    "SELECT id, organization_id, user_id, created_at, operations, undone_at \
+                    "SELECT id, organization_id, user_id, created_at, operations, undone_at, source \
                      FROM agent_change_sets WHERE organization_id = $1 \
                      ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3",
                 )
@@ -125,7 +128,7 @@ macro_rules! impl_change_sets {
                 id: &str,
             ) -> $crate::Result<Option<$crate::change_sets::ChangeSetRecord>> {
                 Ok(sqlx::query_as(
-                    "SELECT id, organization_id, user_id, created_at, operations, undone_at \
+                    "SELECT id, organization_id, user_id, created_at, operations, undone_at, source \
                      FROM agent_change_sets WHERE organization_id = $1 AND id = $2",
                 )
                 .bind(organization_id)

@@ -14,6 +14,7 @@ pub mod health;
 pub mod instance_settings;
 pub mod jobs;
 pub mod locales;
+pub mod mcp;
 pub mod media;
 pub mod organizations;
 mod params;

@@ -74,6 +74,14 @@ impl AuthService<'_> {
                 session_extended: false,
             })
         };
+        // An API key may come as a bearer token too (CONTRACT.md section 21: MCP clients send
+        // their credential so). Tried after the sessions, so a session token that happens to
+        // start like a key is still a session token.
+        if let Some(bearer) = &credentials.bearer
+            && bearer.starts_with(crate::api_keys::KEY_PREFIX)
+        {
+            return Ok(fresh(self.actor_for_key(bearer).await?));
+        }
         // A bearer token decides alone, like a key; a cookie that proves no session (a stale
         // one the browser still sends) does not hide the preview token beside it, but it does
         // leave the request signed out rather than public.

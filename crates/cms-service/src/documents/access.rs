@@ -419,6 +419,24 @@ impl<'s> super::DocumentService<'s> {
         Gate::new(&self.inner.access, actor)
     }
 
+    /// The document types `actor` may list: none without `document.read`; otherwise each type
+    /// whose schema rule does not refuse them (a read policy lets them in and decides document
+    /// by document). In registration order.
+    pub fn readable_types(&self, actor: &Actor) -> Vec<String> {
+        if actor
+            .require(cms_core::CoreCapability::DocumentRead)
+            .is_err()
+        {
+            return Vec::new();
+        }
+        let gate = self.gate(actor);
+        self.schemas()
+            .documents()
+            .filter(|s| gate.list_read(&s.name) != ListRead::Refused)
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
     /// A page of a list whose type has a read policy: the policy decides per document, so the
     /// matches are read in order, chunk by chunk, and only those it allows are counted and
     /// paged. This costs a scan of every match, paid only by types with a read policy; `total`

@@ -563,6 +563,7 @@ async fn change_sets_are_kept_per_organization_and_undone_once(url: String) {
         created_at: at,
         operations: Json(json!([])),
         undone_at: None,
+        source: if id == "c3" { "mcp" } else { "assistant" }.into(),
     };
     let mut tx = store.write_for("o1").await.unwrap();
     for (id, at) in [("c1", 1), ("c2", 3), ("c3", 2)] {
@@ -591,6 +592,11 @@ async fn change_sets_are_kept_per_organization_and_undone_once(url: String) {
         page.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
         ["c2", "c3"],
         "newest first"
+    );
+    assert_eq!(
+        page.iter().map(|c| c.source.as_str()).collect::<Vec<_>>(),
+        ["assistant", "mcp"],
+        "the door each came through"
     );
     let (rest, _) = tx.change_sets("o1", 2, 2).await.unwrap();
     assert_eq!(rest.len(), 1);
