@@ -349,6 +349,21 @@ async fn a_tool_round_trip_is_listed_in_history_and_undone(url: String) {
     ui.screenshot("already-undone").await;
     assert_eq!(draft_title(&ui, &owner, &post).await, "Original");
 
+    // A change an MCP client made is listed too, marked as such.
+    let mcp = crate::mcp::Raw::open(&ui.app, &owner.token).await;
+    let answer = mcp
+        .call(
+            "update_document",
+            json!({"collection": "post", "id": post, "data": {"title": "Via MCP"}}),
+        )
+        .await;
+    assert_ne!(answer["result"]["isError"], true, "{answer}");
+    ui.click("Chat").await;
+    ui.click("History").await;
+    ui.find("#assistant .assistant-change:not(.undone) .badge")
+        .await;
+    ui.see("Through MCP").await;
+
     // Stop ends a turn that is taking too long, and the composer is usable again.
     model.push(vec![Answer::Stall(Duration::from_secs(30))]);
     ui.click("Chat").await;

@@ -576,6 +576,8 @@ class Panel {
         "div",
         { class: "assistant-change-head" },
         h("time", { datetime: set.createdAt, text: formatDate(set.createdAt) }),
+        // Written by an MCP client (an AI app working with someone's key), not by this chat.
+        set.source === "mcp" ? h("span", { class: "badge", text: "Through MCP" }) : null,
         undone ? h("span", { class: "badge", text: `Undone ${formatDate(set.undoneAt)}` }) : null,
         h("span", { class: "spacer" }),
         undo,
