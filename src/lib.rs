@@ -83,6 +83,8 @@ pub struct App {
     /// its turns from Rust.
     pub agent: Arc<cms_agent::Agent>,
     pub router: cms_server::Router,
+    /// The router's open MCP sessions: `mcp_sessions.end_all()` as the server shuts down.
+    pub mcp_sessions: cms_mcp::Sessions,
     openapi: utoipa::openapi::OpenApi,
 }
 
@@ -381,6 +383,7 @@ impl Builder {
             cms,
             agent,
             router: built.router,
+            mcp_sessions: built.mcp_sessions,
             openapi: built.openapi,
         })
     }

@@ -199,11 +199,14 @@ async fn serve(mut config: Config, host: Option<String>, port: Option<u16>) -> a
         });
         (stop, task)
     });
-    // Event streams never end by themselves: the drain ends them, or it would wait forever.
+    // Event streams and MCP sessions' streams never end by themselves: the drain ends them, or
+    // it would wait forever.
     let streams = app.cms.clone();
+    let sessions = app.mcp_sessions.clone();
     let shutdown = async move {
         shutdown_signal().await;
         streams.end_event_streams();
+        sessions.end_all();
     };
     cms_server::serve(listener, app.router, shutdown).await?;
     if let Some((stop, task)) = embedded {

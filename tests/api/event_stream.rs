@@ -457,7 +457,10 @@ async fn serve(url: &str, dir: &std::path::Path) -> (tokio::process::Child, Stri
 }
 
 /// Sends `signal` (`INT`, `TERM`) to the child and waits (bounded) for it to exit: its status.
-async fn stop(child: &mut tokio::process::Child, signal: &str) -> std::process::ExitStatus {
+pub(crate) async fn stop(
+    child: &mut tokio::process::Child,
+    signal: &str,
+) -> std::process::ExitStatus {
     let pid = child.id().expect("still running").to_string();
     let sent = std::process::Command::new("kill")
         .args([&format!("-{signal}"), &pid])

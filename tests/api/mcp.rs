@@ -625,7 +625,74 @@ async fn stdio_serves_one_client_with_the_key(url: String) {
     org.app.stop().await;
 }
 
+/// A session's `GET` stream, left open by its client, neither holds a shutdown nor outlives it.
+async fn a_draining_server_ends_its_mcp_sessions_and_stops(url: String) {
+    let org = org(&url, |_| {}).await;
+    let port = crate::support::free_port();
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_cms"))
+        .args(["serve", "--port", &port.to_string()])
+        .current_dir(org.app.data_dir())
+        .env_remove("CMS_CONFIG")
+        .env("CMS_DATABASE_URL", &url)
+        .env("CMS_DATA_DIR", org.app.data_dir())
+        .env("CMS_AUTH_SECRET", crate::support::AUTH_SECRET)
+        .env("CMS_SCHEMAS_PATHS", org.app.data_dir().join("schemas.json"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary starts");
+    let base = format!("http://127.0.0.1:{port}");
+    crate::support::wait_healthy(&base).await;
+    let client = reqwest::Client::new();
+    let post = |session: Option<&str>, body: Value| {
+        let mut request = client
+            .post(format!("{base}{MCP}"))
+            .header("accept", ACCEPT)
+            .bearer_auth(&org.editor_key)
+            .json(&body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let initialized = post(None, initialize()).await.unwrap();
+    assert_eq!(initialized.status(), 200);
+    let session = initialized.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let notified = post(
+        Some(&session),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(notified.status(), 202);
+    let mut stream = client
+        .get(format!("{base}{MCP}"))
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .bearer_auth(&org.editor_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    assert_eq!(stream.headers()["content-type"], "text/event-stream");
+    let status = crate::event_stream::stop(&mut server, "TERM").await;
+    assert!(status.success(), "{status:?}");
+    // The stream was ended by the server, not left hanging.
+    let ended = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Ok(Some(_)) = stream.chunk().await {}
+    })
+    .await;
+    assert!(ended.is_ok(), "the session's stream outlived the server");
+    org.app.stop().await;
+}
+
 cms_store::both_engines!(
+    a_draining_server_ends_its_mcp_sessions_and_stops,
     tools_act_with_the_callers_rights,
     the_door_refuses_what_it_cannot_serve,
     the_door_is_off_when_turned_off,

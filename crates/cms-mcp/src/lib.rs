@@ -51,8 +51,23 @@ impl McpServer {
     }
 }
 
+/// The open MCP sessions of this instance, as a whole: a graceful shutdown ends them, since a
+/// session's `GET` stream never ends by itself and would hold the drain open.
+#[derive(Clone, Default)]
+pub struct Sessions {
+    stop: tokio_util::sync::CancellationToken,
+}
+
+impl Sessions {
+    /// Ends every session and its streams; the transport answers nothing more.
+    pub fn end_all(&self) {
+        self.stop.cancel();
+    }
+}
+
 /// The Streamable HTTP transport of `POST|GET|DELETE /api/mcp`: sessions kept in this
-/// instance's memory, closed after `idle` without a request; bodies up to `max_body_bytes`.
+/// instance's memory, closed after `idle` without a request or when `open` ends them all;
+/// bodies up to `max_body_bytes`.
 /// The door in front of it resolves the caller and refuses a request without credentials; the
 /// host check is the door's too (CORS, and credentials that a browser never sends by itself),
 /// so the SDK's loopback-only host list is off.
@@ -61,6 +76,7 @@ pub fn http_service(
     agent: Arc<Agent>,
     idle: Duration,
     max_body_bytes: usize,
+    open: &Sessions,
 ) -> StreamableHttpService<McpServer, LocalSessionManager> {
     let mut session = SessionConfig::default();
     session.keep_alive = Some(idle);
@@ -68,7 +84,8 @@ pub fn http_service(
     sessions.session_config = session;
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
-        .with_max_request_body_bytes(max_body_bytes);
+        .with_max_request_body_bytes(max_body_bytes)
+        .with_cancellation_token(open.stop.clone());
     StreamableHttpService::new(
         move || Ok(McpServer::new(cms.clone(), agent.clone(), Caller::Http)),
         Arc::new(sessions),

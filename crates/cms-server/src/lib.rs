@@ -168,6 +168,9 @@ pub fn router(cms: Cms, agent: Arc<Agent>, settings: ServerSettings) -> Router {
 pub struct Built {
     pub router: Router,
     pub openapi: OpenApi,
+    /// The MCP sessions `/api/mcp` opens: end them as the server shuts down (their streams do
+    /// not end by themselves).
+    pub mcp_sessions: cms_mcp::Sessions,
 }
 
 /// The document of `/api/openapi.json`, pretty-printed (`cms openapi`).
@@ -203,9 +206,10 @@ pub fn build(
     extensions.check(&collected, &graphql_path)?;
     extensions.describe(&mut collected);
     let openapi = openapi::finish(collected, cms.schemas(), &graphql_path);
-    let mcp = settings
-        .mcp_session_idle
-        .map(|idle| cms_mcp::http_service(cms.clone(), agent.clone(), idle, body_limit));
+    let mcp_sessions = cms_mcp::Sessions::default();
+    let mcp = settings.mcp_session_idle.map(|idle| {
+        cms_mcp::http_service(cms.clone(), agent.clone(), idle, body_limit, &mcp_sessions)
+    });
     let state = AppState {
         mcp,
         graphql: graphql::build(cms.schemas()),
@@ -249,7 +253,11 @@ pub fn build(
         // Outermost: a client's own x-request-id is kept, otherwise a UUID is made.
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         .with_state(state);
-    Ok(Built { router, openapi })
+    Ok(Built {
+        router,
+        openapi,
+        mcp_sessions,
+    })
 }
 
 fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
@@ -322,8 +330,9 @@ fn to_bytes(document: &OpenApi, pretty: bool) -> Vec<u8> {
 }
 
 /// Serves the API on `listener` until `shutdown` resolves, then lets in-flight requests finish.
-/// Event streams (GET /api/events/stream) never finish by themselves: let `shutdown` call
-/// `Cms::end_event_streams` as it resolves, or the drain waits for their clients to leave.
+/// Event streams (GET /api/events/stream) and MCP sessions' streams (GET /api/mcp) never finish
+/// by themselves: let `shutdown` call `Cms::end_event_streams` and `Built::mcp_sessions`'
+/// `end_all` as it resolves, or the drain waits for their clients to leave.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     app: Router,
