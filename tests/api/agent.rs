@@ -308,7 +308,9 @@ pub(crate) fn user(text: &str) -> Value {
 }
 
 /// A plugin with one tool for holders of `acme.report`, and one named like a core tool.
-struct Acme;
+/// A plugin with an assistant tool of its own (`acme_report`, needing `acme.report`) and one
+/// named like a core tool (never offered).
+pub(crate) struct Acme;
 
 impl Plugin for Acme {
     fn id(&self) -> &str {

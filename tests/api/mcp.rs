@@ -54,7 +54,7 @@ async fn org(url: &str, configure: impl FnOnce(&mut cms::Config)) -> Org {
     std::fs::write(&schema_file, schemas().to_string()).unwrap();
     config.schemas.paths = vec![schema_file.to_string_lossy().into_owned()];
     configure(&mut config);
-    let app = TestApp::with(config, None).await;
+    let app = TestApp::custom(config, |b| b.plugin(crate::agent::Acme)).await;
     let owner = app.sign_up("Ada", "ada@example.com").await;
     // Editors and viewers here may make their own keys (the built-in roles do not).
     let roles = app.get("/api/roles").cookie(&owner).send().await;
@@ -89,6 +89,7 @@ async fn org(url: &str, configure: impl FnOnce(&mut cms::Config)) -> Org {
     let viewer_key = app
         .create_key(&viewer, json!({"name": "mcp", "permissions": ["read"]}))
         .await;
+
     let res = app
         .post(
             "/api/documents",
@@ -221,6 +222,30 @@ async fn tools_act_with_the_callers_rights(url: String) {
         create.annotations.as_ref().and_then(|a| a.read_only_hint),
         Some(false)
     );
+
+    // Plugin tools are in the catalog for those who may use them (the owner, signed in, with
+    // the session token as the bearer); one named like a core tool is the core tool.
+    assert!(!editor_names.contains(&"acme_report".to_string()));
+    let owner = connect(
+        &served.origin,
+        &org.owner.token,
+        false,
+        ClientConfig::default().protocol_version,
+    )
+    .await;
+    let owner_names = names(&owner.list_all_tools().await.unwrap());
+    assert!(
+        owner_names.contains(&"acme_report".to_string()),
+        "{owner_names:?}"
+    );
+    assert_eq!(
+        owner_names.iter().filter(|n| *n == "get_schema").count(),
+        1,
+        "{owner_names:?}"
+    );
+    let report = call(&owner, "acme_report", json!({})).await;
+    assert_eq!(structured(&report), json!({"posts": 1}));
+    owner.cancel().await.unwrap();
 
     // Reads as the caller: the admin-only field is never there.
     let got = call(
