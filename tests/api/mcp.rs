@@ -1,5 +1,6 @@
-//! The MCP server (CONTRACT.md section 21), driven by a real MCP client (the official SDK's,
-//! `rmcp`) over Streamable HTTP against a served instance and over stdio against `cms mcp`:
+//! The MCP server (CONTRACT.md section 21), driven by real MCP clients (the official Rust SDK,
+//! `rmcp`, over Streamable HTTP against a served instance and over stdio against `cms mcp`;
+//! the official Python SDK once, an implementation the server does not share):
 //! the handshake, tools filtered by the caller's rights, calls as the caller with hidden
 //! fields stripped, resources, change sets undone through REST; and the door's refusals (no
 //! credentials, unknown or idle session, a client that cannot take the answer).
@@ -576,7 +577,7 @@ async fn the_door_refuses_what_it_cannot_serve(url: String) {
         .key(&org.editor_key)
         .send()
         .await;
-    assert!(res.status.is_success(), "{}: {}", res.status, res.text());
+    assert_eq!(res.status, StatusCode::NO_CONTENT, "{}", res.text());
     let res = post(
         app,
         Some(&org.editor_key),
@@ -650,6 +651,50 @@ async fn stdio_serves_one_client_with_the_key(url: String) {
     org.app.stop().await;
 }
 
+/// The official Python SDK (`mcp` from PyPI), an implementation independent of the one the
+/// server is built on, holds a whole session: handshake, tools, a call, a resource, and the
+/// `DELETE` that ends it (which it expects answered 200 or 204).
+async fn the_python_sdk_holds_a_session(url: String) {
+    let org = org(&url, |_| {}).await;
+    let served = serve(&org.app).await;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/api/mcp_client.py");
+    let arguments = [
+        script.to_string(),
+        format!("{}{MCP}", served.origin),
+        org.viewer_key.clone(),
+        org.post.clone(),
+    ];
+    let out = tokio::process::Command::new("python3")
+        .args(&arguments)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(60), out)
+        .await
+        .expect("the Python client finishes")
+        .expect("python3 runs (.ci/run installs the `mcp` package)");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let seen: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{stderr}", String::from_utf8_lossy(&out.stdout)));
+    assert_eq!(seen["protocolVersion"], "2025-11-25", "{seen}");
+    assert_eq!(seen["server"], "cms");
+    let tools: Vec<&str> = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"get_document"), "{tools:?}");
+    assert!(!tools.contains(&"create_document"), "{tools:?}");
+    assert_eq!(seen["isError"], false, "{seen}");
+    assert_eq!(seen["structured"]["draftData"]["title"], "Hello");
+    assert_eq!(seen["resource"]["id"], org.post.as_str());
+    assert!(!seen.to_string().contains(INTERNAL), "{seen}");
+    assert_eq!(seen["warnings"], json!([]), "the session ended cleanly");
+    org.app.stop().await;
+}
+
 /// A session's `GET` stream, left open by its client, neither holds a shutdown nor outlives it.
 async fn a_draining_server_ends_its_mcp_sessions_and_stops(url: String) {
     let org = org(&url, |_| {}).await;
@@ -718,6 +763,7 @@ async fn a_draining_server_ends_its_mcp_sessions_and_stops(url: String) {
 
 cms_store::both_engines!(
     a_draining_server_ends_its_mcp_sessions_and_stops,
+    the_python_sdk_holds_a_session,
     tools_act_with_the_callers_rights,
     the_door_refuses_what_it_cannot_serve,
     the_door_is_off_when_turned_off,

@@ -66,13 +66,19 @@ async fn stream(State(state): State<AppState>, request: Request) -> Response {
 /// Ends the session named by `Mcp-Session-Id`.
 #[utoipa::path(delete, path = "/api/mcp", tag = TAG,
     responses(
-        (status = 202, description = "The session ended"),
+        (status = 204, description = "The session ended"),
         (status = 400, description = "No session id", body = Object),
         (status = 401, description = "No valid credential; `WWW-Authenticate: Bearer`", body = crate::error::AccessRefusal),
         (status = 404, description = "The session id is unknown or expired", body = ErrorBody),
     ))]
 async fn end(State(state): State<AppState>, request: Request) -> Response {
-    forward(&state, request).await
+    let mut response = forward(&state, request).await;
+    // The transport says 202; the session is gone and nothing follows, which clients (the
+    // official Python SDK among them) expect as 200 or 204.
+    if response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
 }
 
 /// Hands a request with a caller to the transport; refuses one without.
