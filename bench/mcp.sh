@@ -7,7 +7,8 @@
 #   3. tools/call of query_documents (a page of 20);
 #   4. tools/list (the catalog filtered by the caller's rights);
 #   5. the cost of sessions: the server's resident set before and after 1,000 sessions are
-#      opened (initialize + notifications/initialized), and the time to open them one by one.
+#      opened (initialize + notifications/initialized), and the time to open them one after
+#      another on one connection.
 # Usage: bench/mcp.sh [seconds-per-phase] [sqlite|postgres|both]
 # Needs wrk (apt-get install -y wrk), curl, python3 and, for PostgreSQL, the local server
 # (CMS_TEST_POSTGRES_URL).
@@ -22,15 +23,25 @@ pg_server=${CMS_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}
 scripts=$(mktemp -d)
 trap 'rm -rf "$scripts"' EXIT
 
-# One JSON-RPC request on the session in the environment, as wrk sends it.
-rpc_script() { # file, JSON-RPC body
+# One JSON-RPC request on the session in the environment, as wrk sends it: each with an id of
+# its own, as a client numbers them (requests in flight on one session never share an id).
+rpc_script() { # file, method, params (JSON)
   cat > "$1" <<LUA
 wrk.method = "POST"
 wrk.headers["content-type"] = "application/json"
 wrk.headers["accept"] = "application/json, text/event-stream"
 wrk.headers["mcp-session-id"] = os.getenv("MCP_SESSION")
 wrk.headers["mcp-protocol-version"] = "2025-11-25"
-wrk.body = '$2'
+local threads = 0
+function setup(thread)
+  thread:set("tid", threads)
+  threads = threads + 1
+end
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format(nil, nil, nil, string.format('{"jsonrpc":"2.0","id":"%d-%d","method":"$2","params":%s}', tid, n, '$3'))
+end
 LUA
 }
 
@@ -86,23 +97,39 @@ run_engine() {
     | report "REST GET /api/documents/{id}"
   MCP_SESSION=$(open_session)
   export MCP_SESSION
-  rpc_script "$scripts/get.lua" "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"get_document\",\"arguments\":{\"collection\":\"post\",\"id\":\"$id\"}}}"
+  rpc_script "$scripts/get.lua" tools/call "{\"name\":\"get_document\",\"arguments\":{\"collection\":\"post\",\"id\":\"$id\"}}"
   wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" -s "$scripts/get.lua" "$base/api/mcp" \
     | report "MCP tools/call get_document"
-  rpc_script "$scripts/query.lua" '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"query_documents","arguments":{"collection":"post","limit":20}}}'
+  rpc_script "$scripts/query.lua" tools/call '{"name":"query_documents","arguments":{"collection":"post","limit":20}}'
   wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" -s "$scripts/query.lua" "$base/api/mcp" \
     | report "MCP tools/call query_documents (20)"
-  rpc_script "$scripts/list.lua" '{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{}}'
+  rpc_script "$scripts/list.lua" tools/list '{}'
   wrk -t2 -c32 -d"${secs}s" --latency -H "x-api-key: $key" -s "$scripts/list.lua" "$base/api/mcp" \
     | report "MCP tools/list"
 
-  local before after start elapsed
+  local before after elapsed
   before=$(awk '/VmRSS/ {print $2}' /proc/$pid/status)
-  start=$(date +%s%N)
-  for _ in $(seq 1000); do open_session >/dev/null; done
-  elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+  # One client on one kept-alive connection: initialize, then notifications/initialized.
+  elapsed=$(python3 - "$port" "$key" <<'PY'
+import http.client, json, sys, time
+port, key = int(sys.argv[1]), sys.argv[2]
+conn = http.client.HTTPConnection("127.0.0.1", port)
+headers = {"content-type": "application/json", "accept": "application/json, text/event-stream", "x-api-key": key}
+init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}})
+done = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+start = time.perf_counter()
+for _ in range(1000):
+    conn.request("POST", "/api/mcp", init, headers)
+    answer = conn.getresponse(); answer.read()
+    session = answer.getheader("mcp-session-id")
+    conn.request("POST", "/api/mcp", done, {**headers, "mcp-session-id": session})
+    conn.getresponse().read()
+print(round((time.perf_counter() - start) * 1000))
+PY
+)
   after=$(awk '/VmRSS/ {print $2}' /proc/$pid/status)
-  echo "  1,000 sessions opened one by one in ${elapsed} ms (two requests each, curl started per request)"
+  echo "  1,000 sessions opened one after another in ${elapsed} ms (initialize + initialized, one connection)"
   echo "  RSS before ${before} KiB, after ${after} KiB: $(awk -v d=$((after - before)) 'BEGIN {printf "%.1f", d / 1000}') KiB per session"
   kill "$pid"; wait "$pid" 2>/dev/null || true
   rm -rf "$work"

@@ -356,10 +356,10 @@ impl Builder {
                 public_max_age_seconds: config.delivery.public_max_age_seconds,
                 stale_while_revalidate_seconds: config.delivery.stale_while_revalidate_seconds,
             },
-            mcp_session_idle: config
-                .mcp
-                .enabled
-                .then(|| std::time::Duration::from_secs(config.mcp.session_idle_seconds.max(1))),
+            mcp: config.mcp.enabled.then(|| cms_mcp::SessionLimits {
+                idle: std::time::Duration::from_secs(config.mcp.session_idle_seconds.max(1)),
+                max: config.mcp.max_sessions.max(1) as usize,
+            }),
         };
         // The router refuses (by panicking) a configured path that another route already
         // serves, such as `graphql.path = "/api/documents"`: a start-up error, not a crash.

@@ -28,6 +28,7 @@ pub(super) const KEYS: &[(&str, Kind)] = &[
     ("openapi.docsUi", Kind::Bool),
     ("mcp.enabled", Kind::Bool),
     ("mcp.sessionIdleSeconds", Kind::Int),
+    ("mcp.maxSessions", Kind::Int),
     ("database.url", Kind::Str),
     ("database.migrationUrl", Kind::Str),
     ("storage.kind", Kind::Str),

@@ -93,6 +93,8 @@ pub struct McpConfig {
     /// Seconds without a request after which a session is closed (the client then initializes
     /// again).
     pub session_idle_seconds: u64,
+    /// Open sessions one instance keeps (about 55 KiB each); past it, `initialize` is 429.
+    pub max_sessions: u32,
 }
 
 impl Default for McpConfig {
@@ -100,6 +102,7 @@ impl Default for McpConfig {
         McpConfig {
             enabled: true,
             session_idle_seconds: 1800,
+            max_sessions: 1000,
         }
     }
 }

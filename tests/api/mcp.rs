@@ -601,6 +601,30 @@ async fn the_door_refuses_what_it_cannot_serve(url: String) {
     org.app.stop().await;
 }
 
+/// `mcp.maxSessions` bounds the memory sessions hold: past it a new session waits, and one
+/// ending makes room.
+async fn past_the_cap_a_new_session_is_429(url: String) {
+    let org = org(&url, |config| config.mcp.max_sessions = 1).await;
+    let app = &org.app;
+    let first = Raw::open(app, &org.editor_key).await;
+    let res = post(app, Some(&org.viewer_key), None, initialize()).await;
+    let message = res.assert_handler_error(StatusCode::TOO_MANY_REQUESTS, "Too Many Requests");
+    assert!(message.contains("mcp.maxSessions"), "{message}");
+    assert_eq!(res.header("retry-after"), Some("60"));
+    // Requests on an open session are not new sessions.
+    let listed = first.request("tools/list", json!({})).await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    let res = app
+        .req(Method::DELETE, MCP)
+        .header("mcp-session-id", &first.id)
+        .key(&org.editor_key)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::NO_CONTENT, "{}", res.text());
+    Raw::open(app, &org.viewer_key).await;
+    org.app.stop().await;
+}
+
 async fn the_door_is_off_when_turned_off(url: String) {
     let org = org(&url, |config| config.mcp.enabled = false).await;
     let res = post(&org.app, Some(&org.editor_key), None, initialize()).await;
@@ -764,6 +788,7 @@ async fn a_draining_server_ends_its_mcp_sessions_and_stops(url: String) {
 cms_store::both_engines!(
     a_draining_server_ends_its_mcp_sessions_and_stops,
     the_python_sdk_holds_a_session,
+    past_the_cap_a_new_session_is_429,
     tools_act_with_the_callers_rights,
     the_door_refuses_what_it_cannot_serve,
     the_door_is_off_when_turned_off,

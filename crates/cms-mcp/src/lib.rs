@@ -1,6 +1,7 @@
 //! The MCP server (CONTRACT.md section 21): the service as tools and resources for any Model
 //! Context Protocol client, over Streamable HTTP (`POST /api/mcp`, mounted by `cms-server` in
-//! the same axum app as the rest of the API) or over stdio (`cms mcp`).
+//! the same axum app as the rest of the API) or over stdio (`cms mcp`). This module is the
+//! protocol handler; `transport` serves it.
 //!
 //! Architecture invariant: a door, like the HTTP one and the assistant. Its tools are the
 //! assistant's catalog (`cms_agent::Offered`), not a copy: the same capability filtering, the
@@ -11,10 +12,10 @@
 mod caller;
 mod resources;
 mod tools;
+mod transport;
 
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::time::Duration;
 
 use cms_agent::Agent;
 use cms_service::Cms;
@@ -24,12 +25,11 @@ use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 pub use caller::Caller;
 pub use tools::CHANGE_SET_META;
+pub use transport::{HttpTransport, SessionLimits, Sessions, StdioError, serve_stdio};
 
 /// The protocol revisions served: those with the `initialize` handshake and `Mcp-Session-Id`
 /// sessions the contract describes, newest first.
@@ -50,85 +50,6 @@ impl McpServer {
         McpServer { cms, agent, caller }
     }
 }
-
-/// The open MCP sessions of this instance, as a whole: a graceful shutdown ends them, since a
-/// session's `GET` stream never ends by itself and would hold the drain open.
-#[derive(Clone, Default)]
-pub struct Sessions {
-    stop: tokio_util::sync::CancellationToken,
-}
-
-impl Sessions {
-    /// Ends every session and its streams; the transport answers nothing more.
-    pub fn end_all(&self) {
-        self.stop.cancel();
-    }
-}
-
-/// The Streamable HTTP transport of `POST|GET|DELETE /api/mcp`: sessions kept in this
-/// instance's memory, closed after `idle` without a request or when `open` ends them all;
-/// bodies up to `max_body_bytes`.
-/// The door in front of it resolves the caller and refuses a request without credentials; the
-/// host check is the door's too (CORS, and credentials that a browser never sends by itself),
-/// so the SDK's loopback-only host list is off.
-pub fn http_service(
-    cms: Cms,
-    agent: Arc<Agent>,
-    idle: Duration,
-    max_body_bytes: usize,
-    open: &Sessions,
-) -> StreamableHttpService<McpServer, LocalSessionManager> {
-    let mut session = SessionConfig::default();
-    session.keep_alive = Some(idle);
-    let mut sessions = LocalSessionManager::default();
-    sessions.session_config = session;
-    let config = StreamableHttpServerConfig::default()
-        .disable_allowed_hosts()
-        .with_max_request_body_bytes(max_body_bytes)
-        .with_cancellation_token(open.stop.clone());
-    StreamableHttpService::new(
-        move || Ok(McpServer::new(cms.clone(), agent.clone(), Caller::Http)),
-        Arc::new(sessions),
-        config,
-    )
-}
-
-/// Serves one client over standard input and output until it closes them, acting with
-/// `api_key` (`cms mcp`, `CMS_MCP_API_KEY`). The key is checked before the first message, so a
-/// wrong one stops the command with a message instead of failing every call.
-pub async fn serve_stdio(cms: Cms, agent: Arc<Agent>, api_key: String) -> Result<(), StdioError> {
-    let caller = Caller::ApiKey(api_key.into());
-    caller.check(&cms).await.map_err(StdioError::Key)?;
-    let server = McpServer::new(cms, agent, caller)
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| StdioError::Transport(e.to_string()))?;
-    server
-        .waiting()
-        .await
-        .map_err(|e| StdioError::Transport(e.to_string()))?;
-    Ok(())
-}
-
-/// Why `cms mcp` stopped.
-#[derive(Debug)]
-pub enum StdioError {
-    /// `CMS_MCP_API_KEY` proves nothing.
-    Key(String),
-    /// Standard input or output failed, or the client broke the protocol at the start.
-    Transport(String),
-}
-
-impl std::fmt::Display for StdioError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StdioError::Key(message) => write!(f, "CMS_MCP_API_KEY: {message}"),
-            StdioError::Transport(message) => write!(f, "MCP over stdio: {message}"),
-        }
-    }
-}
-
-impl std::error::Error for StdioError {}
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {

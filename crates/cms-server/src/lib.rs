@@ -59,9 +59,10 @@ pub struct ServerSettings {
     pub cors: CorsSettings,
     /// `Cache-Control` of answers to the `public` role (`delivery.*`).
     pub caching: CacheSettings,
-    /// How long an MCP session lives without a request (`mcp.sessionIdleSeconds`); `None`:
-    /// `/api/mcp` is not served (`mcp.enabled = false`).
-    pub mcp_session_idle: Option<std::time::Duration>,
+    /// How many MCP sessions this instance keeps, and how long an idle one lives
+    /// (`mcp.maxSessions`, `mcp.sessionIdleSeconds`); `None`: `/api/mcp` is not served
+    /// (`mcp.enabled = false`).
+    pub mcp: Option<cms_mcp::SessionLimits>,
 }
 
 impl Default for ServerSettings {
@@ -74,7 +75,10 @@ impl Default for ServerSettings {
             docs_ui: true,
             cors: CorsSettings::default(),
             caching: CacheSettings::default(),
-            mcp_session_idle: Some(std::time::Duration::from_secs(1800)),
+            mcp: Some(cms_mcp::SessionLimits {
+                idle: std::time::Duration::from_secs(1800),
+                max: 1000,
+            }),
         }
     }
 }
@@ -103,14 +107,8 @@ pub(crate) struct AppState {
     /// CORS and the cache headers (CONTRACT.md section 15).
     pub(crate) delivery: Arc<delivery::Delivery>,
     /// The MCP server's transport (`/api/mcp`), with its sessions; `None` when turned off.
-    pub(crate) mcp: Option<McpTransport>,
+    pub(crate) mcp: Option<cms_mcp::HttpTransport>,
 }
-
-/// The Streamable HTTP transport of the MCP server, sessions in this instance's memory.
-pub(crate) type McpTransport = rmcp::transport::StreamableHttpService<
-    cms_mcp::McpServer,
-    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
->;
 
 impl AppState {
     /// The assistant in front of the service: chat turns as the caller.
@@ -207,8 +205,14 @@ pub fn build(
     extensions.describe(&mut collected);
     let openapi = openapi::finish(collected, cms.schemas(), &graphql_path);
     let mcp_sessions = cms_mcp::Sessions::default();
-    let mcp = settings.mcp_session_idle.map(|idle| {
-        cms_mcp::http_service(cms.clone(), agent.clone(), idle, body_limit, &mcp_sessions)
+    let mcp = settings.mcp.map(|limits| {
+        cms_mcp::HttpTransport::new(
+            cms.clone(),
+            agent.clone(),
+            limits,
+            body_limit,
+            &mcp_sessions,
+        )
     });
     let state = AppState {
         mcp,
@@ -338,6 +342,15 @@ pub async fn serve(
     app: Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
+    // A streamed answer (an MCP request's one-event stream, an assistant turn) ends with a small
+    // write of its own; with Nagle's algorithm on, that write waits for the client's delayed
+    // ACK, 40 ms on Linux, on every reused connection.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY not set");
+        }
+    });
     axum::serve(
         listener,
         app.into_make_service_with_connect_info::<std::net::SocketAddr>(),

@@ -5,7 +5,7 @@
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use cms_service::Actor;
 use tower::ServiceExt;
@@ -16,6 +16,9 @@ use crate::AppState;
 use crate::error::{self, ErrorBody};
 
 const TAG: &str = "mcp";
+
+/// The header naming a request's session.
+const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The longest plain-text refusal of the transport read back to put in the envelope.
 const REFUSAL_BYTES: usize = 4 * 1024;
@@ -44,6 +47,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         (status = 401, description = "No valid credential; `WWW-Authenticate: Bearer`", body = crate::error::AccessRefusal),
         (status = 404, description = "The session id is unknown or expired (initialize again)", body = ErrorBody),
         (status = 406, description = "The client does not accept both `application/json` and `text/event-stream`", body = ErrorBody),
+        (status = 429, description = "A new session past `mcp.maxSessions`; `Retry-After` says when to try again", body = ErrorBody),
     ))]
 async fn post(State(state): State<AppState>, request: Request) -> Response {
     forward(&state, request).await
@@ -97,8 +101,21 @@ async fn forward(state: &AppState, request: Request) -> Response {
             .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         return refusal;
     }
+    let opens_a_session =
+        request.method() == Method::POST && !request.headers().contains_key(SESSION_HEADER);
+    if opens_a_session && !transport.has_room().await {
+        let mut refusal = error::handler_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "this instance holds as many MCP sessions as it may (mcp.maxSessions): end one, or try again when idle ones have closed",
+            &[],
+        );
+        refusal
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
+        return refusal;
+    }
     let json_body = is_json(request.headers().get(header::CONTENT_TYPE));
-    let Ok(response) = transport.clone().oneshot(request).await;
+    let Ok(response) = transport.service().oneshot(request).await;
     in_envelope(response.map(Body::new), json_body).await
 }
 
