@@ -4,6 +4,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::capability::CapabilitySet;
 
+/// Every key starts with this, so a leaked key is recognisable by secret scanners, and a bearer
+/// token can be told to be a key.
+pub const KEY_PREFIX: &str = "cms_";
+
 /// A coarse key permission (SPEC.md Authentication point 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]

@@ -11,8 +11,7 @@ use crate::auth::AuthService;
 use crate::error::{Error, Result};
 use crate::secret::{Purpose, random_token};
 
-/// Every key starts with this, so a leaked key is recognisable by secret scanners.
-pub const KEY_PREFIX: &str = "cms_";
+pub use cms_core::api_key::KEY_PREFIX;
 /// Bounds for `expiresInDays`.
 const MAX_EXPIRY_DAYS: i64 = 3650;
 

@@ -78,7 +78,7 @@ impl AuthService<'_> {
         // their credential so). Tried after the sessions, so a session token that happens to
         // start like a key is still a session token.
         if let Some(bearer) = &credentials.bearer
-            && bearer.starts_with(crate::api_keys::KEY_PREFIX)
+            && bearer.starts_with(cms_core::api_key::KEY_PREFIX)
         {
             return Ok(fresh(self.actor_for_key(bearer).await?));
         }
