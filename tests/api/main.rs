@@ -6,6 +6,7 @@ mod support;
 
 mod access_rules;
 mod account;
+mod account_sessions;
 mod admin;
 mod agent;
 mod agent_locales;

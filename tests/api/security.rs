@@ -699,6 +699,10 @@ fn rows() -> Vec<Row> {
             "editor's stream while the admin publishes a memo (admin-only type), then a note (admin-only field)"
             => "the editor gets the note first, without publishedHash; the admin gets both with it"),
         // 28. De-duplicated uploads (issue 32 point 8).
+        // 29. The account's password and sessions (issue 29, CONTRACT.md section 20).
+        row!("29 accounts", password_and_sessions_stay_the_persons,
+            "read key, capability key: POST /api/user/change-password, GET /api/user/sessions, DELETE the creator's session; viewer, admin, outsider: DELETE /api/user/sessions/{editor's}"
+            => "403 for keys; 404 for another person's session, which still works"),
         row!("28 duplicate uploads", duplicate_uploads_answer_only_the_callers_own_asset,
             "outsider admin, child write key, parent editor: POST /api/assets with the bytes of the parent's asset (the outsider has the same bytes)"
             => "the outsider's own asset (200, duplicate); 201 a new asset of the child, no mark; the parent's asset (200)"),

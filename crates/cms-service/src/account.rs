@@ -1,5 +1,6 @@
-//! The caller's own account (SPEC.md "User account", CONTRACT.md section 3): profile,
-//! editor preferences, e-mail verification, password reset and deleting the account.
+//! The caller's own account (SPEC.md "User account", CONTRACT.md sections 3 and 20): profile,
+//! editor preferences, e-mail verification, password reset and change, the caller's sessions,
+//! and deleting the account.
 //!
 //! Profile and preferences need a signed-in session: an API key acts for its creator inside
 //! one organization and must not be able to take over the person (a leaked key changing the
@@ -39,6 +40,30 @@ pub struct ProfileUpdate {
     pub email: Option<String>,
     /// Required with a new `email`.
     pub current_password: Option<String>,
+}
+
+/// A password change as received (CONTRACT.md section 20).
+#[derive(Debug)]
+pub struct PasswordChange {
+    pub current_password: Option<String>,
+    pub new_password: Option<String>,
+    /// End every other session of the person (the default).
+    pub revoke_other_sessions: bool,
+}
+
+/// One of the caller's sessions, as they see it in their list (CONTRACT.md section 20).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSummary {
+    pub id: String,
+    pub created_at: Timestamp,
+    /// When the session was last renewed or switched organization: its sliding lifetime moves
+    /// forward while it is used, so this is within a day of its last use.
+    pub last_seen_at: Timestamp,
+    pub user_agent: Option<String>,
+    pub ip_address: Option<String>,
+    /// The session this request came with.
+    pub current: bool,
 }
 
 /// A followed verification link: where to send the browser next, if anywhere.
@@ -119,6 +144,88 @@ impl<'a> AccountService<'a> {
             let _ = self.inner.send_mail(&message).await;
         }
         User::from_record(user)
+    }
+
+    /// Changes the caller's password (a signed-in session only: 403 for an API key): the
+    /// current one must be right (403 otherwise, counted like sign-ins), the new one 8 to 128
+    /// characters (400). Unless told otherwise every other session ends with it, and reset
+    /// links sent before stop working. Answers how many sessions ended.
+    pub async fn change_password(&self, actor: &Actor, change: PasswordChange) -> Result<u64> {
+        let current = session_of(actor)?;
+        let mut issues = Issues::new();
+        if change.current_password.as_deref().is_none_or(str::is_empty) {
+            issues.add("currentPassword", "required", "currentPassword is required");
+        }
+        let new_password = match change.new_password.as_deref().filter(|p| !p.is_empty()) {
+            None => {
+                issues.add("newPassword", "required", "newPassword is required");
+                None
+            }
+            Some(raw) => {
+                let parsed = Password::parse(raw);
+                if parsed.is_none() {
+                    issues.add(
+                        "newPassword",
+                        "length",
+                        "newPassword must be 8 to 128 characters",
+                    );
+                }
+                parsed
+            }
+        };
+        issues.finish(()).map_err(Error::invalid)?;
+        let new_password = new_password.expect("checked above");
+        self.check_password(actor, change.current_password.as_deref())
+            .await?;
+        let hash = password::hash(new_password.expose().to_string()).await?;
+        let now = self.inner.clock.now();
+        let mut tx = self.inner.store.write_instance_wide().await?;
+        tx.set_password_hash(&actor.user.id, &hash, now.millis())
+            .await?;
+        tx.delete_user_tokens(&actor.user.id, TokenKind::PasswordReset.name())
+            .await?;
+        let revoked = if change.revoke_other_sessions {
+            tx.delete_other_sessions_of_user(&actor.user.id, &current.id)
+                .await?
+        } else {
+            0
+        };
+        tx.commit().await?;
+        tracing::info!(user = %actor.user.id, sessions_revoked = revoked, "password changed");
+        Ok(revoked)
+    }
+
+    /// The caller's live sessions, most recently renewed first, the one asking marked
+    /// `current` (a signed-in session only).
+    pub async fn sessions(&self, actor: &Actor) -> Result<Vec<SessionSummary>> {
+        let current = session_of(actor)?;
+        let now = self.inner.clock.now();
+        // Sessions are instance-wide rows, outside every organization's wall.
+        let mut tx = self.inner.store.read_instance_wide().await?;
+        let sessions = tx.sessions_of_user(&actor.user.id, now.millis()).await?;
+        Ok(sessions
+            .into_iter()
+            .map(|s| SessionSummary {
+                current: s.id == current.id,
+                created_at: s.created_at.into(),
+                last_seen_at: s.updated_at.into(),
+                user_agent: s.user_agent,
+                ip_address: s.ip_address,
+                id: s.id,
+            })
+            .collect())
+    }
+
+    /// Ends one of the caller's sessions (the current one too: that signs this client out).
+    /// Another person's session, or none, is 404.
+    pub async fn revoke_session(&self, actor: &Actor, id: &str) -> Result<()> {
+        session_of(actor)?;
+        let mut tx = self.inner.store.write_instance_wide().await?;
+        if !tx.delete_session_of_user(&actor.user.id, id).await? {
+            return Err(Error::not_found("session"));
+        }
+        tx.commit().await?;
+        Ok(())
     }
 
     /// 403 unless `password` is the caller's current one. Counted like sign-ins (per address),

@@ -48,7 +48,7 @@ use std::time::Duration;
 use cms_core::schema::Schemas;
 use cms_store::Store;
 
-pub use account::{AccountService, EmailVerified, ProfileUpdate};
+pub use account::{AccountService, EmailVerified, PasswordChange, ProfileUpdate, SessionSummary};
 pub use actor::{
     Actor, Audience, Credential, PLUGIN_USER_PREFIX, PUBLIC_USER_PREFIX, PreviewCredential,
     SessionView, User,

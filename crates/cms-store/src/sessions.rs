@@ -78,6 +78,12 @@ pub trait Sessions {
     ) -> Result<u64>;
     /// Revokes every session of the user. How many there were.
     async fn delete_sessions_of_user(&mut self, user_id: &str) -> Result<u64>;
+    /// The user's sessions that have not expired at `now`, most recently renewed first.
+    async fn sessions_of_user(&mut self, user_id: &str, now: i64) -> Result<Vec<SessionRecord>>;
+    /// Deletes one session of the user; `false` when they have none of that id.
+    async fn delete_session_of_user(&mut self, user_id: &str, id: &str) -> Result<bool>;
+    /// Deletes every session of the user but `keep`; how many went.
+    async fn delete_other_sessions_of_user(&mut self, user_id: &str, keep: &str) -> Result<u64>;
 }
 
 macro_rules! impl_sessions {
@@ -181,6 +187,47 @@ macro_rules! impl_sessions {
             async fn delete_sessions_of_user(&mut self, user_id: &str) -> $crate::Result<u64> {
                 let done = sqlx::query("DELETE FROM sessions WHERE user_id = $1")
                     .bind(user_id)
+                    .execute(self.conn().await?)
+                    .await?;
+                Ok(done.rows_affected())
+            }
+
+            async fn sessions_of_user(
+                &mut self,
+                user_id: &str,
+                now: i64,
+            ) -> $crate::Result<Vec<$crate::sessions::SessionRecord>> {
+                Ok(sqlx::query_as(
+                    "SELECT * FROM sessions WHERE user_id = $1 AND expires_at > $2 \
+                     ORDER BY updated_at DESC, id DESC",
+                )
+                .bind(user_id)
+                .bind(now)
+                .fetch_all(self.conn().await?)
+                .await?)
+            }
+
+            async fn delete_session_of_user(
+                &mut self,
+                user_id: &str,
+                id: &str,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query("DELETE FROM sessions WHERE user_id = $1 AND id = $2")
+                    .bind(user_id)
+                    .bind(id)
+                    .execute(self.conn().await?)
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn delete_other_sessions_of_user(
+                &mut self,
+                user_id: &str,
+                keep: &str,
+            ) -> $crate::Result<u64> {
+                let done = sqlx::query("DELETE FROM sessions WHERE user_id = $1 AND id <> $2")
+                    .bind(user_id)
+                    .bind(keep)
                     .execute(self.conn().await?)
                     .await?;
                 Ok(done.rows_affected())

@@ -1,5 +1,5 @@
 //! Accessibility (issue 32, "Done when"): axe-core finds no serious or critical violation on
-//! the list, edit, history, settings, home and assets pages at a phone's 390 px and a desktop's
+//! the list, edit, history, settings, account, home and assets pages at a phone's 390 px and a desktop's
 //! 1400 px. (`layout.rs` checks that no page scrolls sideways at 320 px.)
 //!
 //! axe-core is test tooling from the npm registry (`tests/accessibility/`, installed by
@@ -121,6 +121,11 @@ async fn pages_pass_axe_at_phone_and_desktop_widths(url: String) {
         Checked {
             name: "settings",
             path: "/admin/settings/members".into(),
+            open_history: false,
+        },
+        Checked {
+            name: "account",
+            path: "/admin/settings/account".into(),
             open_history: false,
         },
         Checked {

@@ -7,6 +7,7 @@
 //! runs on both engines; these scenarios run on SQLite.
 
 mod accessibility;
+mod account;
 mod actions;
 mod assets;
 mod assistant;

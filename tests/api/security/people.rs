@@ -216,3 +216,61 @@ pub(super) async fn member_with_password_stays_under_the_ceiling(fx: Arc<Fx>) {
         .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
 }
+
+/// 29: a key acts for its creator inside one organization: it never changes their password nor
+/// sees or ends their sessions; and nobody ends another person's session by its id.
+pub(super) async fn password_and_sessions_stay_the_persons(fx: Arc<Fx>) {
+    let editors = fx
+        .app
+        .get("/api/user/sessions")
+        .cookie(&fx.editor)
+        .send()
+        .await;
+    assert_eq!(editors.status, StatusCode::OK, "{}", editors.body);
+    let editor_session = editors.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["current"] == true)
+        .expect("the editor's session")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let revoke = format!("/api/user/sessions/{editor_session}");
+    for key in [&fx.read_key, &fx.caps_key] {
+        let change = fx
+            .app
+            .post(
+                "/api/user/change-password",
+                json!({"currentPassword": PASSWORD, "newPassword": "taken over by a key"}),
+            )
+            .key(key)
+            .send()
+            .await;
+        assert_eq!(change.status, StatusCode::FORBIDDEN, "{}", change.body);
+        let list = fx.app.get("/api/user/sessions").key(key).send().await;
+        assert_eq!(list.status, StatusCode::FORBIDDEN, "{}", list.body);
+        let end = fx.app.req(Method::DELETE, &revoke).key(key).send().await;
+        assert_eq!(end.status, StatusCode::FORBIDDEN, "{}", end.body);
+    }
+    for other in [&fx.viewer, &fx.admin, &fx.stranger] {
+        let end = fx
+            .app
+            .req(Method::DELETE, &revoke)
+            .cookie(other)
+            .send()
+            .await;
+        assert_eq!(end.status, StatusCode::NOT_FOUND, "{}", end.body);
+    }
+    let still = fx
+        .app
+        .get("/api/user/sessions")
+        .cookie(&fx.editor)
+        .send()
+        .await;
+    assert_eq!(
+        still.status,
+        StatusCode::OK,
+        "the editor is still signed in"
+    );
+}

@@ -1,11 +1,12 @@
 //! The caller's own account beside sign-in: `PATCH /api/user`, editor preferences, password
-//! reset, and following an e-mail verification link (CONTRACT.md section 3).
+//! reset and change, the caller's sessions, and following an e-mail verification link
+//! (CONTRACT.md sections 3 and 20).
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use cms_service::{Error, ProfileUpdate, User};
+use cms_service::{Error, PasswordChange, ProfileUpdate, SessionSummary, User};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
@@ -26,6 +27,9 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(preferences, update_preferences))
         .routes(routes!(request_password_reset))
         .routes(routes!(reset_password))
+        .routes(routes!(change_password))
+        .routes(routes!(sessions))
+        .routes(routes!(revoke_session))
         .routes(routes!(verify_email))
 }
 
@@ -67,6 +71,87 @@ async fn update_profile(
         .account()
         .update_profile(&actor, input)
         .await?))
+}
+
+/// A password change.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PasswordChangeBody {
+    current_password: Option<String>,
+    /// 8 to 128 characters.
+    new_password: Option<String>,
+    /// End every other session of the account (default `true`).
+    revoke_other_sessions: Option<bool>,
+}
+
+/// What a password change did.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct PasswordChanged {
+    /// How many other sessions ended with it.
+    revoked_sessions: u64,
+}
+
+/// Changes the caller's password (a signed-in session only). Every other session ends with it
+/// unless `revokeOtherSessions` is `false`; reset links sent before stop working.
+#[utoipa::path(post, path = "/api/user/change-password", tag = TAG, request_body = PasswordChangeBody,
+    responses(
+        (status = 200, description = "The password is changed", body = Data<PasswordChanged>),
+        (status = 400, description = "A field missing, or the new password not 8 to 128 characters", body = ErrorBody),
+        (status = 403, description = "`currentPassword` is wrong, or the credential is not a session",
+            body = crate::error::AccessRefusal),
+        (status = 429, description = "Too many attempts; counted like sign-ins", body = ErrorBody),
+    ))]
+async fn change_password(
+    State(state): State<AppState>,
+    Authed(actor): Authed,
+    ApiJson(body): ApiJson<PasswordChangeBody>,
+) -> ApiResult<Json<Data<PasswordChanged>>> {
+    let change = PasswordChange {
+        current_password: body.current_password,
+        new_password: body.new_password,
+        revoke_other_sessions: body.revoke_other_sessions.unwrap_or(true),
+    };
+    let revoked_sessions = state.cms.account().change_password(&actor, change).await?;
+    Ok(ok(PasswordChanged { revoked_sessions }))
+}
+
+/// The caller's live sessions, most recently renewed first; `current` marks this one (a
+/// signed-in session only).
+#[utoipa::path(get, path = "/api/user/sessions", tag = TAG,
+    responses(
+        (status = 200, description = "The sessions", body = Data<Vec<SessionSummary>>),
+        (status = 403, description = "The credential is not a session", body = crate::error::AccessRefusal),
+    ))]
+async fn sessions(
+    State(state): State<AppState>,
+    Authed(actor): Authed,
+) -> ApiResult<Json<Data<Vec<SessionSummary>>>> {
+    Ok(ok(state.cms.account().sessions(&actor).await?))
+}
+
+/// A revoked session.
+#[derive(Serialize, ToSchema)]
+struct SessionRevoked {
+    id: String,
+    revoked: bool,
+}
+
+/// Ends one of the caller's sessions; the current one too, which signs this client out.
+#[utoipa::path(delete, path = "/api/user/sessions/{id}", tag = TAG,
+    params(("id" = String, Path, description = "The session's id, from the list")),
+    responses(
+        (status = 200, description = "The session ended", body = Data<SessionRevoked>),
+        (status = 403, description = "The credential is not a session", body = crate::error::AccessRefusal),
+        (status = 404, description = "No session of the caller has this id", body = ErrorBody),
+    ))]
+async fn revoke_session(
+    State(state): State<AppState>,
+    Authed(actor): Authed,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Data<SessionRevoked>>> {
+    state.cms.account().revoke_session(&actor, &id).await?;
+    Ok(ok(SessionRevoked { id, revoked: true }))
 }
 
 /// What the caller may do in the active organization, so a client (the admin UI) can offer

@@ -85,6 +85,50 @@ async fn sessions_are_found_by_hash_extended_and_deleted(url: String) {
     store.close().await;
 }
 
+async fn a_users_sessions_are_listed_and_revoked_one_or_all_but_one(url: String) {
+    let store = open(&url).await;
+    let mut tx = store.write_instance_wide().await.unwrap();
+    for (id, email) in [("u1", "ada@example.com"), ("u2", "bob@example.com")] {
+        tx.insert_user(&user(id, email)).await.unwrap();
+    }
+    let session = |id: &str, user: &str, expires_at: i64, updated_at: i64| SessionRecord {
+        id: id.into(),
+        token_hash: format!("h-{id}"),
+        user_id: user.into(),
+        active_organization_id: None,
+        expires_at,
+        ip_address: None,
+        user_agent: Some(format!("agent {id}")),
+        created_at: 1,
+        updated_at,
+    };
+    for s in [
+        session("a", "u1", 100, 5),
+        session("b", "u1", 100, 9),
+        session("c", "u1", 100, 7),
+        session("old", "u1", 10, 20),
+        session("bob", "u2", 100, 8),
+    ] {
+        tx.insert_session(&s).await.unwrap();
+    }
+    let ids = |list: Vec<SessionRecord>| list.into_iter().map(|s| s.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(tx.sessions_of_user("u1", 50).await.unwrap()),
+        ["b", "c", "a"],
+        "live ones, most recently renewed first"
+    );
+    assert!(!tx.delete_session_of_user("u1", "bob").await.unwrap());
+    assert!(tx.delete_session_of_user("u1", "c").await.unwrap());
+    assert_eq!(
+        tx.delete_other_sessions_of_user("u1", "b").await.unwrap(),
+        2
+    );
+    assert_eq!(ids(tx.sessions_of_user("u1", 0).await.unwrap()), ["b"]);
+    assert_eq!(ids(tx.sessions_of_user("u2", 0).await.unwrap()), ["bob"]);
+    tx.commit().await.unwrap();
+    store.close().await;
+}
+
 async fn api_keys_are_scoped_to_their_organization(url: String) {
     let store = open(&url).await;
     let mut tx = store.write_instance_wide().await.unwrap();
@@ -132,6 +176,7 @@ async fn api_keys_are_scoped_to_their_organization(url: String) {
 }
 
 crate::both_engines!(
+    a_users_sessions_are_listed_and_revoked_one_or_all_but_one,
     users_round_trip_and_emails_are_unique,
     sessions_are_found_by_hash_extended_and_deleted,
     api_keys_are_scoped_to_their_organization,

@@ -1,6 +1,6 @@
-// People: your own account (profile, password, deleting it, and for an instance super admin
-// the sign-up policy), the organization (its settings, creating another, deleting it), and
-// its members and invitations.
+// People: your own account (profile, password, sessions, deleting it, and for an instance super
+// admin the sign-up policy), the organization (its settings, creating another, deleting it),
+// and its members and invitations.
 
 import { get, post, patch, del, data, seg, ApiError } from "../api.js";
 import { h, render, field, banner, notify, confirm, setFieldError } from "../dom.js";
@@ -10,7 +10,8 @@ import { onSubmit, checkbox, table, part, when, describe, showRefusal } from "..
 // Account
 
 export async function account(body, ctx) {
-  const parts = [profileForm(ctx), passwordPart(ctx)];
+  const sessions = await sessionsPart();
+  const parts = [profileForm(ctx), passwordPart(ctx, sessions.refresh), sessions.section];
   if (ctx.user.role === "super_admin") parts.push(await signUpPolicy());
   parts.push(deleteAccount());
   render(body, parts);
@@ -41,9 +42,34 @@ function profileForm(ctx) {
   return part("Profile", form);
 }
 
-// The API has no "change password while signed in" endpoint: the reset link is the way, sent
-// to the caller's own address.
-function passwordPart(ctx) {
+// Changing the password needs the current one; the other sessions end with it unless the box
+// is cleared (then `changed()` redraws the list). Who forgot theirs is sent a reset link instead.
+function passwordPart(ctx, changed) {
+  const current = h("input", { name: "currentPassword", type: "password", required: true, autocomplete: "current-password" });
+  const next = h("input", { name: "newPassword", type: "password", required: true, minlength: 8, maxlength: 128, autocomplete: "new-password" });
+  const others = checkbox("Sign out my other sessions", { name: "revokeOtherSessions", checked: true, hint: "Every other browser and device where you are signed in." });
+  const form = h(
+    "form",
+    { class: "stack" },
+    field("Current password", current, { required: true }),
+    field("New password", next, { required: true, hint: "8 to 128 characters." }),
+    others.el,
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary", text: "Change password" })),
+  );
+  onSubmit(form, async () => {
+    const changed = await data(
+      post("/api/user/change-password", {
+        currentPassword: current.value,
+        newPassword: next.value,
+        revokeOtherSessions: others.input.checked,
+      }),
+    );
+    form.reset();
+    others.input.checked = true;
+    const ended = changed.revokedSessions;
+    notify(ended ? `Your password is changed; ${ended} other ${ended === 1 ? "session was" : "sessions were"} signed out.` : "Your password is changed.", "success");
+    await changed();
+  });
   const send = h("button", {
     type: "button",
     text: "Send me a password reset link",
@@ -61,7 +87,49 @@ function passwordPart(ctx) {
       },
     },
   });
-  return part("Password", h("p", { text: "To change your password, follow the link we e-mail you. Your other sessions end when the new password is set." }), h("div", { class: "actions" }, send));
+  return part("Password", form, h("p", { class: "muted", text: "Forgot it? We can e-mail you a link to choose a new one." }), h("div", { class: "actions" }, send));
+}
+
+// Where the account is signed in, this browser marked; each can be signed out from here.
+async function sessionsPart() {
+  const holder = h("div", { class: "sessions" });
+  const section = part("Sessions", holder);
+  const draw = async () => {
+    let sessions;
+    try {
+      sessions = await data(get("/api/user/sessions"));
+    } catch (error) {
+      render(holder);
+      banner(holder, describe(error), "error");
+      return;
+    }
+    const rows = sessions.map((s) =>
+      h(
+        "tr",
+        { dataset: { session: s.id } },
+        h("td", {}, h("span", { text: s.userAgent || "Unknown browser" }), s.current ? h("span", { class: "badge", text: "This session" }) : null),
+        h("td", { text: s.ipAddress || "—" }),
+        h("td", { text: when(s.createdAt) }),
+        h("td", { text: when(s.lastSeenAt) }),
+        h("td", {}, h("button", { type: "button", text: "Sign out", "aria-label": `Sign out ${s.current ? "this session" : `the session of ${s.userAgent || "an unknown browser"}`}`, on: { click: () => signOut(s) } })),
+      ),
+    );
+    render(holder, table(["Browser", "Address", "Signed in", "Last renewed", ""], rows, { caption: "Your sessions", empty: "No session is open." }));
+  };
+  const signOut = async (session) => {
+    if (session.current && !(await confirm("Sign out here?", "This is the session you are using: you will be taken to the sign-in page.", { confirmLabel: "Sign out" }))) return;
+    try {
+      await del(`/api/user/sessions/${seg(session.id)}`);
+    } catch (error) {
+      notify(describe(error), "error");
+      return;
+    }
+    if (session.current) return location.assign("/admin/sign-in");
+    notify("That session is signed out.", "success");
+    await draw();
+  };
+  await draw();
+  return { section, refresh: draw };
 }
 
 const FIRST_ADMIN = [
