@@ -1,6 +1,6 @@
 //! Accessibility (issue 32, "Done when"): axe-core finds no serious or critical violation on
-//! the list, edit, history, settings, account, home and assets pages at a phone's 390 px and a desktop's
-//! 1400 px. (`layout.rs` checks that no page scrolls sideways at 320 px.)
+//! the list, edit, history, settings, account, home and assets pages at a phone's 390 px and a
+//! desktop's 1400 px. (`layout.rs` checks that no page scrolls sideways at 320 px.)
 //!
 //! axe-core is test tooling from the npm registry (`tests/accessibility/`, installed by
 //! `.ci/run`), injected into the page by WebDriver; the admin itself ships no third-party
