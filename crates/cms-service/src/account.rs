@@ -156,23 +156,7 @@ impl<'a> AccountService<'a> {
         if change.current_password.as_deref().is_none_or(str::is_empty) {
             issues.add("currentPassword", "required", "currentPassword is required");
         }
-        let new_password = match change.new_password.as_deref().filter(|p| !p.is_empty()) {
-            None => {
-                issues.add("newPassword", "required", "newPassword is required");
-                None
-            }
-            Some(raw) => {
-                let parsed = Password::parse(raw);
-                if parsed.is_none() {
-                    issues.add(
-                        "newPassword",
-                        "length",
-                        "newPassword must be 8 to 128 characters",
-                    );
-                }
-                parsed
-            }
-        };
+        let new_password = parse_new_password(&mut issues, change.new_password.as_deref());
         issues.finish(()).map_err(Error::invalid)?;
         let new_password = new_password.expect("checked above");
         self.check_password(actor, change.current_password.as_deref())
@@ -402,23 +386,7 @@ impl<'a> AccountService<'a> {
         if token.is_none() {
             issues.add("token", "required", "token is required");
         }
-        let password = match new_password.filter(|p| !p.is_empty()) {
-            None => {
-                issues.add("newPassword", "required", "newPassword is required");
-                None
-            }
-            Some(raw) => {
-                let parsed = Password::parse(raw);
-                if parsed.is_none() {
-                    issues.add(
-                        "newPassword",
-                        "length",
-                        "newPassword must be 8 to 128 characters",
-                    );
-                }
-                parsed
-            }
-        };
+        let password = parse_new_password(&mut issues, new_password);
         let (token, password) = match (token, password) {
             (Some(token), Some(password)) if issues.is_empty() => (token, password),
             _ => return Err(Error::invalid(issues.into_vec())),
@@ -565,6 +533,24 @@ impl<'a> AccountService<'a> {
         tx.commit().await?;
         Ok(())
     }
+}
+
+/// The `newPassword` of a reset or a change: the password, or an issue saying it is missing or
+/// not 8 to 128 characters.
+fn parse_new_password(issues: &mut Issues, raw: Option<&str>) -> Option<Password> {
+    let Some(raw) = raw.filter(|p| !p.is_empty()) else {
+        issues.add("newPassword", "required", "newPassword is required");
+        return None;
+    };
+    let parsed = Password::parse(raw);
+    if parsed.is_none() {
+        issues.add(
+            "newPassword",
+            "length",
+            "newPassword must be 8 to 128 characters",
+        );
+    }
+    parsed
 }
 
 /// Moves the account to the address an e-mail-change link proved, verified. Refused (422,
