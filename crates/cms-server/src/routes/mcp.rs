@@ -1,7 +1,8 @@
 //! `/api/mcp`: the MCP server's Streamable HTTP transport (CONTRACT.md section 21), behind the
 //! same middleware, credentials, CORS and limits as the rest of the API. The handlers only
-//! refuse a request without a caller and hand it to the transport (`cms-mcp`); what the SDK
-//! answers in plain text is rendered in the error envelope here.
+//! refuse a request without a caller, or a new session past `mcp.maxSessions`, and hand the
+//! rest to the transport (`cms-mcp`); what the SDK answers in plain text is rendered in the
+//! error envelope here.
 
 use axum::body::Body;
 use axum::extract::{Request, State};
