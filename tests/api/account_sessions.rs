@@ -27,8 +27,8 @@ async fn sign_in_with(app: &TestApp, password: &str) -> Reply {
     .await
 }
 
-/// Whether `s` still proves a session.
-async fn signed_in(app: &TestApp, s: &Session) -> bool {
+/// Whether `s` still proves a session (401 once it ended; anything else is a failure).
+pub(crate) async fn signed_in(app: &TestApp, s: &Session) -> bool {
     let res = app.get(SESSIONS).bearer(&s.token).send().await;
     match res.status {
         StatusCode::OK => true,

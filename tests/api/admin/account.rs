@@ -6,6 +6,7 @@ use axum::http::StatusCode;
 use serde_json::json;
 
 use super::Ui;
+use crate::account_sessions::signed_in;
 use crate::people_support::first_owner;
 use crate::support::{PASSWORD, Session, TestApp};
 
@@ -90,12 +91,6 @@ async fn the_password_is_changed_and_sessions_signed_out(url: String) {
     assert_eq!(path, json!("/admin/sign-in"));
     assert!(!signed_in(&ui.app, &ada).await);
     ui.stop().await;
-}
-
-/// Whether `s` still proves a session.
-async fn signed_in(app: &TestApp, s: &Session) -> bool {
-    let res = app.get("/api/user/sessions").bearer(&s.token).send().await;
-    res.status == StatusCode::OK
 }
 
 crate::admin_scenarios!(the_password_is_changed_and_sessions_signed_out);

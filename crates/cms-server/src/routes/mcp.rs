@@ -132,11 +132,9 @@ fn is_json(content_type: Option<&HeaderValue>) -> bool {
 /// does not parse (the SDK says 415). JSON-RPC errors, results and streams pass untouched.
 async fn in_envelope(response: Response, json_body: bool) -> Response {
     let status = response.status();
-    let plain = !is_json(response.headers().get(header::CONTENT_TYPE))
-        && response
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .is_none_or(|v| !v.as_bytes().starts_with(b"text/event-stream"));
+    let content_type = response.headers().get(header::CONTENT_TYPE);
+    let plain = !is_json(content_type)
+        && content_type.is_none_or(|v| !v.as_bytes().starts_with(b"text/event-stream"));
     if status.is_success() || !plain {
         return response;
     }
