@@ -926,6 +926,7 @@ async fn deleting_an_account_emits_user_deleted_once_per_organization(url: Strin
         metadata: cms_store::Json(json!({})),
         parent_id: None,
         locales: None,
+        require_two_factor: false,
         created_at: now,
         updated_at: now,
     })

@@ -64,5 +64,6 @@ mod security;
 mod singletons;
 mod sse;
 mod tenancy;
+mod two_factor;
 mod webhook_endpoints;
 mod webhooks;

@@ -45,6 +45,7 @@ async fn listing_and_creating_organizations(url: String) {
             "metadata",
             "name",
             "parentId",
+            "requireTwoFactor",
             "role",
             "slug"
         ]

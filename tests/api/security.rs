@@ -23,6 +23,8 @@ use locales::{
 };
 mod people;
 use people::*;
+mod two_factor;
+use two_factor::two_factor_is_the_persons_and_its_requirement_holds;
 mod public_role;
 use public_role::*;
 mod search;
@@ -703,6 +705,9 @@ fn rows() -> Vec<Row> {
         row!("29 accounts", password_and_sessions_stay_the_persons,
             "read key, capability key: POST /api/user/change-password, GET /api/user/sessions, DELETE the creator's session; viewer, admin, outsider: DELETE /api/user/sessions/{editor's}"
             => "403 for keys; 404 for another person's session, which still works"),
+        row!("29 accounts", two_factor_is_the_persons_and_its_requirement_holds,
+            "read key, capability key: GET /api/user/two-factor, POST enroll/confirm/disable, PATCH requireTwoFactor; viewer: PATCH requireTwoFactor; admin without two-factor in an organization requiring it: list, create, new key, PATCH the organization"
+            => "403 everywhere; the member's refusals name the missing second factor"),
         row!("28 duplicate uploads", duplicate_uploads_answer_only_the_callers_own_asset,
             "outsider admin, child write key, parent editor: POST /api/assets with the bytes of the parent's asset (the outsider has the same bytes)"
             => "the outsider's own asset (200, duplicate); 201 a new asset of the child, no mark; the parent's asset (200)"),

@@ -122,6 +122,7 @@ pub async fn insert_organization(
         metadata: cms_store::Json(serde_json::json!({})),
         parent_id: parent.map(String::from),
         locales: None,
+        require_two_factor: false,
         created_at: 0,
         updated_at: 0,
     };

@@ -20,8 +20,8 @@ use serde_json::{Map, Value};
 
 use crate::Inner;
 use crate::actor::{Actor, Credential, User, check_email, check_user_name, email_taken};
-use crate::auth::ClientInfo;
 use crate::auth::tokens::{self, TokenKind};
+use crate::auth::{AuthService, ClientInfo};
 use crate::error::{Error, Result};
 use crate::events::{MEMBER_REMOVED, UserDeletedPayload, member_event, user_deleted_event};
 use crate::mail::{MailKind, MailMessage};
@@ -109,7 +109,8 @@ impl<'a> AccountService<'a> {
         }
         issues.finish(()).map_err(Error::invalid)?;
         if email.is_some() {
-            self.check_password(actor, input.current_password.as_deref())
+            AuthService::new(self.inner)
+                .check_password(actor, input.current_password.as_deref())
                 .await?;
         }
 
@@ -159,7 +160,8 @@ impl<'a> AccountService<'a> {
         let new_password = parse_new_password(&mut issues, change.new_password.as_deref());
         issues.finish(()).map_err(Error::invalid)?;
         let new_password = new_password.expect("checked above");
-        self.check_password(actor, change.current_password.as_deref())
+        AuthService::new(self.inner)
+            .check_password(actor, change.current_password.as_deref())
             .await?;
         let hash = password::hash(new_password.expose().to_string()).await?;
         let now = self.inner.clock.now();
@@ -210,24 +212,6 @@ impl<'a> AccountService<'a> {
         }
         tx.commit().await?;
         Ok(())
-    }
-
-    /// 403 unless `password` is the caller's current one. Counted like sign-ins (per address),
-    /// so a stolen session cannot guess it at leisure.
-    async fn check_password(&self, actor: &Actor, password: Option<&str>) -> Result<()> {
-        RateLimitService::new(self.inner)
-            .hit(Limited::SignIn, None, Some(&actor.user.email))
-            .await?;
-        let stored = {
-            let mut tx = self.inner.store.read().await?;
-            tx.user_by_id(&actor.user.id).await?
-        };
-        let hash = stored.and_then(|u| u.password_hash);
-        if password::verify(password.unwrap_or_default().to_string(), hash).await? {
-            Ok(())
-        } else {
-            Err(Error::Forbidden)
-        }
     }
 
     /// A new e-mail-change token naming `email` (replacing any earlier one: only the newest

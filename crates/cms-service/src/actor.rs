@@ -141,9 +141,24 @@ impl Actor {
     /// read, an anonymous reader nothing outside published reads (401, CONTRACT.md section
     /// 15); anyone else is refused access (403).
     pub(crate) fn refusal(&self) -> Error {
-        match self.credential {
+        match &self.credential {
             Credential::Preview(_) | Credential::Public { .. } => Error::Unauthorized,
+            Credential::Session(s) if s.two_factor_enrolment_required => {
+                Error::NotPermitted(ENROL_FIRST.into())
+            }
             _ => Error::Forbidden,
+        }
+    }
+
+    /// Refuses a person acting on an organization that requires two-factor sign-in (`requires`)
+    /// without having turned it on. API keys are machine credentials and pass; so does a
+    /// plugin's own work.
+    pub(crate) fn check_two_factor_requirement(&self, requires: bool) -> Result<()> {
+        match &self.credential {
+            Credential::Session(s) if requires && !s.two_factor_enabled => {
+                Err(Error::NotPermitted(ENROL_FIRST.into()))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -352,7 +367,17 @@ pub struct SessionView {
     pub user_agent: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// The person signs in with a second factor (CONTRACT.md section 20).
+    pub two_factor_enabled: bool,
+    /// The active organization requires two-factor sign-in and the person has not turned it
+    /// on: nothing in that organization is allowed until they do.
+    pub two_factor_enrolment_required: bool,
 }
+
+/// What a refusal says to a member of an organization that requires two-factor sign-in who has
+/// not turned it on.
+pub(crate) const ENROL_FIRST: &str =
+    "this organization requires two-factor sign-in: turn it on for your account first";
 
 impl From<&SessionRecord> for SessionView {
     fn from(s: &SessionRecord) -> Self {
@@ -365,6 +390,8 @@ impl From<&SessionRecord> for SessionView {
             user_agent: s.user_agent.clone(),
             created_at: s.created_at.into(),
             updated_at: s.updated_at.into(),
+            two_factor_enabled: false,
+            two_factor_enrolment_required: false,
         }
     }
 }

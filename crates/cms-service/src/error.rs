@@ -24,6 +24,10 @@ pub enum Error {
     /// Wrong e-mail or password at sign-in.
     #[error("invalid email or password")]
     InvalidCredentials,
+    /// The second step of a two-factor sign-in failed: a wrong or used code, or a challenge
+    /// that is unknown, expired or spent. The message says which, for the person.
+    #[error("{0}")]
+    SecondFactorRefused(String),
     #[error("{message}")]
     BadRequest { message: String, issues: Vec<Issue> },
     #[error("{0}")]
@@ -100,7 +104,9 @@ impl Error {
     /// The sort of failure, which each door maps to its own answer.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::Unauthorized | Error::InvalidCredentials => ErrorKind::Unauthenticated,
+            Error::Unauthorized | Error::InvalidCredentials | Error::SecondFactorRefused(_) => {
+                ErrorKind::Unauthenticated
+            }
             Error::Forbidden | Error::NotPermitted(_) => ErrorKind::Forbidden,
             Error::BadRequest { .. } => ErrorKind::BadRequest,
             Error::NotFound(_) => ErrorKind::NotFound,

@@ -56,8 +56,8 @@ pub use actor::{
 pub use api_keys::{ApiKey, ApiKeyService, CreatedApiKey, NewApiKey};
 pub use assets::{AssetService, AssetSettings};
 pub use auth::{
-    AuthService, Authenticated, ClaimCode, ClientInfo, Credentials, NewUser, Resolved, SignIn,
-    SignUp, SignedUp,
+    AuthService, Authenticated, ClaimCode, ClientInfo, Credentials, NewUser, Resolved,
+    SecondFactor, SignIn, SignInOutcome, SignUp, SignedUp, TwoFactorEnrolment, TwoFactorStatus,
 };
 pub use capabilities::CapabilityRegistry;
 pub use change_sets::ChangeSetService;
@@ -219,6 +219,9 @@ pub(crate) struct Inner {
     pub(crate) plugin_settings: Vec<cms_core::plugin_settings::SettingsDeclaration>,
     /// Seals and opens secret plugin settings; `None` without an encryption key.
     pub(crate) secret_box: Option<secret_box::SecretBox>,
+    /// Seals and opens two-factor secrets: the encryption key's box, or one derived from the
+    /// auth secret when none is configured.
+    pub(crate) two_factor_box: secret_box::SecretBox,
     /// How far the field indexes built beside the service have come.
     pub(crate) field_indexing: field_indexes::FieldIndexing,
     /// A digest of the schemas as registered: part of every document read's entity tag, so a
@@ -316,12 +319,13 @@ impl Cms {
         let event_types = events::EventTypes::new(parts.event_types, &parts.schemas)?;
         parts.registry.check_subscriptions(&event_types)?;
         plugin_settings::check_declarations(&parts.plugin_settings)?;
-        let secret_box = parts
+        let encryption_key = parts
             .settings
             .secret_encryption_key
             .as_deref()
-            .filter(|key| !key.is_empty())
-            .map(secret_box::SecretBox::new);
+            .filter(|key| !key.is_empty());
+        let secret_box = encryption_key.map(secret_box::SecretBox::new);
+        let two_factor_box = auth::seal_box(encryption_key, &parts.secret);
         let media_signer =
             cms_core::asset::MediaSigner::new(parts.settings.assets.signing_secret.as_deref());
         let schema_fingerprint = documents::schema_fingerprint(&parts.schemas);
@@ -345,6 +349,7 @@ impl Cms {
             media_signer,
             plugin_settings: parts.plugin_settings,
             secret_box,
+            two_factor_box,
             field_indexing: Default::default(),
             schema_fingerprint,
             public_reads,

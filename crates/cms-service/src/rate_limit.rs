@@ -43,6 +43,8 @@ pub enum Limited {
     SignIn,
     SignUp,
     PasswordReset,
+    /// Two-factor codes: the second step of sign-in, and confirming an enrolment.
+    TwoFactor,
     /// Assistant turns, per user, in [`AGENT_WINDOW`].
     AgentTurn,
 }
@@ -59,6 +61,7 @@ impl Limited {
             Limited::SignIn => "signIn",
             Limited::SignUp => "signUp",
             Limited::PasswordReset => "passwordReset",
+            Limited::TwoFactor => "twoFactor",
             Limited::AgentTurn => "agentTurn",
         }
     }

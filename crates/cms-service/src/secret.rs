@@ -32,6 +32,12 @@ pub(crate) enum Purpose {
     InvitationToken,
     /// A preview link's token (CONTRACT.md section 15).
     PreviewToken,
+    /// The token between a password that was right and the second factor (CONTRACT.md
+    /// section 20).
+    TwoFactorChallenge,
+    /// The key material of the box that seals two-factor secrets when no
+    /// CMS_SECRET_ENCRYPTION_KEY is configured (`two_factor::seal_box`).
+    TwoFactorSeal,
 }
 
 impl Purpose {
@@ -47,6 +53,8 @@ impl Purpose {
             Purpose::EmailChange => b"cms/email-change\0",
             Purpose::InvitationToken => b"cms/invitation-token\0",
             Purpose::PreviewToken => b"cms/preview-token\0",
+            Purpose::TwoFactorChallenge => b"cms/two-factor-challenge\0",
+            Purpose::TwoFactorSeal => b"cms/two-factor-seal\0",
         }
     }
 }

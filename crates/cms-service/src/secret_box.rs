@@ -36,6 +36,8 @@ pub enum SecretSlot<'a> {
         organization_id: &'a str,
         endpoint_id: &'a str,
     },
+    /// The authenticator secret of a person's two-factor sign-in.
+    TwoFactor { user_id: &'a str },
 }
 
 impl SecretSlot<'_> {
@@ -58,6 +60,7 @@ impl SecretSlot<'_> {
                 b"cms.webhook-endpoint.v1",
                 vec![organization_id, endpoint_id],
             ),
+            SecretSlot::TwoFactor { user_id } => (b"cms.two-factor.v1", vec![user_id]),
         };
         let mut aad = domain.to_vec();
         for part in parts {
@@ -76,6 +79,7 @@ impl SecretSlot<'_> {
             SecretSlot::WebhookEndpoint { endpoint_id, .. } => {
                 format!("signing secret of webhook endpoint `{endpoint_id}`")
             }
+            SecretSlot::TwoFactor { .. } => "two-factor secret".to_string(),
         }
     }
 }

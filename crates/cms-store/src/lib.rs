@@ -38,6 +38,7 @@ pub mod roles;
 pub mod schedules;
 pub mod search;
 pub mod sessions;
+pub mod two_factor;
 pub mod user_tokens;
 pub mod users;
 pub mod versions;
@@ -165,6 +166,7 @@ pub trait Tx:
     + rate_limits::RateLimits
     + invitations::Invitations
     + user_tokens::UserTokens
+    + two_factor::TwoFactor
     + preferences::Preferences
     + preview_tokens::PreviewTokens
     + plugin_settings::PluginSettings
@@ -264,6 +266,7 @@ macro_rules! impl_repositories {
             $crate::jobs::impl_jobs!($tx);
             $crate::schedules::impl_schedules!($tx);
             $crate::user_tokens::impl_user_tokens!($tx);
+            $crate::two_factor::impl_two_factor!($tx);
             $crate::preferences::impl_preferences!($tx);
             $crate::preview_tokens::impl_preview_tokens!($tx);
             $crate::plugin_settings::impl_plugin_settings!($tx);

@@ -15,6 +15,8 @@ pub struct OrganizationRecord {
     pub parent_id: Option<String>,
     /// The locale tags the organization narrows the instance's to; `None` keeps them all.
     pub locales: Option<Json<Vec<String>>>,
+    /// Members must sign in with a second factor to act here (CONTRACT.md section 20).
+    pub require_two_factor: bool,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -104,8 +106,8 @@ macro_rules! impl_organizations {
                 o: &$crate::organizations::OrganizationRecord,
             ) -> $crate::Result<()> {
                 sqlx::query(
-                    "INSERT INTO organizations (id, name, slug, metadata, parent_id, locales, created_at, updated_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                    "INSERT INTO organizations (id, name, slug, metadata, parent_id, locales, created_at, updated_at, require_two_factor) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                 )
                 .bind(&o.id)
                 .bind(&o.name)
@@ -115,6 +117,7 @@ macro_rules! impl_organizations {
                 .bind(&o.locales)
                 .bind(o.created_at)
                 .bind(o.updated_at)
+                .bind(o.require_two_factor)
                 .execute(self.conn().await?)
                 .await?;
                 Ok(())
@@ -230,8 +233,8 @@ macro_rules! impl_organizations {
                 o: &$crate::organizations::OrganizationRecord,
             ) -> $crate::Result<bool> {
                 let done = sqlx::query(
-                    "UPDATE organizations SET name = $2, slug = $3, metadata = $4, locales = $5, updated_at = $6 \
-                     WHERE id = $1",
+                    "UPDATE organizations SET name = $2, slug = $3, metadata = $4, locales = $5, updated_at = $6, \
+                     require_two_factor = $7 WHERE id = $1",
                 )
                 .bind(&o.id)
                 .bind(&o.name)
@@ -239,6 +242,7 @@ macro_rules! impl_organizations {
                 .bind(&o.metadata)
                 .bind(&o.locales)
                 .bind(o.updated_at)
+                .bind(o.require_two_factor)
                 .execute(self.conn().await?)
                 .await?;
                 Ok(done.rows_affected() > 0)

@@ -29,6 +29,10 @@ pub struct SessionGrantRecord {
     /// The user's role in the active organization; `None` without one.
     pub member_role: Option<String>,
     pub role_capabilities: Option<sqlx::types::Json<Vec<String>>>,
+    /// Whether the active organization requires two-factor sign-in; `None` without one.
+    pub organization_requires_two_factor: Option<bool>,
+    /// When the user turned two-factor on; `None` when it is off (or still being enrolled).
+    pub two_factor_enabled_at: Option<i64>,
 }
 
 /// A session's columns under names that do not clash with the user's.
@@ -46,8 +50,12 @@ pub struct SessionFields {
 pub(crate) const SESSION_GRANT_SQL: &str = "SELECT s.id AS session_id, s.active_organization_id, \
      s.expires_at, s.ip_address, s.user_agent, s.created_at AS session_created_at, \
      s.updated_at AS session_updated_at, u.*, m.role AS member_role, \
-     r.capabilities AS role_capabilities \
+     r.capabilities AS role_capabilities, \
+     o.require_two_factor AS organization_requires_two_factor, \
+     t.enabled_at AS two_factor_enabled_at \
      FROM sessions s JOIN users u ON u.id = s.user_id \
+     LEFT JOIN organizations o ON o.id = s.active_organization_id \
+     LEFT JOIN two_factor t ON t.user_id = s.user_id \
      LEFT JOIN members m ON m.organization_id = s.active_organization_id AND m.user_id = s.user_id \
      LEFT JOIN roles r ON r.organization_id = m.organization_id AND r.name = m.role \
      WHERE s.token_hash = $1";

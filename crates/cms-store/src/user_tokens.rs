@@ -34,6 +34,13 @@ pub trait UserTokens {
         token_hash: &str,
         purpose: &str,
     ) -> Result<Option<UserTokenRecord>>;
+    /// Counts one wrong answer against the token with this hash and purpose: how many it has
+    /// had, or `None` when there is no such token.
+    async fn count_user_token_failure(
+        &mut self,
+        token_hash: &str,
+        purpose: &str,
+    ) -> Result<Option<i64>>;
     /// Deletes the user's tokens of one purpose. How many there were.
     async fn delete_user_tokens(&mut self, user_id: &str, purpose: &str) -> Result<u64>;
     /// Deletes every token that expired before `now`.
@@ -87,6 +94,22 @@ macro_rules! impl_user_tokens {
                 .bind(purpose)
                 .fetch_optional(self.conn().await?)
                 .await?)
+            }
+
+            async fn count_user_token_failure(
+                &mut self,
+                token_hash: &str,
+                purpose: &str,
+            ) -> $crate::Result<Option<i64>> {
+                Ok(sqlx::query_scalar::<_, i32>(
+                    "UPDATE user_tokens SET failures = failures + 1 \
+                     WHERE token_hash = $1 AND purpose = $2 RETURNING failures",
+                )
+                .bind(token_hash)
+                .bind(purpose)
+                .fetch_optional(self.conn().await?)
+                .await?
+                .map(i64::from))
             }
 
             async fn delete_user_tokens(&mut self, user_id: &str, purpose: &str) -> $crate::Result<u64> {

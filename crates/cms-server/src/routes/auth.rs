@@ -7,7 +7,8 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::response::AppendHeaders;
 use cms_service::{
-    Authenticated, ClaimCode, Credential, SessionView, SignIn, SignUp, SignedUp, User,
+    Authenticated, ClaimCode, Credential, SessionView, SignIn, SignInOutcome, SignUp, SignedUp,
+    User,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -32,7 +33,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
 }
 
 /// A `Set-Cookie` header of the response.
-type SetCookie = [(HeaderName, HeaderValue); 1];
+pub(super) type SetCookie = [(HeaderName, HeaderValue); 1];
 
 /// A new account.
 #[derive(Deserialize, ToSchema)]
@@ -58,10 +59,28 @@ struct SignInBody {
 
 /// A new session: its bearer token and its user. The same token is set as the session cookie.
 #[derive(Debug, Serialize, ToSchema)]
-struct SignedIn {
+pub(super) struct SignedIn {
     /// The session token, for `Authorization: Bearer`.
-    token: String,
-    user: User,
+    pub(super) token: String,
+    pub(super) user: User,
+}
+
+/// The right password of an account with two-factor sign-in on: no session yet, but a
+/// challenge to send with a code to `POST /api/auth/two-factor` within 5 minutes.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct TwoFactorRequired {
+    /// Always `true`.
+    two_factor_required: bool,
+    challenge: String,
+}
+
+/// What a sign-in answers: a session, or the challenge of a two-factor sign-in.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+enum SignInAnswer {
+    SignedIn(SignedIn),
+    TwoFactorRequired(TwoFactorRequired),
 }
 
 /// A new account: signed in at once, or (when the address must be verified first) without a
@@ -140,12 +159,13 @@ async fn sign_up(
     })
 }
 
-/// Signs in with e-mail and password; the session cookie is set.
+/// Signs in with e-mail and password; the session cookie is set. With two-factor sign-in on,
+/// the answer is a challenge instead, and no cookie.
 #[utoipa::path(post, path = "/api/auth/sign-in/email", tag = TAG, security(()),
     request_body = SignInBody,
     responses(
-        (status = 200, description = "Signed in", body = SignedIn,
-            headers(("set-cookie" = String, description = "The session cookie"))),
+        (status = 200, description = "Signed in (the session cookie set), or a two-factor challenge (no cookie)", body = SignInAnswer,
+            headers(("set-cookie" = String, description = "The session cookie, when signed in"))),
         (status = 401, description = "The e-mail or password is wrong", body = ErrorBody),
         (status = 403, description = "The address must be verified first (handler-layer body; a new link is sent), or a cookie-authenticated request failed the CSRF check",
             body = AccessRefusal),
@@ -155,8 +175,11 @@ async fn sign_in(
     Client(client): Client,
     headers: HeaderMap,
     ApiJson(body): ApiJson<SignInBody>,
-) -> ApiResult<(SetCookie, Json<SignedIn>)> {
-    let signed_in = state
+) -> ApiResult<(
+    AppendHeaders<Option<(HeaderName, HeaderValue)>>,
+    Json<SignInAnswer>,
+)> {
+    let outcome = state
         .cms
         .auth()
         .sign_in(SignIn {
@@ -165,14 +188,38 @@ async fn sign_in(
             client,
         })
         .await?;
-    let cookie = cookie(&state, &headers, &signed_in);
-    Ok((
+    Ok(match outcome {
+        SignInOutcome::SignedIn(auth) => {
+            let ([cookie], Json(body)) = signed_in(&state, &headers, *auth);
+            (
+                AppendHeaders(Some(cookie)),
+                Json(SignInAnswer::SignedIn(body)),
+            )
+        }
+        SignInOutcome::TwoFactorRequired { challenge } => (
+            AppendHeaders(None),
+            Json(SignInAnswer::TwoFactorRequired(TwoFactorRequired {
+                two_factor_required: true,
+                challenge,
+            })),
+        ),
+    })
+}
+
+/// The answer of a sign-in that opened a session: the cookie and `{ token, user }`.
+pub(super) fn signed_in(
+    state: &AppState,
+    headers: &HeaderMap,
+    auth: Authenticated,
+) -> (SetCookie, Json<SignedIn>) {
+    let cookie = cookie(state, headers, &auth);
+    (
         [(header::SET_COOKIE, cookie)],
         Json(SignedIn {
-            token: signed_in.token,
-            user: signed_in.user,
+            token: auth.token,
+            user: auth.user,
         }),
-    ))
+    )
 }
 
 /// Ends the caller's session, if any (an API key has none), and clears the session cookie.

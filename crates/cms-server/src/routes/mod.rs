@@ -23,6 +23,7 @@ pub mod plugins;
 pub mod preview;
 pub mod roles;
 pub mod schemas;
+pub mod two_factor;
 pub mod webhooks;
 
 use axum::Json;

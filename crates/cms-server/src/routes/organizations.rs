@@ -133,6 +133,9 @@ struct OrganizationPatch {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<Vec<String>>, nullable)]
     locales: Option<Option<Vec<String>>>,
+    /// Requires members to sign in with a second factor before they may act here (CONTRACT.md
+    /// section 20). Turning it on needs the caller's own two-factor sign-in on (400 otherwise).
+    require_two_factor: Option<bool>,
 }
 
 /// A field that may be sent as `null` (which then means something) or left out.
@@ -144,7 +147,8 @@ where
     Option::<T>::deserialize(deserializer).map(Some)
 }
 
-/// Updates name, slug, metadata and/or locales (`org.settings` in that organization).
+/// Updates name, slug, metadata, locales and/or the two-factor requirement (`org.settings` in
+/// that organization).
 #[utoipa::path(patch, path = "/api/organizations/{id}", tag = TAG, request_body = OrganizationPatch,
     params(("id" = String, Path, description = "The organization id")),
     responses(
@@ -162,6 +166,7 @@ async fn update(
         slug: body.slug,
         metadata: body.metadata,
         locales: body.locales,
+        require_two_factor: body.require_two_factor,
     };
     Ok(ok(state
         .cms

@@ -218,7 +218,19 @@ impl AuthService<'_> {
         if session.expires_at <= now.millis() {
             return Ok(None);
         }
-        let grant = self.grant(&found.user, found.member_role, found.role_capabilities)?;
+        let two_factor_enabled = found.two_factor_enabled_at.is_some();
+        // An organization that requires a second factor grants nothing to a person without one
+        // (CONTRACT.md section 20): every refusal then says to enrol first.
+        let two_factor_enrolment_required =
+            found.organization_requires_two_factor == Some(true) && !two_factor_enabled;
+        let grant = if two_factor_enrolment_required {
+            Grant {
+                role: EffectiveRole::None,
+                capabilities: CapabilitySet::empty(),
+            }
+        } else {
+            self.grant(&found.user, found.member_role, found.role_capabilities)?
+        };
 
         // Sliding lifetime, written at most once a day per session rather than on every request.
         let lifetime = self.inner.settings.session_lifetime_days * DAY_MS;
@@ -239,6 +251,8 @@ impl AuthService<'_> {
             user_agent: session.user_agent,
             created_at: session.session_created_at.into(),
             updated_at: session.session_updated_at.into(),
+            two_factor_enabled,
+            two_factor_enrolment_required,
         };
         let actor = Actor {
             user: User::from_record(found.user)?,

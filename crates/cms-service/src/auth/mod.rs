@@ -4,17 +4,23 @@
 //! `sign_up.rs` makes accounts (sign-up under the first-admin policies, the operator's
 //! `cms user create`, the claim code), `session.rs` signs in and out, `credentials.rs` turns
 //! the credentials a request carries into an actor (sliding the session's lifetime);
-//! `password.rs` hashes passwords and `tokens.rs` holds the single-use e-mailed tokens.
+//! `password.rs` hashes passwords and `tokens.rs` holds the single-use e-mailed tokens;
+//! `two_factor.rs` enrols authenticator apps and completes a sign-in with a code, whose
+//! arithmetic is `totp.rs`'s.
 
 mod credentials;
 mod session;
 mod sign_up;
 pub(crate) mod tokens;
+mod totp;
+mod two_factor;
 
 pub use self::credentials::{Credentials, Resolved};
 pub use self::session::{Authenticated, ClientInfo, SignIn};
 pub use self::sign_up::{ClaimCode, NewUser, SignUp, SignedUp};
 pub(crate) use self::tokens::verification_mail;
+pub(crate) use self::two_factor::seal_box;
+pub use self::two_factor::{SecondFactor, SignInOutcome, TwoFactorEnrolment, TwoFactorStatus};
 
 use crate::Inner;
 

@@ -7,7 +7,7 @@ use cms_store::Tx;
 use cms_store::sessions::SessionRecord;
 use cms_store::users::UserRecord;
 
-use super::{AuthService, verification_mail};
+use super::{AuthService, SignInOutcome, verification_mail};
 use crate::actor::{Actor, Credential, SessionView, User};
 use crate::error::{Error, Result};
 use crate::password;
@@ -40,8 +40,9 @@ pub struct Authenticated {
 
 impl AuthService<'_> {
     /// Sign-in with e-mail and password. The session's active organization is the user's
-    /// oldest membership.
-    pub async fn sign_in(&self, input: SignIn) -> Result<Authenticated> {
+    /// oldest membership. With two-factor sign-in on, the right password opens no session yet:
+    /// it answers a challenge for [`AuthService::complete_two_factor`].
+    pub async fn sign_in(&self, input: SignIn) -> Result<SignInOutcome> {
         RateLimitService::new(self.inner)
             .hit(
                 Limited::SignIn,
@@ -88,18 +89,52 @@ impl AuthService<'_> {
                 "verify your e-mail address first: a new link is on its way".into(),
             ));
         }
+        if let Some(challenge) = self.challenge_if_enrolled(&user, now).await? {
+            return Ok(SignInOutcome::TwoFactorRequired { challenge });
+        }
         let mut tx = self.inner.store.write_instance_wide().await?;
+        let session = self
+            .open_signed_in_session(&mut *tx, &user.id, &input.client, now)
+            .await?;
+        tx.commit().await?;
+        self.authenticated(session, user)
+            .map(|auth| SignInOutcome::SignedIn(Box::new(auth)))
+    }
+
+    /// The session a sign-in opens: its active organization is the user's oldest membership.
+    pub(super) async fn open_signed_in_session(
+        &self,
+        tx: &mut dyn Tx,
+        user_id: &str,
+        client: &ClientInfo,
+        now: Timestamp,
+    ) -> Result<(SessionRecord, String)> {
         let active_org = tx
-            .memberships_of(&user.id)
+            .memberships_of(user_id)
             .await?
             .into_iter()
             .next()
             .map(|m| m.organization_id);
-        let session = self
-            .open_session(&mut *tx, &user.id, active_org, &input.client, now)
+        self.open_session(tx, user_id, active_org, client, now)
+            .await
+    }
+
+    /// 403 unless `password` is the caller's current one. Counted like sign-ins (per address),
+    /// so a stolen session cannot guess it at leisure.
+    pub(crate) async fn check_password(&self, actor: &Actor, password: Option<&str>) -> Result<()> {
+        RateLimitService::new(self.inner)
+            .hit(Limited::SignIn, None, Some(&actor.user.email))
             .await?;
-        tx.commit().await?;
-        self.authenticated(session, user)
+        let stored = {
+            let mut tx = self.inner.store.read().await?;
+            tx.user_by_id(&actor.user.id).await?
+        };
+        let hash = stored.and_then(|u| u.password_hash);
+        if password::verify(password.unwrap_or_default().to_string(), hash).await? {
+            Ok(())
+        } else {
+            Err(Error::Forbidden)
+        }
     }
 
     /// A fresh verification link for an unverified user who tried to sign in.

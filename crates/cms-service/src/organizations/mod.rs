@@ -48,6 +48,8 @@ pub struct Organization {
     /// The locales the organization narrows the instance's to (CONTRACT.md section 17);
     /// `null` for all of them.
     pub locales: Option<Vec<String>>,
+    /// Members must sign in with a second factor to act here (CONTRACT.md section 20).
+    pub require_two_factor: bool,
     /// The caller's role there; `null` for an instance administrator who is not a member.
     pub role: Option<String>,
     pub created_at: Timestamp,
@@ -62,6 +64,7 @@ impl Organization {
             metadata: r.metadata.0,
             parent_id: r.parent_id,
             locales: r.locales.map(|l| l.0),
+            require_two_factor: r.require_two_factor,
             role,
             created_at: r.created_at.into(),
         }
@@ -88,6 +91,9 @@ pub struct OrganizationUpdate {
     /// `Some(Some(tags))` narrows the instance's locales to `tags` (the default among them);
     /// `Some(None)` goes back to every locale.
     pub locales: Option<Option<Vec<String>>>,
+    /// Turns the two-factor requirement on or off. Turning it on needs the caller's own
+    /// two-factor sign-in on, so nobody locks themself out with it.
+    pub require_two_factor: Option<bool>,
 }
 
 pub struct OrganizationService<'a> {
@@ -154,6 +160,7 @@ impl<'a> OrganizationService<'a> {
             metadata: Json(metadata),
             parent_id,
             locales: None,
+            require_two_factor: false,
             created_at: now.millis(),
             updated_at: now.millis(),
         };
@@ -254,6 +261,7 @@ impl<'a> OrganizationService<'a> {
         let now = self.inner.clock.now();
         let mut tx = self.inner.store.write_instance_wide().await?;
         let (mut org, standing) = visible(self.inner, &mut *tx, actor, id).await?;
+        actor.check_two_factor_requirement(org.require_two_factor)?;
         if !standing.grant.capabilities.has(CoreCapability::OrgSettings) {
             return Err(Error::Forbidden);
         }
@@ -261,9 +269,10 @@ impl<'a> OrganizationService<'a> {
             && input.slug.is_none()
             && input.metadata.is_none()
             && input.locales.is_none()
+            && input.require_two_factor.is_none()
         {
             return Err(Error::bad_request(
-                "send at least one of `name`, `slug`, `metadata`, `locales`",
+                "send at least one of `name`, `slug`, `metadata`, `locales`, `requireTwoFactor`",
             ));
         }
         let mut issues = Issues::new();
@@ -273,7 +282,18 @@ impl<'a> OrganizationService<'a> {
         let locales = input
             .locales
             .map(|l| check_locales(&mut issues, self.inner.schemas.locales(), l));
+        if input.require_two_factor == Some(true)
+            && !org.require_two_factor
+            && !session_of(actor).is_ok_and(|s| s.two_factor_enabled)
+        {
+            issues.add(
+                "requireTwoFactor",
+                "two_factor_off",
+                "turn on two-factor sign-in for your own account before requiring it of everyone",
+            );
+        }
         issues.finish(()).map_err(Error::invalid)?;
+        org.require_two_factor = input.require_two_factor.unwrap_or(org.require_two_factor);
         org.name = name.unwrap_or(org.name);
         org.slug = slug.unwrap_or(org.slug);
         org.metadata = metadata.map(Json).unwrap_or(org.metadata);
@@ -296,7 +316,8 @@ impl<'a> OrganizationService<'a> {
     pub async fn delete(&self, actor: &Actor, id: &str) -> Result<()> {
         session_of(actor)?;
         let mut tx = self.inner.store.write_instance_wide().await?;
-        let (_, standing) = visible(self.inner, &mut *tx, actor, id).await?;
+        let (org, standing) = visible(self.inner, &mut *tx, actor, id).await?;
+        actor.check_two_factor_requirement(org.require_two_factor)?;
         let owner = standing.role.as_deref() == Some(BuiltInRole::Owner.name());
         if !owner && !actor.instance_super_admin_session() {
             return Err(Error::NotPermitted(
@@ -556,6 +577,7 @@ pub(crate) async fn create_with_owner(
         metadata: Json(json_object()),
         parent_id: None,
         locales: None,
+        require_two_factor: false,
         created_at: now.millis(),
         updated_at: now.millis(),
     };

@@ -27,6 +27,7 @@ fn org(id: &str) -> OrganizationRecord {
         metadata: Json(json!({})),
         parent_id: None,
         locales: None,
+        require_two_factor: false,
         created_at: 1,
         updated_at: 1,
     }

@@ -129,6 +129,62 @@ async fn a_users_sessions_are_listed_and_revoked_one_or_all_but_one(url: String)
     store.close().await;
 }
 
+async fn two_factor_enables_once_and_accepts_each_step_and_code_once(url: String) {
+    let store = open(&url).await;
+    let mut tx = store.write_instance_wide().await.unwrap();
+    tx.insert_user(&user("u1", "ada@example.com"))
+        .await
+        .unwrap();
+    assert!(tx.two_factor("u1").await.unwrap().is_none());
+    tx.begin_two_factor("u1", "sealed-1", 5).await.unwrap();
+    // Restarting replaces the pending secret.
+    tx.begin_two_factor("u1", "sealed-2", 6).await.unwrap();
+    let pending = tx.two_factor("u1").await.unwrap().unwrap();
+    assert_eq!(
+        (pending.secret.as_str(), pending.enabled_at),
+        ("sealed-2", None)
+    );
+    assert!(
+        !tx.claim_two_factor_step("u1", 9).await.unwrap(),
+        "not on yet"
+    );
+
+    let hashes = vec!["r1".to_string(), "r2".to_string()];
+    assert!(tx.enable_two_factor("u1", 10, &hashes, 7).await.unwrap());
+    assert!(
+        !tx.enable_two_factor("u1", 11, &hashes, 8).await.unwrap(),
+        "once"
+    );
+    let on = tx.two_factor("u1").await.unwrap().unwrap();
+    assert_eq!((on.enabled_at, on.last_step), (Some(7), 10));
+    assert!(
+        !tx.claim_two_factor_step("u1", 10).await.unwrap(),
+        "the confirming step"
+    );
+    assert!(
+        !tx.claim_two_factor_step("u1", 9).await.unwrap(),
+        "an older step"
+    );
+    assert!(tx.claim_two_factor_step("u1", 11).await.unwrap());
+    assert!(
+        !tx.claim_two_factor_step("u1", 11).await.unwrap(),
+        "the same step again"
+    );
+
+    assert_eq!(tx.count_recovery_codes("u1").await.unwrap(), 2);
+    assert!(tx.take_recovery_code("u1", "r1").await.unwrap());
+    assert!(!tx.take_recovery_code("u1", "r1").await.unwrap());
+    assert!(!tx.take_recovery_code("u1", "nope").await.unwrap());
+    assert_eq!(tx.count_recovery_codes("u1").await.unwrap(), 1);
+
+    assert!(tx.delete_two_factor("u1").await.unwrap());
+    assert!(!tx.delete_two_factor("u1").await.unwrap());
+    assert!(tx.two_factor("u1").await.unwrap().is_none());
+    assert_eq!(tx.count_recovery_codes("u1").await.unwrap(), 0);
+    tx.commit().await.unwrap();
+    store.close().await;
+}
+
 async fn api_keys_are_scoped_to_their_organization(url: String) {
     let store = open(&url).await;
     let mut tx = store.write_instance_wide().await.unwrap();
@@ -177,6 +233,7 @@ async fn api_keys_are_scoped_to_their_organization(url: String) {
 
 crate::both_engines!(
     a_users_sessions_are_listed_and_revoked_one_or_all_but_one,
+    two_factor_enables_once_and_accepts_each_step_and_code_once,
     users_round_trip_and_emails_are_unique,
     sessions_are_found_by_hash_extended_and_deleted,
     api_keys_are_scoped_to_their_organization,

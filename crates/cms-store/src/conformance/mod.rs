@@ -59,6 +59,7 @@ fn org(id: &str, slug: &str) -> OrganizationRecord {
         metadata: Json(json!({"plan": "pro"})),
         parent_id: None,
         locales: None,
+        require_two_factor: false,
         created_at: 1,
         updated_at: 1,
     }
@@ -114,6 +115,7 @@ pub(crate) async fn with_two_organizations(store: &std::sync::Arc<dyn crate::Sto
     let child = OrganizationRecord {
         parent_id: Some("o1".into()),
         locales: None,
+        require_two_factor: false,
         ..org("o2", "other")
     };
     tx.insert_organization(&child).await.unwrap();

@@ -18,6 +18,7 @@ async fn organizations_members_and_roles(url: String) {
     let child = OrganizationRecord {
         parent_id: Some("o1".into()),
         locales: None,
+        require_two_factor: false,
         ..org("c1", "acme-child")
     };
     tx.insert_organization(&child).await.unwrap();

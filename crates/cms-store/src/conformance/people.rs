@@ -42,6 +42,7 @@ fn org(id: &str, parent: Option<&str>) -> OrganizationRecord {
         metadata: Json(json!({})),
         parent_id: parent.map(String::from),
         locales: None,
+        require_two_factor: false,
         created_at: 1,
         updated_at: 1,
     }

@@ -115,6 +115,9 @@ impl PointReads {
                         user: user(row)?,
                         member_role: row.get("member_role")?,
                         role_capabilities: optional_json(row, "role_capabilities")?,
+                        organization_requires_two_factor: row
+                            .get("organization_requires_two_factor")?,
+                        two_factor_enabled_at: row.get("two_factor_enabled_at")?,
                     })
                 })
                 .optional()
