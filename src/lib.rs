@@ -467,6 +467,7 @@ fn service_settings(config: &Config) -> Result<cms_service::Settings, StartError
             max_streams: config.events.max_streams as usize,
             ..cms_service::EventStreamSettings::default()
         },
+        oidc: config.oidc_providers()?,
     })
 }
 

@@ -1,4 +1,5 @@
-//! `auth.*`: sign-up and first-admin policies, sessions and the sign-in rate limits.
+//! `auth.*`: sign-up and first-admin policies, sessions, the sign-in rate limits and single
+//! sign-on providers.
 
 use serde::Deserialize;
 
@@ -14,6 +15,31 @@ pub struct AuthConfig {
     pub first_admin_emails: Vec<String>,
     pub session_lifetime_days: i64,
     pub rate_limit: RateLimitConfig,
+    pub oidc: OidcConfig,
+}
+
+/// `auth.oidc`: single sign-on with OpenID Connect (CONTRACT.md section 20, docs/SSO.md).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OidcConfig {
+    pub providers: Vec<OidcProviderConfig>,
+}
+
+/// One `[[auth.oidc.providers]]` table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OidcProviderConfig {
+    pub id: String,
+    pub name: Option<String>,
+    pub issuer: String,
+    pub client_id: String,
+    /// Or `CMS_OIDC_<ID>_CLIENT_SECRET`, which wins.
+    pub client_secret: Option<String>,
+    pub scopes: Option<Vec<String>>,
+    #[serde(default)]
+    pub allowed_domains: Vec<String>,
+    pub organization: Option<String>,
+    pub default_role: Option<String>,
 }
 
 impl Default for AuthConfig {
@@ -26,6 +52,7 @@ impl Default for AuthConfig {
             first_admin_emails: Vec::new(),
             session_lifetime_days: 7,
             rate_limit: RateLimitConfig::default(),
+            oidc: OidcConfig::default(),
         }
     }
 }
@@ -98,4 +125,92 @@ impl Config {
             per_address: limits.per_address,
         })
     }
+
+    /// The single sign-on providers, checked: ids unique and URL-safe, issuers absolute URLs,
+    /// a client id and secret each, a role name for new accounts.
+    pub fn oidc_providers(&self) -> Result<Vec<cms_service::OidcProviderSettings>, ConfigError> {
+        let mut seen = std::collections::HashSet::new();
+        self.auth
+            .oidc
+            .providers
+            .iter()
+            .map(|p| {
+                let fail = |why: &str| {
+                    Err(ConfigError(format!(
+                        "auth.oidc.providers `{}`: {why}",
+                        p.id
+                    )))
+                };
+                let id_ok = !p.id.is_empty()
+                    && p.id.len() <= 40
+                    && p.id
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+                if !id_ok {
+                    return fail("`id` must be 1 to 40 lowercase letters, digits or -");
+                }
+                if !seen.insert(p.id.as_str()) {
+                    return fail("`id` is used twice");
+                }
+                if !(p.issuer.starts_with("https://") || p.issuer.starts_with("http://")) {
+                    return fail("`issuer` must be an http:// or https:// URL");
+                }
+                if p.client_id.is_empty() {
+                    return fail("`clientId` is required");
+                }
+                let secret = p.client_secret.clone().unwrap_or_default();
+                if secret.is_empty() {
+                    return fail(&format!(
+                        "`clientSecret` is required (or {})",
+                        client_secret_env(&p.id)
+                    ));
+                }
+                let default_role = p.default_role.clone().unwrap_or_else(|| "viewer".into());
+                if default_role.parse::<cms_core::RoleName>().is_err() {
+                    return fail("`defaultRole` is not a role name");
+                }
+                let mut scopes = p
+                    .scopes
+                    .clone()
+                    .unwrap_or_else(|| vec!["openid".into(), "email".into(), "profile".into()]);
+                if !scopes.iter().any(|s| s == "openid") {
+                    scopes.insert(0, "openid".into());
+                }
+                Ok(cms_service::OidcProviderSettings {
+                    id: p.id.clone(),
+                    name: p.name.clone().unwrap_or_else(|| p.id.clone()),
+                    // Exactly as the provider states it: the ID token's `iss` must match.
+                    issuer: p.issuer.clone(),
+                    client_id: p.client_id.clone(),
+                    client_secret: secret,
+                    scopes,
+                    allowed_domains: p
+                        .allowed_domains
+                        .iter()
+                        .map(|d| d.trim().trim_start_matches('@').to_lowercase())
+                        .collect(),
+                    organization: p.organization.clone(),
+                    default_role,
+                })
+            })
+            .collect()
+    }
+
+    /// Fills each provider's client secret from `CMS_OIDC_<ID>_CLIENT_SECRET` when set, so
+    /// secrets can stay out of the file.
+    pub(super) fn oidc_secrets_from(&mut self, env: &std::collections::HashMap<String, String>) {
+        for provider in &mut self.auth.oidc.providers {
+            if let Some(secret) = env.get(&client_secret_env(&provider.id)) {
+                provider.client_secret = Some(secret.clone());
+            }
+        }
+    }
+}
+
+/// `CMS_OIDC_<ID>_CLIENT_SECRET`, the id upper-cased with `-` as `_`.
+fn client_secret_env(id: &str) -> String {
+    format!(
+        "CMS_OIDC_{}_CLIENT_SECRET",
+        id.to_uppercase().replace('-', "_")
+    )
 }

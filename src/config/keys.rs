@@ -53,6 +53,9 @@ pub(super) const KEYS: &[(&str, Kind)] = &[
     ("auth.rateLimit.windowSeconds", Kind::Int),
     ("auth.rateLimit.perEmail", Kind::Int),
     ("auth.rateLimit.perAddress", Kind::Int),
+    // An array of tables, given in the file only (each client secret may come from
+    // CMS_OIDC_<ID>_CLIENT_SECRET instead).
+    ("auth.oidc.providers", Kind::List),
     ("health.timeoutMs", Kind::Int),
     ("health.storageHealthCheck", Kind::Bool),
     ("log.format", Kind::Str),

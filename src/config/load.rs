@@ -48,8 +48,9 @@ impl Config {
                 set_path(&mut table, key, value);
             }
         }
-        let config =
+        let mut config =
             Config::deserialize(Value::Table(table)).map_err(|e| ConfigError(e.to_string()))?;
+        config.oidc_secrets_from(&env);
         config.check(&mut warnings)?;
         Ok(Loaded { config, warnings })
     }

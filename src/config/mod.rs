@@ -33,7 +33,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 pub use agent::AgentConfig;
-pub use auth::{AuthConfig, RateLimitConfig};
+pub use auth::{AuthConfig, OidcConfig, OidcProviderConfig, RateLimitConfig};
 pub use database::DatabaseConfig;
 pub use delivery::{CorsConfig, DeliveryConfig};
 pub use documents::{SchemasConfig, VersioningConfig};
@@ -118,6 +118,7 @@ impl Config {
         self.sign_up_policy()?;
         self.locales()?;
         self.rate_limit()?;
+        self.oidc_providers()?;
         self.trusted_proxies()?;
         self.check_delivery()?;
         self.check_events()?;

@@ -48,6 +48,8 @@ mod localization;
 mod mcp;
 mod member_accounts;
 mod members;
+mod oidc;
+mod oidc_provider;
 mod openapi;
 mod organizations;
 mod plugin_settings;

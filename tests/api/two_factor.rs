@@ -23,7 +23,7 @@ const SECOND_STEP: &str = "/api/auth/two-factor";
 pub(crate) struct App(TOTP);
 
 impl App {
-    fn code(&self, app: &TestApp) -> String {
+    pub(crate) fn code(&self, app: &TestApp) -> String {
         let secs = u64::try_from(app.clock.now().millis() / 1000).unwrap();
         self.0.generate(secs)
     }

@@ -302,6 +302,7 @@ fn api(max_upload_bytes: u64, graphql_path: &str) -> OpenApiRouter<AppState> {
         .merge(routes::auth::routes())
         .merge(routes::account::routes())
         .merge(routes::two_factor::routes())
+        .merge(routes::oidc::routes())
         .merge(routes::organizations::routes())
         .merge(routes::locales::routes())
         .merge(routes::api_keys::routes())

@@ -56,7 +56,8 @@ pub use actor::{
 pub use api_keys::{ApiKey, ApiKeyService, CreatedApiKey, NewApiKey};
 pub use assets::{AssetService, AssetSettings};
 pub use auth::{
-    AuthService, Authenticated, ClaimCode, ClientInfo, Credentials, NewUser, Resolved,
+    AuthService, Authenticated, ClaimCode, ClientInfo, Credentials, NewUser, OidcCallback,
+    OidcProviderSettings, OidcProviderView, OidcRefusal, OidcSignedIn, OidcStart, Resolved,
     SecondFactor, SignIn, SignInOutcome, SignUp, SignedUp, TwoFactorEnrolment, TwoFactorStatus,
 };
 pub use capabilities::CapabilityRegistry;
@@ -118,6 +119,8 @@ pub struct Settings {
     pub public_reads_per_minute: u32,
     /// The live event stream's cap, keep-alive, poll and buffer (`events.*`).
     pub events: EventStreamSettings,
+    /// Single sign-on providers (`auth.oidc.providers`).
+    pub oidc: Vec<OidcProviderSettings>,
 }
 
 /// The queue's bounds (CONTRACT.md section 7).
@@ -165,6 +168,7 @@ impl Default for Settings {
             secret_encryption_key: None,
             public_reads_per_minute: 600,
             events: EventStreamSettings::default(),
+            oidc: Vec::new(),
         }
     }
 }
@@ -222,6 +226,8 @@ pub(crate) struct Inner {
     /// Seals and opens two-factor secrets: the encryption key's box, or one derived from the
     /// auth secret when none is configured.
     pub(crate) two_factor_box: secret_box::SecretBox,
+    /// The single sign-on providers, discovered on first use.
+    pub(crate) oidc: auth::OidcProviders,
     /// How far the field indexes built beside the service have come.
     pub(crate) field_indexing: field_indexes::FieldIndexing,
     /// A digest of the schemas as registered: part of every document read's entity tag, so a
@@ -326,6 +332,7 @@ impl Cms {
             .filter(|key| !key.is_empty());
         let secret_box = encryption_key.map(secret_box::SecretBox::new);
         let two_factor_box = auth::seal_box(encryption_key, &parts.secret);
+        let oidc = auth::OidcProviders::new(&parts.settings.oidc)?;
         let media_signer =
             cms_core::asset::MediaSigner::new(parts.settings.assets.signing_secret.as_deref());
         let schema_fingerprint = documents::schema_fingerprint(&parts.schemas);
@@ -350,6 +357,7 @@ impl Cms {
             plugin_settings: parts.plugin_settings,
             secret_box,
             two_factor_box,
+            oidc,
             field_indexing: Default::default(),
             schema_fingerprint,
             public_reads,

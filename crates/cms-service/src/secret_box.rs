@@ -38,6 +38,8 @@ pub enum SecretSlot<'a> {
     },
     /// The authenticator secret of a person's two-factor sign-in.
     TwoFactor { user_id: &'a str },
+    /// A single sign-on in progress, kept by the browser between the start and the return.
+    SignInFlow,
 }
 
 impl SecretSlot<'_> {
@@ -61,6 +63,7 @@ impl SecretSlot<'_> {
                 vec![organization_id, endpoint_id],
             ),
             SecretSlot::TwoFactor { user_id } => (b"cms.two-factor.v1", vec![user_id]),
+            SecretSlot::SignInFlow => (b"cms.sign-in-flow.v1", vec![]),
         };
         let mut aad = domain.to_vec();
         for part in parts {
@@ -80,6 +83,7 @@ impl SecretSlot<'_> {
                 format!("signing secret of webhook endpoint `{endpoint_id}`")
             }
             SecretSlot::TwoFactor { .. } => "two-factor secret".to_string(),
+            SecretSlot::SignInFlow => "single sign-on flow".to_string(),
         }
     }
 }

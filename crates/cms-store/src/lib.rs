@@ -25,6 +25,7 @@ pub mod event_feed;
 pub mod events;
 pub mod field_indexes;
 pub mod filter_sql;
+pub mod identities;
 pub mod instance;
 pub mod invitations;
 pub mod jobs;
@@ -167,6 +168,7 @@ pub trait Tx:
     + invitations::Invitations
     + user_tokens::UserTokens
     + two_factor::TwoFactor
+    + identities::UserIdentities
     + preferences::Preferences
     + preview_tokens::PreviewTokens
     + plugin_settings::PluginSettings
@@ -267,6 +269,7 @@ macro_rules! impl_repositories {
             $crate::schedules::impl_schedules!($tx);
             $crate::user_tokens::impl_user_tokens!($tx);
             $crate::two_factor::impl_two_factor!($tx);
+            $crate::identities::impl_user_identities!($tx);
             $crate::preferences::impl_preferences!($tx);
             $crate::preview_tokens::impl_preview_tokens!($tx);
             $crate::plugin_settings::impl_plugin_settings!($tx);

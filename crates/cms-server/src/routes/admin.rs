@@ -127,7 +127,7 @@ async fn file(Path(versioned): Path<String>) -> Response {
 
 /// `value` as one query parameter value: everything but unreserved characters and `/`
 /// percent-encoded.
-fn encode(value: &str) -> String {
+pub(crate) fn encode(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for byte in value.bytes() {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~' | b'/') {

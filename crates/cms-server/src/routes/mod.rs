@@ -16,6 +16,7 @@ pub mod jobs;
 pub mod locales;
 pub mod mcp;
 pub mod media;
+pub mod oidc;
 pub mod organizations;
 mod params;
 pub mod plugin_settings;

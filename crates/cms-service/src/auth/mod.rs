@@ -9,6 +9,7 @@
 //! arithmetic is `totp.rs`'s.
 
 mod credentials;
+mod oidc;
 mod session;
 mod sign_up;
 pub(crate) mod tokens;
@@ -16,7 +17,12 @@ mod totp;
 mod two_factor;
 
 pub use self::credentials::{Credentials, Resolved};
+pub(crate) use self::oidc::OidcProviders;
+pub use self::oidc::{
+    OidcCallback, OidcProviderSettings, OidcProviderView, OidcRefusal, OidcSignedIn, OidcStart,
+};
 pub use self::session::{Authenticated, ClientInfo, SignIn};
+pub(crate) use self::sign_up::first_admin_exists;
 pub use self::sign_up::{ClaimCode, NewUser, SignUp, SignedUp};
 pub(crate) use self::tokens::verification_mail;
 pub(crate) use self::two_factor::seal_box;

@@ -17,6 +17,11 @@ use crate::secret::{Purpose, random_token};
 
 /// The instance flag that records who claimed the first administrator account.
 const FIRST_ADMIN_FLAG: &str = "firstAdmin";
+/// Whether the instance's first administrator exists (the claim window is closed).
+pub(crate) async fn first_admin_exists(tx: &mut dyn Tx) -> Result<bool> {
+    Ok(tx.instance_flag(FIRST_ADMIN_FLAG).await?.is_some())
+}
+
 /// The instance value holding the hash of the current first-admin claim code.
 const CLAIM_CODE_KEY: &str = "claimCodeHash";
 

@@ -415,6 +415,22 @@ pub(crate) async fn has_open_invitation(
         .is_empty())
 }
 
+/// At a single sign-on that made an account for `email`, whose provider verified the address:
+/// the new user joins the oldest invitation still open for it. Returns its organization.
+pub(crate) async fn join_open_invitation(
+    tx: &mut dyn Tx,
+    user_id: &str,
+    email: &str,
+    now: Timestamp,
+) -> Result<Option<String>> {
+    for invitation in tx.open_invitations_for(email, now.millis()).await? {
+        if join(tx, &invitation, user_id, now).await? {
+            return Ok(Some(invitation.organization_id));
+        }
+    }
+    Ok(None)
+}
+
 /// At sign-up: the new user joins the invitation whose secret `token` is, when it is pending,
 /// unexpired and for their address. Returns its organization, to be made active; `None` (and
 /// nothing joined) for any other token or none: the invitation then stays pending.

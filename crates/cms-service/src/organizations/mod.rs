@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use self::invitations::{Invitation, InvitationPreview, InvitationSent, InvitationService};
-pub(crate) use self::invitations::{has_open_invitation, join_by_token};
+pub(crate) use self::invitations::{has_open_invitation, join_by_token, join_open_invitation};
 pub use self::members::{Member, MemberService, NewMember};
 use crate::Inner;
 use crate::actor::{Actor, Credential, SessionView, check_email};

@@ -185,6 +185,41 @@ async fn two_factor_enables_once_and_accepts_each_step_and_code_once(url: String
     store.close().await;
 }
 
+async fn identities_link_a_provider_subject_to_one_user(url: String) {
+    let store = open(&url).await;
+    let mut tx = store.write_instance_wide().await.unwrap();
+    for (id, email) in [("u1", "ada@example.com"), ("u2", "bob@example.com")] {
+        tx.insert_user(&user(id, email)).await.unwrap();
+    }
+    assert!(tx.user_by_identity("corp", "s1").await.unwrap().is_none());
+    tx.link_identity("corp", "s1", "u1", 5).await.unwrap();
+    tx.link_identity("other", "s1", "u2", 5).await.unwrap();
+    tx.commit().await.unwrap();
+    let mut tx = store.write_instance_wide().await.unwrap();
+    assert!(matches!(
+        tx.link_identity("corp", "s1", "u2", 6).await,
+        Err(StoreError::Unique(_))
+    ));
+    drop(tx);
+    let mut tx = store.write_instance_wide().await.unwrap();
+    let found = |u: Option<crate::users::UserRecord>| u.map(|u| u.id);
+    assert_eq!(
+        found(tx.user_by_identity("corp", "s1").await.unwrap()).as_deref(),
+        Some("u1")
+    );
+    assert_eq!(
+        found(tx.user_by_identity("other", "s1").await.unwrap()).as_deref(),
+        Some("u2")
+    );
+    tx.delete_user("u1").await.unwrap();
+    assert!(
+        tx.user_by_identity("corp", "s1").await.unwrap().is_none(),
+        "gone with its user"
+    );
+    tx.commit().await.unwrap();
+    store.close().await;
+}
+
 async fn api_keys_are_scoped_to_their_organization(url: String) {
     let store = open(&url).await;
     let mut tx = store.write_instance_wide().await.unwrap();
@@ -234,6 +269,7 @@ async fn api_keys_are_scoped_to_their_organization(url: String) {
 crate::both_engines!(
     a_users_sessions_are_listed_and_revoked_one_or_all_but_one,
     two_factor_enables_once_and_accepts_each_step_and_code_once,
+    identities_link_a_provider_subject_to_one_user,
     users_round_trip_and_emails_are_unique,
     sessions_are_found_by_hash_extended_and_deleted,
     api_keys_are_scoped_to_their_organization,
