@@ -46,8 +46,22 @@ impl Drop for Served {
 }
 
 pub async fn serve(app: &TestApp) -> Served {
+    serve_on(app, bind().await).await
+}
+
+/// A loopback listener on a free port, and its origin: for an app whose configuration must
+/// name its own address (`server.publicUrl`) before it is built.
+pub async fn bind() -> (tokio::net::TcpListener, String) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let origin = format!("http://{}", listener.local_addr().unwrap());
+    (listener, origin)
+}
+
+/// Serves `app` on a listener from [`bind`].
+pub async fn serve_on(
+    app: &TestApp,
+    (listener, origin): (tokio::net::TcpListener, String),
+) -> Served {
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let router = app.app.router.clone();
     tokio::spawn(async move {

@@ -60,6 +60,7 @@ static FILES: &[Asset] = files![
     JS "js/focal-point.js",
     JS "js/pages/settings.js",
     JS "js/settings/people.js",
+    JS "js/settings/two-factor.js",
     JS "js/settings/roles.js",
     JS "js/settings/keys.js",
     JS "js/settings/system.js",

@@ -25,6 +25,8 @@ mod pages;
 mod preview;
 mod rich_text;
 mod settings;
+mod single_sign_on;
+mod two_factor;
 mod webhooks;
 
 use std::path::PathBuf;
@@ -54,6 +56,11 @@ impl Ui {
     /// A browser on `app`, served on a loopback port.
     pub async fn start(app: TestApp, scenario: &str) -> Ui {
         let served = serve(&app).await;
+        Ui::on(app, served, scenario).await
+    }
+
+    /// A browser on `app`, already served.
+    pub async fn on(app: TestApp, served: Served, scenario: &str) -> Ui {
         let browser = Browser::start().await;
         browser.client.set_window_size(1280, 900).await.unwrap();
         Ui {

@@ -12,11 +12,18 @@ export async function loadContext(params) {
     toSignIn();
     return null;
   }
+  // An organization that requires two-factor sign-in grants nothing until it is on: only the
+  // Account page, where it is set up, is drawn (and its reads need no grant).
+  const enrolFirst = session.session?.twoFactorEnrolmentRequired === true;
+  if (enrolFirst && !(params.module === "settings" && params.section === "account")) {
+    location.replace("/admin/settings/account");
+    return null;
+  }
   const [organizations, access, schemas, plugins] = await Promise.all([
     data(get("/api/organizations")),
     data(get("/api/user/access")),
-    data(get("/api/schemas")),
-    data(get("/api/plugins")).catch(() => []),
+    enrolFirst ? [] : data(get("/api/schemas")),
+    enrolFirst ? [] : data(get("/api/plugins")).catch(() => []),
   ]);
   const capabilities = new Set(access.capabilities);
   const organization = organizations.find((o) => o.id === access.organizationId) || null;

@@ -72,7 +72,25 @@ function describe(error) {
   return error.message;
 }
 
-function signIn(main, back) {
+// What a refused single sign-on says, by the code the server sends back (`?sso=`): never text
+// from the URL itself.
+const SSO_REFUSALS = {
+  denied: "The sign-in was cancelled at your identity provider.",
+  state: "The sign-in could not be verified, or took too long. Please start again.",
+  code: "Your identity provider did not confirm the sign-in. It may have expired: please start again.",
+  unverified: "Your identity provider did not confirm that your e-mail address is verified.",
+  domain: "There is no account for your e-mail address, and its domain may not sign up here. Ask for an invitation.",
+  unavailable: "Your identity provider cannot be reached right now. Try again later.",
+};
+
+async function signIn(main, back) {
+  // A single sign-on that needs the second factor comes back with its challenge in the
+  // fragment, which no server sees.
+  const challenge = new URLSearchParams(location.hash.slice(1)).get("two-factor");
+  if (challenge) {
+    history.replaceState(null, "", location.pathname + location.search);
+    return secondFactor(main, back, challenge);
+  }
   const el = form(
     [
       field("E-mail", input("email", "email", { autocomplete: "username" })),
@@ -80,20 +98,37 @@ function signIn(main, back) {
     ],
     "Sign in",
     async (values) => {
+      let answer;
       try {
-        await post("/api/auth/sign-in/email", { email: values.email, password: values.password });
+        answer = await post("/api/auth/sign-in/email", { email: values.email, password: values.password });
       } catch (error) {
         if (error instanceof ApiError && error.status === 401) throw new Error("The e-mail or password is wrong.");
         throw error;
       }
+      if (answer?.twoFactorRequired) return secondFactor(main, back, answer.challenge);
       location.assign(back || FALLBACK);
     },
   );
+  const refusal = SSO_REFUSALS[new URLSearchParams(location.search).get("sso")];
+  if (refusal) banner(el, refusal);
+  const providers = await get("/api/auth/oidc/providers")
+    .then((answer) => answer.data)
+    .catch(() => []);
+  const redirect = back ? `?redirect=${encodeURIComponent(back)}` : "";
+  const sso = providers.length
+    ? h(
+        "div",
+        { class: "sso stack" },
+        h("p", { class: "muted", text: "Or sign in with" }),
+        providers.map((p) => h("a", { class: "button sso-provider", href: `${p.startUrl}${redirect}`, text: `Sign in with ${p.name}` })),
+      )
+    : null;
   render(
     main,
     card(
       "Sign in",
       el,
+      sso,
       h(
         "p",
         { class: "muted" },
@@ -105,6 +140,55 @@ function signIn(main, back) {
   );
   main.querySelector("input")?.focus();
   ready(main);
+}
+
+// The second step of a sign-in with two-factor on: a code from the authenticator app, or one of
+// the recovery codes.
+function secondFactor(main, back, challenge) {
+  let recovery = false;
+  const code = input("code", "text", { autocomplete: "one-time-code", inputmode: "numeric", spellcheck: "false" });
+  const label = h("label", { for: "two-factor-code", text: "Code from your authenticator app" });
+  code.id = "two-factor-code";
+  const el = form([h("div", { class: "field" }, label, code)], "Verify", async (values) => {
+    const body = recovery ? { challenge, recoveryCode: values.code } : { challenge, code: values.code.replace(/\s/g, "") };
+    try {
+      await post("/api/auth/two-factor", body);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) throw new Error(error.message ? capitalise(error.message) + "." : "The code is wrong.");
+      throw error;
+    }
+    location.assign(back || FALLBACK);
+  });
+  const toggle = h("button", {
+    type: "button",
+    class: "link",
+    text: "Use a recovery code instead",
+    on: {
+      click: () => {
+        recovery = !recovery;
+        label.textContent = recovery ? "Recovery code" : "Code from your authenticator app";
+        code.setAttribute("inputmode", recovery ? "text" : "numeric");
+        toggle.textContent = recovery ? "Use a code from the app instead" : "Use a recovery code instead";
+        code.value = "";
+        code.focus();
+      },
+    },
+  });
+  render(
+    main,
+    card(
+      "Two-factor sign-in",
+      h("p", { class: "muted", text: "Enter the six-digit code your authenticator app shows for this account." }),
+      el,
+      h("p", { class: "muted" }, toggle, " · ", h("a", { href: "/admin/sign-in", text: "Start again" })),
+    ),
+  );
+  code.focus();
+  ready(main);
+}
+
+function capitalise(text) {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 // The account fields and, folded away, the first-admin claim code (sent as the

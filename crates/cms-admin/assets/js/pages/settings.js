@@ -9,7 +9,7 @@ import { h, render, banner, setFieldError, setTitle, ready, formatDate } from ".
 
 // section name -> [title, what it is for, module, export]
 const SECTIONS = {
-  account: ["Account", "Your own name, e-mail address, password and sessions, and your account itself.", "people", "account"],
+  account: ["Account", "Your own name, e-mail address, password, two-factor sign-in and sessions, and your account itself.", "people", "account"],
   organization: ["Organization", "The active organization's name, address and metadata; new organizations; deleting this one.", "people", "organization"],
   members: ["Members", "Who belongs to this organization, with which role, and who is invited to join.", "people", "members"],
   roles: ["Roles", "Roles bundle capabilities; every member holds one role in this organization.", "roles", "roles"],

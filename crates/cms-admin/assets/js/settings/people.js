@@ -5,13 +5,18 @@
 import { get, post, patch, del, data, seg, ApiError } from "../api.js";
 import { h, render, field, banner, notify, confirm, setFieldError } from "../dom.js";
 import { onSubmit, checkbox, table, part, when, describe, showRefusal } from "../pages/settings.js";
+import { twoFactorPart } from "./two-factor.js";
 
 // ---------------------------------------------------------------------------------------
 // Account
 
 export async function account(body, ctx) {
   const sessions = await sessionsPart();
-  const parts = [profileForm(ctx), passwordPart(ctx, sessions.refresh), sessions.section];
+  const twoFactor = await twoFactorPart(ctx);
+  // A member sent here to set up two-factor sign-in sees that part first.
+  const parts = ctx.session?.twoFactorEnrolmentRequired
+    ? [twoFactor, profileForm(ctx), passwordPart(ctx, sessions.refresh), sessions.section]
+    : [profileForm(ctx), passwordPart(ctx, sessions.refresh), twoFactor, sessions.section];
   if (ctx.user.role === "super_admin") parts.push(await signUpPolicy());
   parts.push(deleteAccount());
   render(body, parts);
@@ -57,7 +62,7 @@ function passwordPart(ctx, changed) {
     h("div", { class: "actions" }, h("button", { type: "submit", class: "primary", text: "Change password" })),
   );
   onSubmit(form, async () => {
-    const changed = await data(
+    const result = await data(
       post("/api/user/change-password", {
         currentPassword: current.value,
         newPassword: next.value,
@@ -66,7 +71,7 @@ function passwordPart(ctx, changed) {
     );
     form.reset();
     others.input.checked = true;
-    const ended = changed.revokedSessions;
+    const ended = result.revokedSessions;
     notify(ended ? `Your password is changed; ${ended} other ${ended === 1 ? "session was" : "sessions were"} signed out.` : "Your password is changed.", "success");
     await changed();
   });
@@ -223,6 +228,12 @@ function organizationForm(org, locales, ctx, redraw) {
   const slug = h("input", { name: "slug", type: "text", required: true, pattern: "[a-z0-9-]+", value: org.slug, readOnly: !editable });
   const metadata = h("textarea", { name: "metadata", rows: 5, class: "code", value: JSON.stringify(org.metadata ?? {}, null, 2), readOnly: !editable });
   const parent = org.parentId ? ctx.organizations.find((o) => o.id === org.parentId) : null;
+  const twoFactor = checkbox("Require two-factor sign-in", {
+    name: "requireTwoFactor",
+    checked: org.requireTwoFactor === true,
+    disabled: !editable,
+    hint: "Members can do nothing here until they turn on two-factor sign-in. Turn it on for your own account first.",
+  });
   const form = h(
     "form",
     { class: "stack" },
@@ -231,6 +242,7 @@ function organizationForm(org, locales, ctx, redraw) {
     field("Slug", slug, { required: true, hint: "Lowercase letters, digits and dashes." }),
     field("Metadata", metadata, { hint: "A JSON object of your own." }),
     localeChoice?.el,
+    twoFactor.el,
     editable
       ? h("div", { class: "actions" }, h("button", { type: "submit", class: "primary", text: "Save organization" }))
       : h("p", { class: "muted", text: "Your role may not change these settings." }),
@@ -244,7 +256,7 @@ function organizationForm(org, locales, ctx, redraw) {
     }
     if (!meta || typeof meta !== "object" || Array.isArray(meta)) return setFieldError(metadata.closest(".field"), "Metadata must be a JSON object.");
     try {
-      const body = { name: name.value, slug: slug.value, metadata: meta };
+      const body = { name: name.value, slug: slug.value, metadata: meta, requireTwoFactor: twoFactor.input.checked };
       if (localeChoice) {
         const tags = localeChoice.input.value.split(",").map((t) => t.trim()).filter(Boolean);
         body.locales = tags.length ? tags : null;
