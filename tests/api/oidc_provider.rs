@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
+use cms::config::OidcProviderConfig;
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, COOKIE, LOCATION, SET_COOKIE};
 
@@ -44,6 +45,22 @@ impl OidcProvider {
         OidcProvider {
             issuer: ready["issuer"].as_str().unwrap().to_string(),
             _process: Process(child),
+        }
+    }
+
+    /// The app's configuration of this provider as `corp` ("Corp ID"): new accounts from
+    /// example.com join the default organization with `role`.
+    pub fn config(&self, role: &str) -> OidcProviderConfig {
+        OidcProviderConfig {
+            id: "corp".into(),
+            name: Some("Corp ID".into()),
+            issuer: self.issuer.clone(),
+            client_id: CLIENT_ID.into(),
+            client_secret: Some(CLIENT_SECRET.into()),
+            scopes: None,
+            allowed_domains: vec!["example.com".into()],
+            organization: None,
+            default_role: Some(role.into()),
         }
     }
 }

@@ -23,6 +23,8 @@ use locales::{
 };
 mod people;
 use people::*;
+mod single_sign_on;
+use single_sign_on::single_sign_on_never_takes_over_or_raises;
 mod two_factor;
 use two_factor::two_factor_is_the_persons_and_its_requirement_holds;
 mod public_role;
@@ -149,6 +151,9 @@ struct Fx {
     stranger_asset: String,
     /// The assistant's model: a puppet making the tool calls a row spells.
     _model: crate::agent::Model,
+    /// A single sign-on provider `corp` (new accounts from example.com join the parent as
+    /// viewers).
+    oidc: crate::oidc_provider::OidcProvider,
 }
 
 fn schemas() -> Vec<cms::core::schema::Schema> {
@@ -264,6 +269,11 @@ async fn fixture(url: &str) -> Fx {
     let model = crate::agent::Model::puppet().await;
     config.agent.base_url = Some(model.base_url.clone());
     config.agent.model = Some("puppet".into());
+    let oidc = crate::oidc_provider::OidcProvider::start(&format!(
+        "{}/api/auth/oidc/corp/callback",
+        config.public_base_url()
+    ));
+    config.auth.oidc.providers = vec![oidc.config("viewer")];
     let app = TestApp::custom(config, |b| b.schemas(schemas()).plugin(Probe)).await;
 
     let ada = app.sign_up("Ada", "ada@example.com").await;
@@ -385,6 +395,7 @@ async fn fixture(url: &str) -> Fx {
         asset,
         stranger_asset,
         _model: model,
+        oidc,
     }
 }
 
@@ -705,6 +716,9 @@ fn rows() -> Vec<Row> {
         row!("29 accounts", password_and_sessions_stay_the_persons,
             "read key, capability key: POST /api/user/change-password, GET /api/user/sessions, DELETE the creator's session; viewer, admin, outsider: DELETE /api/user/sessions/{editor's}"
             => "403 for keys; 404 for another person's session, which still works"),
+        row!("29 accounts", single_sign_on_never_takes_over_or_raises,
+            "provider sign-in with an unverified address equal to the parent admin's; a new address of an allowed domain; an address of another domain"
+            => "refused (sso=unverified, nobody signed in); the new account holds exactly the provider's viewer role in the parent; refused (sso=domain)"),
         row!("29 accounts", two_factor_is_the_persons_and_its_requirement_holds,
             "read key, capability key: GET /api/user/two-factor, POST enroll/confirm/disable, PATCH requireTwoFactor; viewer: PATCH requireTwoFactor; admin without two-factor in an organization requiring it: list, create, new key, PATCH the organization"
             => "403 everywhere; the member's refusals name the missing second factor"),

@@ -5,10 +5,9 @@
 use fantoccini::Locator;
 
 use super::Ui;
-use crate::oidc_provider::{CLIENT_ID, CLIENT_SECRET, OidcProvider};
+use crate::oidc_provider::OidcProvider;
 use crate::people_support::first_owner;
 use crate::support::{TestApp, bind, config_for, serve_on};
-use cms::config::OidcProviderConfig;
 
 /// Signs in on the provider's own login page (its form: `login`, `password`, a submit button).
 async fn provider_login(ui: &Ui, login: &str) {
@@ -30,17 +29,7 @@ async fn the_provider_button_signs_in_through_its_login_page(url: String) {
     let provider = OidcProvider::start(&format!("{origin}/api/auth/oidc/corp/callback"));
     let mut config = config_for(&url);
     config.server.public_url = Some(origin.clone());
-    config.auth.oidc.providers = vec![OidcProviderConfig {
-        id: "corp".into(),
-        name: Some("Corp ID".into()),
-        issuer: provider.issuer.clone(),
-        client_id: CLIENT_ID.into(),
-        client_secret: Some(CLIENT_SECRET.into()),
-        scopes: None,
-        allowed_domains: vec!["example.com".into()],
-        organization: None,
-        default_role: Some("editor".into()),
-    }];
+    config.auth.oidc.providers = vec![provider.config("editor")];
     let app = TestApp::with(config, None).await;
     first_owner(&app).await;
     let served = serve_on(&app, (listener, origin)).await;
