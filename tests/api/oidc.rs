@@ -57,12 +57,24 @@ async fn come_back(app: &TestApp, callback_url: &str, flow_cookie: &str) -> Repl
     app.get(path).header("cookie", flow_cookie).send().await
 }
 
-/// A whole sign-in as `login` at the provider: the app's answer to the return.
-pub(crate) async fn sign_in_as(app: &TestApp, provider: &OidcProvider, login: &str) -> Reply {
-    let started = start(app, "/admin/documents/post").await;
+/// A sign-in started for `redirect` and signed in at the provider as `login`: the start, and
+/// the URL the provider sends the browser back to.
+async fn at_provider(
+    app: &TestApp,
+    provider: &OidcProvider,
+    redirect: &str,
+    login: &str,
+) -> (Started, String) {
+    let started = start(app, redirect).await;
     let back = Browser::default()
         .sign_in(&provider.issuer, &started.authorization_url, login)
         .await;
+    (started, back)
+}
+
+/// A whole sign-in as `login` at the provider: the app's answer to the return.
+pub(crate) async fn sign_in_as(app: &TestApp, provider: &OidcProvider, login: &str) -> Reply {
+    let (started, back) = at_provider(app, provider, "/admin/documents/post", login).await;
     come_back(app, &back, &started.flow_cookie).await
 }
 
@@ -254,14 +266,7 @@ async fn refusals_land_on_the_sign_in_page(url: String) {
 
     // A return whose state was changed, or without the cookie of its start, or with another
     // start's cookie.
-    let started = start(&app, "/admin").await;
-    let back = Browser::default()
-        .sign_in(
-            &provider.issuer,
-            &started.authorization_url,
-            "carol@example.com",
-        )
-        .await;
+    let (started, back) = at_provider(&app, &provider, "/admin", "carol@example.com").await;
     let tampered = back.replacen("state=", "state=x", 1);
     assert_eq!(
         refusal(&come_back(&app, &tampered, &started.flow_cookie).await),
@@ -286,14 +291,7 @@ async fn refusals_land_on_the_sign_in_page(url: String) {
     );
 
     // Ten minutes later a started sign-in is over.
-    let started = start(&app, "/admin").await;
-    let back = Browser::default()
-        .sign_in(
-            &provider.issuer,
-            &started.authorization_url,
-            "carol@example.com",
-        )
-        .await;
+    let (started, back) = at_provider(&app, &provider, "/admin", "carol@example.com").await;
     app.clock.advance_millis(10 * 60_000 + 1_000);
     assert_eq!(
         refusal(&come_back(&app, &back, &started.flow_cookie).await),
@@ -303,14 +301,8 @@ async fn refusals_land_on_the_sign_in_page(url: String) {
     // Only configured providers; another site's address is never where a sign-in returns.
     let res = app.get("/api/auth/oidc/nope/start").send().await;
     res.assert_handler_error(StatusCode::NOT_FOUND, "Not Found");
-    let started = start(&app, "https://evil.test/").await;
-    let back = Browser::default()
-        .sign_in(
-            &provider.issuer,
-            &started.authorization_url,
-            "carol@example.com",
-        )
-        .await;
+    let (started, back) =
+        at_provider(&app, &provider, "https://evil.test/", "carol@example.com").await;
     let res = come_back(&app, &back, &started.flow_cookie).await;
     assert_eq!(res.header("location"), Some("/admin"));
 }
