@@ -79,7 +79,7 @@ run_engine() {
     | report "POST /api/auth/sign-in/email (one client)"
 
   local secret enrolled
-  if secret=$(curl -sf -X POST -H "authorization: Bearer $token" "$base/api/user/two-factor/enroll" | field '["data"]["secret"]'); then
+  if secret=$(curl -sf -X POST -H "authorization: Bearer $token" "$base/api/user/two-factor/enroll" | field '["data"]["secret"]' 2>/dev/null); then
     enrolled=$(curl -sf -H "$json" -H "authorization: Bearer $token" -d "{\"code\":\"$(totp "$secret")\"}" \
       "$base/api/user/two-factor/confirm")
     org=$(curl -sf -H "authorization: Bearer $token" "$base/api/auth/get-session" | field '["session"]["activeOrganizationId"]')

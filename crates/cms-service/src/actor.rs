@@ -390,6 +390,9 @@ impl From<&SessionRecord> for SessionView {
             user_agent: s.user_agent.clone(),
             created_at: s.created_at.into(),
             updated_at: s.updated_at.into(),
+            // A record alone does not say: the standing is resolved with the session at each
+            // request (`auth/credentials.rs`). A view made here is of a session just opened,
+            // which no refusal reads.
             two_factor_enabled: false,
             two_factor_enrolment_required: false,
         }

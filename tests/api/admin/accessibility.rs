@@ -1,6 +1,7 @@
 //! Accessibility (issue 32, "Done when"): axe-core finds no serious or critical violation on
 //! the list, edit, history, settings, account, home and assets pages at a phone's 390 px and a
-//! desktop's 1400 px. (`layout.rs` checks that no page scrolls sideways at 320 px.)
+//! desktop's 1400 px, nor on two-factor sign-in's set-up and code step. (`layout.rs` checks
+//! that no page scrolls sideways at 320 px.)
 //!
 //! axe-core is test tooling from the npm registry (`tests/accessibility/`, installed by
 //! `.ci/run`), injected into the page by WebDriver; the admin itself ships no third-party
@@ -152,6 +153,21 @@ async fn pages_pass_axe_at_phone_and_desktop_widths(url: String) {
                 found.push(format!("{} at {width} px: {violation}", page.name));
             }
         }
+    }
+    // Two-factor sign-in's set-up (the QR code and the first code) and, signed out, the code
+    // step of a sign-in (reached here as a single sign-on's return reaches it).
+    ui.client().set_window_size(1400, 900).await.unwrap();
+    ui.open("/admin/settings/account").await;
+    ui.click("Set up two-factor sign-in").await;
+    ui.find("img.qr-code").await;
+    for violation in serious_violations(&ui, &axe).await {
+        found.push(format!("two-factor set-up: {violation}"));
+    }
+    ui.client().delete_all_cookies().await.unwrap();
+    ui.open("/admin/sign-in#two-factor=a-challenge").await;
+    ui.see("Enter the six-digit code").await;
+    for violation in serious_violations(&ui, &axe).await {
+        found.push(format!("two-factor sign-in: {violation}"));
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
 

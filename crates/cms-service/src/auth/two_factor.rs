@@ -110,7 +110,7 @@ impl AuthService<'_> {
     pub async fn enroll_two_factor(&self, actor: &Actor) -> Result<TwoFactorEnrolment> {
         session_of(actor)?;
         let secret = Authenticator::generate_secret();
-        let authenticator = Authenticator::new(secret.clone(), &actor.user.email)?;
+        let authenticator = Authenticator::new(secret, &actor.user.email)?;
         let sealed = self.seal(&actor.user.id, &authenticator.secret_base32())?;
         let now = self.inner.clock.now();
         let mut tx = self.inner.store.write_instance_wide().await?;
