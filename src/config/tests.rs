@@ -530,3 +530,77 @@ fn the_event_stream_cap_loads_from_the_file_and_the_environment() {
         );
     }
 }
+
+#[test]
+fn single_sign_on_providers_come_from_the_file_with_secrets_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cms.toml");
+    let table = |extra: &str| {
+        format!(
+            "[[auth.oidc.providers]]\nid = \"staff-sso\"\nissuer = \"https://sso.example.com/realms/staff/\"\n\
+             clientId = \"cms\"\nallowedDomains = [\"@Example.com\"]\n{extra}"
+        )
+    };
+    std::fs::write(&file, table("")).unwrap();
+    // Without a secret in the file or the environment, the start is refused by name.
+    let err = Config::load(Some(&file), env(&[])).err().unwrap();
+    assert!(
+        err.to_string().contains("CMS_OIDC_STAFF_SSO_CLIENT_SECRET"),
+        "{err}"
+    );
+
+    let loaded = Config::load(
+        Some(&file),
+        env(&[("CMS_OIDC_STAFF_SSO_CLIENT_SECRET", "from the environment")]),
+    )
+    .unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let providers = loaded.config.oidc_providers().unwrap();
+    let p = &providers[0];
+    assert_eq!(
+        (p.id.as_str(), p.name.as_str(), p.client_secret.as_str()),
+        ("staff-sso", "staff-sso", "from the environment")
+    );
+    assert_eq!(
+        p.issuer, "https://sso.example.com/realms/staff/",
+        "kept exactly"
+    );
+    assert_eq!(p.scopes, ["openid", "email", "profile"]);
+    assert_eq!(p.allowed_domains, ["example.com"]);
+    assert_eq!(
+        (p.organization.as_deref(), p.default_role.as_str()),
+        (None, "viewer")
+    );
+
+    // The environment wins over the file; `openid` is always asked for.
+    std::fs::write(
+        &file,
+        table("clientSecret = \"from the file\"\nscopes = [\"email\"]\ndefaultRole = \"editor\"\n"),
+    )
+    .unwrap();
+    let c = Config::load(Some(&file), env(&[])).unwrap().config;
+    let p = &c.oidc_providers().unwrap()[0];
+    assert_eq!(p.client_secret, "from the file");
+    assert_eq!(p.scopes, ["openid", "email"]);
+    assert_eq!(p.default_role, "editor");
+
+    for (bad, why) in [
+        ("id = \"Staff\"", "`id`"),
+        ("issuer = \"sso.example.com\"", "`issuer`"),
+        ("defaultRole = \"Not A Role\"", "`defaultRole`"),
+        ("unknown = 1", "unknown"),
+    ] {
+        let key = bad.split(' ').next().unwrap();
+        let text = table("clientSecret = \"s\"\n")
+            .lines()
+            .filter(|l| !l.starts_with(&format!("{key} ")))
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n"
+            + bad
+            + "\n";
+        std::fs::write(&file, text).unwrap();
+        let err = Config::load(Some(&file), env(&[])).err().unwrap();
+        assert!(err.to_string().contains(why), "{bad}: {err}");
+    }
+}
