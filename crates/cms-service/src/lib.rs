@@ -223,9 +223,8 @@ pub(crate) struct Inner {
     pub(crate) plugin_settings: Vec<cms_core::plugin_settings::SettingsDeclaration>,
     /// Seals and opens secret plugin settings; `None` without an encryption key.
     pub(crate) secret_box: Option<secret_box::SecretBox>,
-    /// Seals and opens two-factor secrets: the encryption key's box, or one derived from the
-    /// auth secret when none is configured.
-    pub(crate) two_factor_box: secret_box::SecretBox,
+    /// Seals and opens two-factor secrets and single sign-on flows (`auth::auth_box`).
+    pub(crate) auth_box: secret_box::SecretBox,
     /// The single sign-on providers, discovered on first use.
     pub(crate) oidc: auth::OidcProviders,
     /// How far the field indexes built beside the service have come.
@@ -331,7 +330,7 @@ impl Cms {
             .as_deref()
             .filter(|key| !key.is_empty());
         let secret_box = encryption_key.map(secret_box::SecretBox::new);
-        let two_factor_box = auth::seal_box(encryption_key, &parts.secret);
+        let auth_box = auth::auth_box(encryption_key, &parts.secret);
         let oidc = auth::OidcProviders::new(&parts.settings.oidc)?;
         let media_signer =
             cms_core::asset::MediaSigner::new(parts.settings.assets.signing_secret.as_deref());
@@ -356,7 +355,7 @@ impl Cms {
             media_signer,
             plugin_settings: parts.plugin_settings,
             secret_box,
-            two_factor_box,
+            auth_box,
             oidc,
             field_indexing: Default::default(),
             schema_fingerprint,

@@ -35,9 +35,9 @@ pub(crate) enum Purpose {
     /// The token between a password that was right and the second factor (CONTRACT.md
     /// section 20).
     TwoFactorChallenge,
-    /// The key material of the box that seals two-factor secrets when no
-    /// CMS_SECRET_ENCRYPTION_KEY is configured (`two_factor::seal_box`).
-    TwoFactorSeal,
+    /// The key material of the box authentication seals with when no
+    /// CMS_SECRET_ENCRYPTION_KEY is configured (`auth::auth_box`).
+    AuthSeal,
 }
 
 impl Purpose {
@@ -54,7 +54,7 @@ impl Purpose {
             Purpose::InvitationToken => b"cms/invitation-token\0",
             Purpose::PreviewToken => b"cms/preview-token\0",
             Purpose::TwoFactorChallenge => b"cms/two-factor-challenge\0",
-            Purpose::TwoFactorSeal => b"cms/two-factor-seal\0",
+            Purpose::AuthSeal => b"cms/two-factor-seal\0",
         }
     }
 }

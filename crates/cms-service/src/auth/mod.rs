@@ -21,14 +21,25 @@ pub(crate) use self::oidc::OidcProviders;
 pub use self::oidc::{
     OidcCallback, OidcProviderSettings, OidcProviderView, OidcRefusal, OidcSignedIn, OidcStart,
 };
-pub use self::session::{Authenticated, ClientInfo, SignIn};
+pub use self::session::{Authenticated, ClientInfo, SignIn, SignInOutcome};
 pub(crate) use self::sign_up::first_admin_exists;
 pub use self::sign_up::{ClaimCode, NewUser, SignUp, SignedUp};
 pub(crate) use self::tokens::verification_mail;
-pub(crate) use self::two_factor::seal_box;
-pub use self::two_factor::{SecondFactor, SignInOutcome, TwoFactorEnrolment, TwoFactorStatus};
+pub use self::two_factor::{SecondFactor, TwoFactorEnrolment, TwoFactorStatus};
 
 use crate::Inner;
+use crate::secret::{AuthSecret, Purpose};
+use crate::secret_box::SecretBox;
+
+/// The box for what authentication keeps sealed (two-factor secrets at rest, a single sign-on
+/// in progress in the browser): the configured encryption key's, or without one a key derived
+/// from the auth secret, which lives outside the database as well.
+pub(crate) fn auth_box(encryption_key: Option<&str>, secret: &AuthSecret) -> SecretBox {
+    match encryption_key {
+        Some(key) => SecretBox::new(key),
+        None => SecretBox::new(&secret.hash_hex(Purpose::AuthSeal, "v1")),
+    }
+}
 
 pub struct AuthService<'a> {
     inner: &'a Inner,

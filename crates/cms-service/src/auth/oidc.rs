@@ -24,14 +24,12 @@ use cms_core::redirect::same_origin_path;
 use cms_core::{Email, InstanceRole, Timestamp, new_id};
 use cms_oidc::{Identity, Provider, ProviderSettings};
 use cms_store::Tx;
-use cms_store::organizations::MemberRecord;
 use cms_store::users::UserRecord;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
 use super::{AuthService, ClientInfo, SignInOutcome};
 use crate::error::{Error, Result};
-use crate::events::{MEMBER_ADDED, member_event};
 use crate::organizations;
 use crate::secret_box::SecretSlot;
 
@@ -216,7 +214,7 @@ impl AuthService<'_> {
         let json = serde_json::to_string(&flow).map_err(|e| Error::Internal(e.to_string()))?;
         let sealed = self
             .inner
-            .two_factor_box
+            .auth_box
             .seal(&json, SecretSlot::SignInFlow)
             .map_err(Error::Internal)?;
         Ok(OidcStart {
@@ -267,17 +265,7 @@ impl AuthService<'_> {
             Err(refusal) => return Ok(Err(refusal)),
         };
         let now = self.inner.clock.now();
-        let outcome = match self.challenge_if_enrolled(&user, now).await? {
-            Some(challenge) => SignInOutcome::TwoFactorRequired { challenge },
-            None => {
-                let mut tx = self.inner.store.write_instance_wide().await?;
-                let session = self
-                    .open_signed_in_session(&mut *tx, &user.id, &callback.client, now)
-                    .await?;
-                tx.commit().await?;
-                SignInOutcome::SignedIn(Box::new(self.authenticated(session, user)?))
-            }
-        };
+        let outcome = self.finish_sign_in(user, &callback.client, now).await?;
         Ok(Ok(OidcSignedIn {
             outcome,
             return_to: flow.return_to,
@@ -290,7 +278,7 @@ impl AuthService<'_> {
         let sealed = callback.flow.as_deref()?;
         let json = self
             .inner
-            .two_factor_box
+            .auth_box
             .open(sealed, SecretSlot::SignInFlow)
             .ok()?;
         let flow: Flow = serde_json::from_str(&json).ok()?;
@@ -338,8 +326,11 @@ impl AuthService<'_> {
         identity: &Identity,
     ) -> Result<std::result::Result<UserRecord, OidcRefusal>> {
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write_instance_wide().await?;
-        if let Some(user) = tx.user_by_identity(&provider.id, &identity.subject).await? {
+        let linked = {
+            let mut tx = self.inner.store.read_instance_wide().await?;
+            tx.user_by_identity(&provider.id, &identity.subject).await?
+        };
+        if let Some(user) = linked {
             return Ok(Ok(user));
         }
         let email = match (&identity.email, identity.email_verified) {
@@ -350,6 +341,7 @@ impl AuthService<'_> {
             tracing::info!(provider = %provider.id, "single sign-on without a verified e-mail refused");
             return Ok(Err(OidcRefusal::Unverified));
         };
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let user = match tx.user_by_email(email.as_str()).await? {
             Some(user) => user,
             None => match self
@@ -441,21 +433,6 @@ impl AuthService<'_> {
         if tx.role(&org.id, &provider.default_role).await?.is_none() {
             return Err(misconfigured());
         }
-        tx.insert_member(&MemberRecord {
-            organization_id: org.id.clone(),
-            user_id: user_id.to_string(),
-            role: provider.default_role.clone(),
-            created_at: now.millis(),
-        })
-        .await?;
-        tx.append_event(&member_event(
-            &org.id,
-            MEMBER_ADDED,
-            user_id,
-            &provider.default_role,
-            now,
-        ))
-        .await?;
-        Ok(())
+        organizations::add_member(tx, &org.id, user_id, &provider.default_role, now).await
     }
 }

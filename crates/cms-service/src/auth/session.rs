@@ -7,7 +7,7 @@ use cms_store::Tx;
 use cms_store::sessions::SessionRecord;
 use cms_store::users::UserRecord;
 
-use super::{AuthService, SignInOutcome, verification_mail};
+use super::{AuthService, verification_mail};
 use crate::actor::{Actor, Credential, SessionView, User};
 use crate::error::{Error, Result};
 use crate::password;
@@ -27,6 +27,14 @@ pub struct SignIn {
 pub struct ClientInfo {
     pub ip_address: Option<String>,
     pub user_agent: Option<String>,
+}
+
+/// How a sign-in whose first factor is proven ends: a session, or a challenge to answer with a
+/// second factor first.
+#[derive(Debug)]
+pub enum SignInOutcome {
+    SignedIn(Box<Authenticated>),
+    TwoFactorRequired { challenge: String },
 }
 
 /// A new session: the token for `Authorization: Bearer`, the signed value for the cookie.
@@ -89,12 +97,24 @@ impl AuthService<'_> {
                 "verify your e-mail address first: a new link is on its way".into(),
             ));
         }
-        if let Some(challenge) = self.challenge_if_enrolled(&user, now).await? {
+        self.finish_sign_in(user, &input.client, now).await
+    }
+
+    /// The end of a sign-in whose first factor is proven (a password, an identity provider):
+    /// a challenge when the person has two-factor sign-in on, a session otherwise, in one unit.
+    pub(super) async fn finish_sign_in(
+        &self,
+        user: UserRecord,
+        client: &ClientInfo,
+        now: Timestamp,
+    ) -> Result<SignInOutcome> {
+        let mut tx = self.inner.store.write_instance_wide().await?;
+        if let Some(challenge) = self.challenge_if_enrolled(&mut *tx, &user.id, now).await? {
+            tx.commit().await?;
             return Ok(SignInOutcome::TwoFactorRequired { challenge });
         }
-        let mut tx = self.inner.store.write_instance_wide().await?;
         let session = self
-            .open_signed_in_session(&mut *tx, &user.id, &input.client, now)
+            .open_signed_in_session(&mut *tx, &user.id, client, now)
             .await?;
         tx.commit().await?;
         self.authenticated(session, user)

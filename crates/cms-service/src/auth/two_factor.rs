@@ -13,7 +13,7 @@
 //! of 80 random bits: they survive a rotated auth secret, which is when a person needs them.
 
 use cms_core::Timestamp;
-use cms_store::users::UserRecord;
+use cms_store::Tx;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -23,10 +23,9 @@ use super::tokens::{self, TokenKind};
 use super::totp::{self, Authenticator};
 use crate::actor::Actor;
 use crate::error::{Error, Result};
-use crate::organizations::session_of;
+use crate::organizations::{required, session_of};
 use crate::rate_limit::{Limited, RateLimitService};
-use crate::secret::Purpose;
-use crate::secret_box::{SecretBox, SecretSlot};
+use crate::secret_box::SecretSlot;
 
 /// Recovery codes made at confirmation.
 const RECOVERY_CODES: usize = 10;
@@ -65,26 +64,6 @@ pub struct SecondFactor {
     pub code: Option<String>,
     pub recovery_code: Option<String>,
     pub client: ClientInfo,
-}
-
-/// How a sign-in with the right password ends: a session, or a challenge to answer with a
-/// second factor first.
-#[derive(Debug)]
-pub enum SignInOutcome {
-    SignedIn(Box<Authenticated>),
-    TwoFactorRequired { challenge: String },
-}
-
-/// The box two-factor secrets are sealed in: the configured encryption key's, or one derived
-/// from the auth secret.
-pub(crate) fn seal_box(
-    encryption_key: Option<&str>,
-    secret: &crate::secret::AuthSecret,
-) -> SecretBox {
-    match encryption_key {
-        Some(key) => SecretBox::new(key),
-        None => SecretBox::new(&secret.hash_hex(Purpose::TwoFactorSeal, "v1")),
-    }
 }
 
 impl AuthService<'_> {
@@ -142,13 +121,7 @@ impl AuthService<'_> {
         code: Option<&str>,
     ) -> Result<Vec<String>> {
         session_of(actor)?;
-        let code = code.filter(|c| !c.trim().is_empty()).ok_or_else(|| {
-            Error::invalid(vec![cms_core::Issue::new(
-                "code",
-                "required",
-                "code is required",
-            )])
-        })?;
+        let code = required(code, "code")?;
         RateLimitService::new(self.inner)
             .hit(Limited::TwoFactor, None, Some(&actor.user.email))
             .await?;
@@ -193,12 +166,9 @@ impl AuthService<'_> {
         current_password: Option<&str>,
     ) -> Result<()> {
         session_of(actor)?;
+        // A password may be spaces: only an absent or empty one is missing.
         if current_password.is_none_or(str::is_empty) {
-            return Err(Error::invalid(vec![cms_core::Issue::new(
-                "currentPassword",
-                "required",
-                "currentPassword is required",
-            )]));
+            required(None, "currentPassword")?;
         }
         self.check_password(actor, current_password).await?;
         let mut tx = self.inner.store.write_instance_wide().await?;
@@ -210,30 +180,25 @@ impl AuthService<'_> {
         Ok(())
     }
 
-    /// Whether `user` signs in with a second factor: then the challenge to answer.
+    /// Whether `user_id` signs in with a second factor: then the challenge to answer, issued in
+    /// `tx` (the caller commits).
     pub(super) async fn challenge_if_enrolled(
         &self,
-        user: &UserRecord,
+        tx: &mut dyn Tx,
+        user_id: &str,
         now: Timestamp,
     ) -> Result<Option<String>> {
-        let mut tx = self.inner.store.write_instance_wide().await?;
         if tx
-            .two_factor(&user.id)
+            .two_factor(user_id)
             .await?
             .is_none_or(|r| r.enabled_at.is_none())
         {
             return Ok(None);
         }
-        let challenge = tokens::issue(
-            self.inner,
-            &mut *tx,
-            &user.id,
-            TokenKind::TwoFactorChallenge,
-            now,
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(Some(challenge))
+        let kind = TokenKind::TwoFactorChallenge;
+        Ok(Some(
+            tokens::issue(self.inner, tx, user_id, kind, now).await?,
+        ))
     }
 
     /// The second step of a sign-in: a challenge from it and a code from the app (or a
@@ -251,11 +216,7 @@ impl AuthService<'_> {
             }
         };
         if challenge.is_empty() {
-            return Err(Error::invalid(vec![cms_core::Issue::new(
-                "challenge",
-                "required",
-                "challenge is required",
-            )]));
+            required(None, "challenge")?;
         }
         let kind = TokenKind::TwoFactorChallenge;
         let challenge_hash = self.inner.secret.hash_hex(kind.purpose(), challenge);
@@ -345,7 +306,7 @@ impl AuthService<'_> {
 
     fn seal(&self, user_id: &str, secret_base32: &str) -> Result<String> {
         self.inner
-            .two_factor_box
+            .auth_box
             .seal(secret_base32, SecretSlot::TwoFactor { user_id })
             .map_err(Error::Internal)
     }
@@ -354,7 +315,7 @@ impl AuthService<'_> {
     fn authenticator(&self, user_id: &str, email: &str, sealed: &str) -> Result<Authenticator> {
         let base32 = self
             .inner
-            .two_factor_box
+            .auth_box
             .open(sealed, SecretSlot::TwoFactor { user_id })
             .map_err(Error::Internal)?;
         let secret = totp_rs::Secret::Encoded(base32)

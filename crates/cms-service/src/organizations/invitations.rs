@@ -13,7 +13,6 @@
 use cms_core::{CoreCapability, Timestamp, new_id};
 use cms_store::Tx;
 use cms_store::invitations::InvitationRecord;
-use cms_store::organizations::MemberRecord;
 use serde::Serialize;
 
 use super::ceiling::{assignable_capabilities, ensure_may_assign};
@@ -22,7 +21,6 @@ use super::{Organization, required, session_of};
 use crate::Inner;
 use crate::actor::Actor;
 use crate::error::{Error, Result};
-use crate::events::{MEMBER_ADDED, member_event};
 use crate::mail::{MailKind, MailMessage};
 use crate::secret::{Purpose, random_token};
 
@@ -384,20 +382,13 @@ async fn join(
     {
         return Ok(false);
     }
-    tx.insert_member(&MemberRecord {
-        organization_id: invitation.organization_id.clone(),
-        user_id: user_id.to_string(),
-        role: invitation.role.clone(),
-        created_at: now.millis(),
-    })
-    .await?;
-    tx.append_event(&member_event(
+    super::add_member(
+        tx,
         &invitation.organization_id,
-        MEMBER_ADDED,
         user_id,
         &invitation.role,
         now,
-    ))
+    )
     .await?;
     tx.set_email_verified(user_id, now.millis()).await?;
     Ok(true)

@@ -17,7 +17,7 @@ use super::{acts_as_owner, required};
 use crate::Inner;
 use crate::actor::Actor;
 use crate::error::{Error, Result};
-use crate::events::{MEMBER_ADDED, MEMBER_REMOVED, member_event};
+use crate::events::{MEMBER_REMOVED, member_event};
 
 /// A member as every door shows it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -118,21 +118,7 @@ impl<'a> MemberService<'a> {
             Err(StoreError::Unique(_)) => return Err(account_exists()),
             other => other?,
         }
-        tx.insert_member(&MemberRecord {
-            organization_id: org.clone(),
-            user_id: user.id.clone(),
-            role: role.as_str().to_string(),
-            created_at: now.millis(),
-        })
-        .await?;
-        tx.append_event(&member_event(
-            &org,
-            MEMBER_ADDED,
-            &user.id,
-            role.as_str(),
-            now,
-        ))
-        .await?;
+        super::add_member(&mut *tx, &org, &user.id, role.as_str(), now).await?;
         tx.commit().await?;
         Ok(Member {
             user_id: user.id,

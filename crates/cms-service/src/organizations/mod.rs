@@ -608,19 +608,31 @@ async fn insert_with_owner(
         })
         .await?;
     }
-    let owner = BuiltInRole::Owner.name();
+    add_member(tx, &org.id, owner_user_id, BuiltInRole::Owner.name(), now).await
+}
+
+/// Makes `user_id` a member of `organization_id` with `role`, with its `member.added` event:
+/// every way in (creating an organization, adding a member, an invitation, single sign-on).
+/// Fails with a foreign-key error when the role does not exist there.
+pub(crate) async fn add_member(
+    tx: &mut dyn Tx,
+    organization_id: &str,
+    user_id: &str,
+    role: &str,
+    now: Timestamp,
+) -> Result<()> {
     tx.insert_member(&MemberRecord {
-        organization_id: org.id.clone(),
-        user_id: owner_user_id.to_string(),
-        role: owner.to_string(),
+        organization_id: organization_id.to_string(),
+        user_id: user_id.to_string(),
+        role: role.to_string(),
         created_at: now.millis(),
     })
     .await?;
     tx.append_event(&member_event(
-        &org.id,
+        organization_id,
         MEMBER_ADDED,
-        owner_user_id,
-        owner,
+        user_id,
+        role,
         now,
     ))
     .await?;
