@@ -85,7 +85,8 @@ pub trait Search {
     /// read and written acting for their organization).
     async fn all_organization_ids(&mut self) -> Result<Vec<String>>;
     /// Up to [`REINDEX_CHUNK`] documents of `doc_type` in `organization`, in id order, after
-    /// `after` (from the first when `None`): for rebuilding search rows.
+    /// `after` (from the first when `None`): for rebuilding search rows. They stay locked
+    /// against writes until the unit ends, so the rows rebuilt are those of what is stored.
     async fn documents_after(
         &mut self,
         organization: &str,
@@ -502,9 +503,17 @@ macro_rules! impl_search {
                 doc_type: &str,
                 after: Option<&str>,
             ) -> $crate::Result<Vec<$crate::documents::DocumentRecord>> {
+                // Locked on PostgreSQL, in id order, until the chunk's unit ends: a write to one
+                // of these documents waits for the rebuilt rows rather than racing their delete
+                // and insert (both would insert the same keys). SQLite's write unit is already
+                // exclusive.
+                let lock = match <$tx>::DIALECT {
+                    $crate::Dialect::Postgres => " FOR UPDATE",
+                    $crate::Dialect::Sqlite => "",
+                };
                 let sql = format!(
                     "SELECT {} FROM documents WHERE organization_id = $1 AND type = $2 AND id > $3 \
-                     ORDER BY id LIMIT $4",
+                     ORDER BY id LIMIT $4{lock}",
                     $crate::documents::DOCUMENT_COLUMNS
                 );
                 Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))

@@ -247,3 +247,54 @@ async fn search_signatures_are_kept_per_type(url: String) {
 }
 
 crate::both_engines!(search_signatures_are_kept_per_type,);
+
+/// A rebuild's chunk holds its documents until its unit ends: a write to one of them (its
+/// draft saved, its search rows replaced) waits, then replaces the rebuilt rows instead of
+/// colliding with them on the same keys.
+async fn a_write_waits_for_the_rebuild_of_its_document(url: String) {
+    let store = open(&url).await;
+    with_two_organizations(&store).await;
+    let mut tx = store.write_for("o1").await.unwrap();
+    tx.insert_document(&document("d1", "o1", "post", false))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    let mut rebuild = store.write_for("o1").await.unwrap();
+    let chunk = rebuild.documents_after("o1", "post", None).await.unwrap();
+    assert_eq!(chunk.len(), 1);
+    rebuild
+        .replace_search_rows("d1", "o1", "draft", &[row("", "title", "before", 500)])
+        .await
+        .unwrap();
+
+    let writer = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            let mut tx = store.write_for("o1").await.unwrap();
+            assert!(
+                tx.save_draft("d1", &serde_json::json!({"title": "after"}), 1, None, 2)
+                    .await
+                    .unwrap()
+            );
+            tx.replace_search_rows("d1", "o1", "draft", &[row("", "title", "after", 500)])
+                .await
+                .unwrap();
+            tx.commit().await.unwrap();
+        })
+    };
+    // Not a timing claim: the writer cannot finish while the chunk is held, however long.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(!writer.is_finished(), "the write waited for the rebuild");
+    rebuild.commit().await.unwrap();
+    writer.await.unwrap();
+
+    let mut tx = store.read_for("o1").await.unwrap();
+    let rows = tx.search_rows_of("d1", "draft").await.unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].3, "after");
+    drop(tx);
+    store.close().await;
+}
+
+crate::both_engines!(a_write_waits_for_the_rebuild_of_its_document,);
