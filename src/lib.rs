@@ -468,6 +468,7 @@ fn service_settings(config: &Config) -> Result<cms_service::Settings, StartError
             ..cms_service::EventStreamSettings::default()
         },
         oidc: config.oidc_providers()?,
+        audit_retention_days: i64::from(config.audit.retention_days),
     })
 }
 
@@ -511,6 +512,12 @@ pub async fn migrate(config: &Config) -> Result<(), StartError> {
     store.migrate().await?;
     store.close().await;
     Ok(())
+}
+
+/// `cms backup PATH`: a consistent copy of the configured SQLite database, taken while the
+/// service runs (CONTRACT.md section 19); on PostgreSQL, the refusal naming pg_dump.
+pub async fn backup(config: &Config, target: &std::path::Path) -> Result<(), StartError> {
+    Ok(cms_store::backup(&config.database_url(), target).await?)
 }
 
 /// The configured auth secret, or the one generated on first start and kept in the data

@@ -1,4 +1,4 @@
-//! The `cms` binary: `serve`, `worker`, `migrate`, `user create`, `events tail`, `mcp`,
+//! The `cms` binary: `serve`, `worker`, `migrate`, `backup`, `user create`, `events tail`, `mcp`,
 //! `openapi`, `version`.
 
 use std::path::PathBuf;
@@ -33,6 +33,12 @@ enum Command {
     Worker,
     /// Apply the database migrations, then exit.
     Migrate,
+    /// Copy the SQLite database to PATH (a new file) while the service keeps running: a
+    /// consistent snapshot (VACUUM INTO). On PostgreSQL, use pg_dump.
+    Backup {
+        /// Where to write the copy; must not exist.
+        path: PathBuf,
+    },
     /// Manage users out of band.
     User {
         #[command(subcommand)]
@@ -105,7 +111,11 @@ fn main() -> anyhow::Result<()> {
         &loaded.config,
         matches!(
             cli.command,
-            Command::User { .. } | Command::Openapi | Command::Events { .. } | Command::Mcp
+            Command::User { .. }
+                | Command::Openapi
+                | Command::Events { .. }
+                | Command::Mcp
+                | Command::Backup { .. }
         ),
     );
     for warning in &loaded.warnings {
@@ -121,6 +131,12 @@ fn main() -> anyhow::Result<()> {
             Command::Migrate => {
                 cms::migrate(&loaded.config).await?;
                 tracing::info!("migrations applied");
+                Ok(())
+            }
+            Command::Backup { path } => {
+                cms::backup(&loaded.config, &path).await?;
+                let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                println!("backup written to {} ({bytes} bytes)", path.display());
                 Ok(())
             }
             Command::User {

@@ -59,6 +59,7 @@ pub(super) const KEYS: &[(&str, Kind)] = &[
     ("health.timeoutMs", Kind::Int),
     ("health.storageHealthCheck", Kind::Bool),
     ("log.format", Kind::Str),
+    ("audit.retentionDays", Kind::Int),
     ("schemas.paths", Kind::List),
     ("locales.available", Kind::List),
     ("locales.default", Kind::Str),

@@ -41,7 +41,7 @@ pub use email::{EmailConfig, SmtpConfig};
 pub use events::EventsConfig;
 pub use jobs::JobsConfig;
 pub use locales::LocalesConfig;
-pub use operations::{HealthConfig, LogConfig};
+pub use operations::{AuditConfig, HealthConfig, LogConfig};
 pub use plugins::PluginsConfig;
 pub use server::{GraphqlConfig, McpConfig, OpenapiConfig, ServerConfig};
 pub use storage::{AssetsConfig, StorageConfig};
@@ -61,6 +61,7 @@ pub struct Config {
     pub auth: AuthConfig,
     pub health: HealthConfig,
     pub log: LogConfig,
+    pub audit: AuditConfig,
     pub schemas: SchemasConfig,
     pub locales: LocalesConfig,
     pub versioning: VersioningConfig,
@@ -87,6 +88,7 @@ impl Default for Config {
             auth: AuthConfig::default(),
             health: HealthConfig::default(),
             log: LogConfig::default(),
+            audit: AuditConfig::default(),
             schemas: SchemasConfig::default(),
             locales: LocalesConfig::default(),
             versioning: VersioningConfig::default(),
@@ -154,6 +156,9 @@ impl Config {
         }
         if self.health.timeout_ms == 0 {
             return Err(ConfigError("health.timeoutMs must be positive".into()));
+        }
+        if self.audit.retention_days == 0 {
+            return Err(ConfigError("audit.retentionDays must be 1 or more".into()));
         }
         if self.plugins.webhooks_timeout_ms == 0 {
             return Err(ConfigError(

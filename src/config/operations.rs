@@ -1,4 +1,5 @@
-//! `health.*` and `log.*`: the health check and the log format.
+//! `health.*`, `log.*` and `audit.*`: the health check, the log format and the audit log's
+//! retention.
 
 use serde::Deserialize;
 
@@ -29,6 +30,21 @@ impl Default for LogConfig {
     fn default() -> Self {
         LogConfig {
             format: "text".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AuditConfig {
+    /// Days an audit entry is kept (CONTRACT.md section 19).
+    pub retention_days: u32,
+}
+
+impl Default for AuditConfig {
+    fn default() -> Self {
+        AuditConfig {
+            retention_days: 365,
         }
     }
 }

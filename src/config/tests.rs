@@ -604,3 +604,19 @@ fn single_sign_on_providers_come_from_the_file_with_secrets_from_the_environment
         assert!(err.to_string().contains(why), "{bad}: {err}");
     }
 }
+
+#[test]
+fn audit_retention_is_a_year_unless_set_and_at_least_a_day() {
+    let default = Config::load(None, env(&[])).unwrap().config;
+    assert_eq!(default.audit.retention_days, 365);
+    let set = Config::load(None, env(&[("CMS_AUDIT_RETENTION_DAYS", "30")])).unwrap();
+    assert_eq!(set.config.audit.retention_days, 30);
+    for bad in ["0", "-1", "a year"] {
+        let refused = Config::load(None, env(&[("CMS_AUDIT_RETENTION_DAYS", bad)]));
+        let message = refused.err().expect("refused").to_string();
+        assert!(
+            message.contains("audit.retentionDays") || message.contains("CMS_AUDIT_RETENTION_DAYS"),
+            "{bad}: {message}"
+        );
+    }
+}

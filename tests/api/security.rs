@@ -27,6 +27,8 @@ mod single_sign_on;
 use single_sign_on::single_sign_on_never_takes_over_or_raises;
 mod two_factor;
 use two_factor::two_factor_is_the_persons_and_its_requirement_holds;
+mod audit;
+use audit::audit_log_needs_org_settings_and_stays_in_its_organization;
 mod public_role;
 use public_role::*;
 mod search;
@@ -722,6 +724,9 @@ fn rows() -> Vec<Row> {
         row!("29 accounts", two_factor_is_the_persons_and_its_requirement_holds,
             "read key, capability key: GET /api/user/two-factor, POST enroll/confirm/disable, PATCH requireTwoFactor; viewer: PATCH requireTwoFactor; admin without two-factor in an organization requiring it: list, create, new key, PATCH the organization"
             => "403 everywhere; the member's refusals name the missing second factor"),
+        row!("30 audit log", audit_log_needs_org_settings_and_stays_in_its_organization,
+            "viewer, editor, auditor, read key, capability key, nobody: GET /api/audit; the parent's admin and the read key: ?scope=all; the parent's, the child's and the outsider's admins: GET /api/audit"
+            => "403 (401 for nobody); each admin reads only entries of their own organization; the super admin reads scope=all"),
         row!("28 duplicate uploads", duplicate_uploads_answer_only_the_callers_own_asset,
             "outsider admin, child write key, parent editor: POST /api/assets with the bytes of the parent's asset (the outsider has the same bytes)"
             => "the outsider's own asset (200, duplicate); 201 a new asset of the child, no mark; the parent's asset (200)"),

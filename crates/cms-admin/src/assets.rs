@@ -65,6 +65,7 @@ static FILES: &[Asset] = files![
     JS "js/settings/keys.js",
     JS "js/settings/system.js",
     JS "js/settings/webhooks.js",
+    JS "js/settings/audit.js",
     JS "js/pages/tool.js",
     JS "js/assistant.js",
     SVG "favicon.svg",

@@ -48,6 +48,7 @@ pub const SETTINGS_SECTIONS: &[&str] = &[
     "plugins",
     "jobs",
     "events",
+    "audit",
 ];
 
 impl Page {

@@ -30,6 +30,13 @@ impl Timestamp {
         DateTime::from_timestamp_millis(self.0).unwrap_or_default()
     }
 
+    /// The instant an RFC 3339 date-time names (any offset); `None` for anything else.
+    pub fn parse_rfc3339(s: &str) -> Option<Self> {
+        DateTime::parse_from_rfc3339(s)
+            .ok()
+            .map(|t| Timestamp(t.timestamp_millis()))
+    }
+
     pub fn to_rfc3339(self) -> String {
         self.to_datetime()
             .to_rfc3339_opts(SecondsFormat::Millis, true)

@@ -310,6 +310,7 @@ fn api(max_upload_bytes: u64, graphql_path: &str) -> OpenApiRouter<AppState> {
         .merge(routes::media::routes())
         .merge(routes::schemas::routes())
         .merge(routes::jobs::routes())
+        .merge(routes::audit::routes())
         .merge(routes::event_stream::routes())
         .merge(routes::instance_settings::routes())
         .merge(routes::roles::routes())

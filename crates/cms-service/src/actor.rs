@@ -9,6 +9,8 @@
 //! them, and the checks of a user's name and e-mail address that sign-up, the account and
 //! invitations share.
 
+use std::net::IpAddr;
+
 use cms_core::{
     Capability, CoreCapability, EffectiveRole, Email, Grant, InstanceRole, Issues, Password,
     Timestamp,
@@ -120,6 +122,9 @@ pub struct Actor {
     pub organization_id: Option<String>,
     pub grant: Grant,
     pub credential: Credential,
+    /// The address the request came from, as the door vouches for it: what the audit log
+    /// records. `None` for work no request asked for (a plugin's, a scheduled job's).
+    pub client_address: Option<IpAddr>,
 }
 
 impl Actor {
@@ -178,6 +183,7 @@ impl Actor {
             organization_id: Some(preview.organization_id.clone()),
             grant: preview.creator_grant.clone(),
             credential: self.credential.clone(),
+            client_address: self.client_address,
         }))
     }
 

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::Inner;
 use crate::actor::Actor;
+use crate::audit::{self, AuditAction, AuditTarget};
 use crate::auth::AuthService;
 use crate::error::{Error, Result};
 use crate::secret::{Purpose, random_token};
@@ -99,6 +100,15 @@ impl<'a> ApiKeyService<'a> {
             ));
         }
         tx.insert_api_key(&record).await?;
+        tx.append_audit(&[audit::entry(
+            actor,
+            Some(&record.organization_id),
+            AuditAction::ApiKeyCreated,
+            Some(AuditTarget::new("apiKey", &record.id)),
+            format!("{} ({})", record.name, record.permissions.0.join(", ")),
+            now.millis(),
+        )])
+        .await?;
         tx.commit().await?;
         Ok(CreatedApiKey {
             api_key: self.view(record),
@@ -123,6 +133,15 @@ impl<'a> ApiKeyService<'a> {
         if !tx.delete_api_key(organization_id, id).await? {
             return Err(Error::not_found("API key"));
         }
+        tx.append_audit(&[audit::entry(
+            actor,
+            Some(organization_id),
+            AuditAction::ApiKeyDeleted,
+            Some(AuditTarget::new("apiKey", id)),
+            "deleted",
+            self.inner.clock.now().millis(),
+        )])
+        .await?;
         tx.commit().await?;
         Ok(())
     }

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::Inner;
 use crate::actor::Actor;
+use crate::audit::{self, AuditAction, AuditTarget};
 use crate::error::{Error, Result};
 
 /// The `instance_state` key holding the settings a super admin saved (only the keys they set).
@@ -153,7 +154,8 @@ impl<'a> InstanceSettingsService<'a> {
         };
         let patch = parse_patch(fields)?;
         let now = self.inner.clock.now();
-        let mut tx = self.inner.store.write().await?;
+        // Instance-wide: the audit entry it writes belongs to no organization.
+        let mut tx = self.inner.store.write_instance_wide().await?;
         let mut saved = Saved::load(&mut *tx).await?;
         saved.invite_only = patch.invite_only.or(saved.invite_only);
         saved.require_email_verification = patch
@@ -169,6 +171,16 @@ impl<'a> InstanceSettingsService<'a> {
             .map_err(|e| Error::Internal(format!("instance settings: {e}")))?;
         tx.put_instance_value(SAVED_KEY, &text, now.millis())
             .await?;
+        let keys: Vec<&str> = fields.keys().map(String::as_str).collect();
+        tx.append_audit(&[audit::entry(
+            actor,
+            None,
+            AuditAction::InstanceSettingsUpdated,
+            Some(AuditTarget::new("instance", "signUp")),
+            format!("changed {}", keys.join(", ")),
+            now.millis(),
+        )])
+        .await?;
         tx.commit().await?;
         Ok(effective)
     }

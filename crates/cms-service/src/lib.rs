@@ -11,6 +11,7 @@ mod account;
 mod actor;
 mod api_keys;
 pub mod assets;
+pub mod audit;
 mod auth;
 mod capabilities;
 pub mod change_sets;
@@ -55,6 +56,7 @@ pub use actor::{
 };
 pub use api_keys::{ApiKey, ApiKeyService, CreatedApiKey, NewApiKey};
 pub use assets::{AssetService, AssetSettings};
+pub use audit::{AuditAction, AuditEntry, AuditListRequest, AuditService, AuditTarget};
 pub use auth::{
     AuthService, Authenticated, ClaimCode, ClientInfo, Credentials, NewUser, OidcCallback,
     OidcProviderSettings, OidcProviderView, OidcRefusal, OidcSignedIn, OidcStart, Resolved,
@@ -121,6 +123,8 @@ pub struct Settings {
     pub events: EventStreamSettings,
     /// Single sign-on providers (`auth.oidc.providers`).
     pub oidc: Vec<OidcProviderSettings>,
+    /// Days an audit entry is kept (`audit.retentionDays`).
+    pub audit_retention_days: i64,
 }
 
 /// The queue's bounds (CONTRACT.md section 7).
@@ -169,6 +173,7 @@ impl Default for Settings {
             public_reads_per_minute: 600,
             events: EventStreamSettings::default(),
             oidc: Vec::new(),
+            audit_retention_days: 365,
         }
     }
 }
@@ -216,6 +221,8 @@ pub(crate) struct Inner {
     pub(crate) event_types: events::EventTypes,
     /// When this process last removed expired rate-limit counters (Unix milliseconds).
     pub(crate) rate_limit_purged_at: AtomicI64,
+    /// The day (days since the epoch) this instance last enqueued the audit retention job.
+    pub(crate) audit_prune_day: AtomicI64,
     pub(crate) access: documents::AccessRules,
     pub(crate) mailer: Arc<dyn Mailer>,
     /// Signs and checks /media links with the asset signing secret.
@@ -350,6 +357,7 @@ impl Cms {
             registry: parts.registry,
             event_types,
             rate_limit_purged_at: AtomicI64::new(0),
+            audit_prune_day: AtomicI64::new(i64::MIN),
             access,
             mailer: parts.mailer,
             media_signer,
@@ -424,6 +432,11 @@ impl Cms {
     /// The rate limiter, for doors that limit a route of their own.
     pub fn rate_limits(&self) -> RateLimitService<'_> {
         RateLimitService::new(&self.0)
+    }
+
+    /// The audit log: reading it, and its retention.
+    pub fn audit(&self) -> AuditService<'_> {
+        AuditService::new(&self.0)
     }
 
     pub fn api_keys(&self) -> ApiKeyService<'_> {
@@ -540,6 +553,7 @@ impl Cms {
             credential: Credential::Plugin {
                 plugin_id: plugin_id.to_string(),
             },
+            client_address: None,
         })
     }
 

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::Inner;
 use crate::actor::Actor;
+use crate::audit::{self, AuditAction, AuditTarget};
 use crate::error::{Error, Result};
 
 /// The longest description accepted.
@@ -127,6 +128,15 @@ impl<'a> RoleService<'a> {
             }
             other => other.into(),
         })?;
+        tx.append_audit(&[audit::entry(
+            actor,
+            Some(org),
+            AuditAction::RoleCreated,
+            Some(AuditTarget::new("role", &record.name)),
+            format!("{}: {}", record.name, record.capabilities.0.join(", ")),
+            now,
+        )])
+        .await?;
         tx.commit().await?;
         Ok(record.into())
     }
@@ -171,6 +181,15 @@ impl<'a> RoleService<'a> {
             .update_role(org, name, &description, &capabilities, now)
             .await?
             .ok_or_else(|| Error::not_found("role"))?;
+        tx.append_audit(&[audit::entry(
+            actor,
+            Some(org),
+            AuditAction::RoleUpdated,
+            Some(AuditTarget::new("role", name)),
+            format!("{name}: {}", updated.capabilities.0.join(", ")),
+            now,
+        )])
+        .await?;
         tx.commit().await?;
         Ok(updated.into())
     }
@@ -200,6 +219,15 @@ impl<'a> RoleService<'a> {
             )));
         }
         tx.delete_role(org, name).await?;
+        tx.append_audit(&[audit::entry(
+            actor,
+            Some(org),
+            AuditAction::RoleDeleted,
+            Some(AuditTarget::new("role", name)),
+            name,
+            now,
+        )])
+        .await?;
         tx.commit().await?;
         Ok(role.into())
     }

@@ -19,6 +19,7 @@ mod unit;
 
 pub mod api_keys;
 pub mod assets;
+pub mod audit;
 pub mod change_sets;
 pub mod documents;
 pub mod event_feed;
@@ -176,6 +177,7 @@ pub trait Tx:
     + change_sets::ChangeSets
     + search::Search
     + webhooks::Webhooks
+    + audit::Audit
     + Send
 {
     /// Makes the writes of this unit durable. A read unit commits trivially.
@@ -242,6 +244,22 @@ pub async fn connect_with_migration_url(
     }
 }
 
+/// Writes a consistent copy of the SQLite database `url` names to the new file `target` while
+/// the service keeps running (CONTRACT.md section 19). PostgreSQL has its own tools: refused
+/// with the one to use.
+pub async fn backup(url: &str, target: &std::path::Path) -> Result<()> {
+    if url.starts_with("sqlite:") {
+        sqlite::backup::backup(url, target).await
+    } else {
+        Err(StoreError::Config(
+            "`cms backup` copies SQLite databases; on PostgreSQL use pg_dump (for example \
+             `pg_dump --format=custom --file=cms.dump \"$CMS_DATABASE_URL\"`), which takes a \
+             consistent snapshot while the service runs"
+                .into(),
+        ))
+    }
+}
+
 /// Implements every repository trait for an engine's unit of work. The type must implement
 /// [`unit::UnitOfWork`], which every repository macro's SQL calls (and only it).
 macro_rules! impl_repositories {
@@ -277,6 +295,7 @@ macro_rules! impl_repositories {
             $crate::change_sets::impl_change_sets!($tx);
             $crate::search::impl_search!($tx);
             $crate::webhooks::impl_webhooks!($tx);
+            $crate::audit::impl_audit!($tx);
         };
     };
 }

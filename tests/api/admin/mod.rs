@@ -11,6 +11,7 @@ mod account;
 mod actions;
 mod assets;
 mod assistant;
+mod audit;
 mod auth;
 mod documents;
 mod fields;

@@ -177,6 +177,7 @@ export function settingsLinks(ctx) {
     const webhooks = (ctx.plugins || []).some((p) => p.id === "webhooks");
     if (ctx.can("org.settings") && webhooks) links.push(["/admin/settings/webhooks", "Webhooks"]);
     if (ctx.can("org.settings")) links.push(["/admin/settings/plugins", "Plugins"]);
+    if (ctx.can("org.settings")) links.push(["/admin/settings/audit", "Audit log"]);
     if (ctx.can("document.read")) {
       links.push(["/admin/settings/jobs", "Jobs"]);
       links.push(["/admin/settings/events", "Events"]);

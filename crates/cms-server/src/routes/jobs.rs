@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, header};
 use cms_core::JobStatus;
 use cms_service::Error;
 use cms_service::TickReport;
-use cms_service::jobs::{EventListRequest, EventView, JobListRequest, JobView, QueueHealth, Scope};
+use cms_service::jobs::{EventListRequest, EventView, JobListRequest, JobView, QueueHealth};
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ComponentsBuilder, OpenApiBuilder};
@@ -15,7 +15,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::params::{page, text};
+use super::params::{page, scope, text};
 use super::{Data, Paged, ok, paged};
 use crate::AppState;
 use crate::error::{AccessRefusal, ApiError, ApiResult};
@@ -107,16 +107,6 @@ struct EventsQuery {
     #[serde(default, deserialize_with = "text")]
     #[param(pattern = "^all$")]
     scope: Option<String>,
-}
-
-fn scope(raw: Option<&str>) -> ApiResult<Scope> {
-    match raw {
-        None | Some("") => Ok(Scope::Organization),
-        Some("all") => Ok(Scope::All),
-        Some(_) => Err(ApiError::Service(Error::bad_request(
-            "`scope` is `all` or absent",
-        ))),
-    }
 }
 
 /// The jobs of the active organization (or the instance), newest first; needs `document.read`.

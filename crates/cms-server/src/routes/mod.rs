@@ -6,6 +6,7 @@ pub mod admin;
 pub mod agent;
 pub mod api_keys;
 pub mod assets;
+pub mod audit;
 pub mod auth;
 pub mod docs;
 pub mod documents;

@@ -2,6 +2,7 @@
 //! empty means absent, and the 400 a handler answers for input it refuses.
 
 use cms_service::Error;
+use cms_service::jobs::Scope;
 
 use crate::error::{ApiError, ApiResult};
 
@@ -42,5 +43,16 @@ fn integer(name: &str, raw: Option<&str>) -> ApiResult<Option<i64>> {
         Some(v) => v.parse().map(Some).map_err(|_| {
             ApiError::Service(Error::bad_request(format!("`{name}` must be an integer")))
         }),
+    }
+}
+
+/// Whose records a read covers (`scope`): `all` or absent.
+pub(crate) fn scope(raw: Option<&str>) -> ApiResult<Scope> {
+    match raw {
+        None | Some("") => Ok(Scope::Organization),
+        Some("all") => Ok(Scope::All),
+        Some(_) => Err(ApiError::Service(Error::bad_request(
+            "`scope` is `all` or absent",
+        ))),
     }
 }

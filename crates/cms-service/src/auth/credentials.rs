@@ -50,6 +50,14 @@ impl AuthService<'_> {
     /// The actor behind a request's credentials, or `None` when they prove nothing. An API key,
     /// when present, decides alone: a bad key does not fall back to the cookie.
     pub async fn authenticate(&self, credentials: &Credentials) -> Result<Option<Resolved>> {
+        let mut resolved = self.resolve(credentials).await?;
+        if let Some(resolved) = &mut resolved {
+            resolved.actor.client_address = credentials.client_address;
+        }
+        Ok(resolved)
+    }
+
+    async fn resolve(&self, credentials: &Credentials) -> Result<Option<Resolved>> {
         if let Some(key) = &credentials.api_key {
             return Ok(self.actor_for_key(key).await?.map(|actor| Resolved {
                 actor,
@@ -135,6 +143,7 @@ impl AuthService<'_> {
                 found.organization_id,
                 creator_grant,
             )),
+            client_address: None,
         }))
     }
 
@@ -197,6 +206,7 @@ impl AuthService<'_> {
             credential: Credential::Public {
                 organization_slug: slug.to_string(),
             },
+            client_address,
         }))
     }
 
@@ -259,6 +269,7 @@ impl AuthService<'_> {
             organization_id: session.active_organization_id,
             grant,
             credential: Credential::Session(view),
+            client_address: None,
         };
         Ok(Some(Resolved {
             actor,
@@ -303,6 +314,7 @@ impl AuthService<'_> {
             credential: Credential::ApiKey {
                 key_id: found.key_id,
             },
+            client_address: None,
         }))
     }
 

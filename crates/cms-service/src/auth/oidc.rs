@@ -265,7 +265,10 @@ impl AuthService<'_> {
             Err(refusal) => return Ok(Err(refusal)),
         };
         let now = self.inner.clock.now();
-        let outcome = self.finish_sign_in(user, &callback.client, now).await?;
+        let how = format!("single sign-on ({})", configured.settings.name);
+        let outcome = self
+            .finish_sign_in(user, &callback.client, &how, now)
+            .await?;
         Ok(Ok(OidcSignedIn {
             outcome,
             return_to: flow.return_to,

@@ -9,6 +9,7 @@ use cms_store::users::UserRecord;
 
 use super::{AuthService, verification_mail};
 use crate::actor::{Actor, Credential, SessionView, User};
+use crate::audit::{self, AuditAction, AuditTarget};
 use crate::error::{Error, Result};
 use crate::password;
 use crate::rate_limit::{Limited, RateLimitService};
@@ -81,11 +82,17 @@ impl AuthService<'_> {
             None => None,
         };
         let stored_hash = user.as_ref().and_then(|u| u.password_hash.clone());
-        if !password::verify(password, stored_hash).await? {
-            return Err(Error::InvalidCredentials);
-        }
-        let user = user.ok_or(Error::InvalidCredentials)?;
         let now = self.inner.clock.now();
+        let user = match user {
+            Some(user) if password::verify(password, stored_hash).await? => user,
+            user => {
+                let who = user.as_ref().map(|u| u.id.as_str());
+                let summary = format!("wrong password for {}", email.trim());
+                self.record_failed_sign_in(who, &input.client, summary, now)
+                    .await?;
+                return Err(Error::InvalidCredentials);
+            }
+        };
         // Only after the password proved who is asking, so this reveals nothing to others.
         let policy = {
             let mut tx = self.inner.store.read().await?;
@@ -97,15 +104,18 @@ impl AuthService<'_> {
                 "verify your e-mail address first: a new link is on its way".into(),
             ));
         }
-        self.finish_sign_in(user, &input.client, now).await
+        self.finish_sign_in(user, &input.client, "a password", now)
+            .await
     }
 
     /// The end of a sign-in whose first factor is proven (a password, an identity provider):
     /// a challenge when the person has two-factor sign-in on, a session otherwise, in one unit.
+    /// `how` says which first factor, for the audit log ("a password").
     pub(super) async fn finish_sign_in(
         &self,
         user: UserRecord,
         client: &ClientInfo,
+        how: &str,
         now: Timestamp,
     ) -> Result<SignInOutcome> {
         let mut tx = self.inner.store.write_instance_wide().await?;
@@ -114,7 +124,7 @@ impl AuthService<'_> {
             return Ok(SignInOutcome::TwoFactorRequired { challenge });
         }
         let session = self
-            .open_signed_in_session(&mut *tx, &user.id, client, now)
+            .open_signed_in_session(&mut *tx, &user.id, client, how, now)
             .await?;
         tx.commit().await?;
         self.authenticated(session, user)
@@ -122,21 +132,54 @@ impl AuthService<'_> {
     }
 
     /// The session a sign-in opens: its active organization is the user's oldest membership.
+    /// The sign-in is audited there, in that organization, in the session's unit.
     pub(super) async fn open_signed_in_session(
         &self,
         tx: &mut dyn Tx,
         user_id: &str,
         client: &ClientInfo,
+        how: &str,
         now: Timestamp,
     ) -> Result<(SessionRecord, String)> {
-        let active_org = tx
-            .memberships_of(user_id)
-            .await?
-            .into_iter()
-            .next()
-            .map(|m| m.organization_id);
+        let active_org = sign_in_organization(tx, user_id).await?;
+        tx.append_audit(&[audit::person_entry(
+            Some(user_id),
+            active_org.as_deref(),
+            AuditAction::SignIn,
+            client.ip_address.as_deref(),
+            format!("signed in with {how}"),
+            now.millis(),
+        )])
+        .await?;
         self.open_session(tx, user_id, active_org, client, now)
             .await
+    }
+
+    /// Audits a refused sign-in (`auth.signInFailed`): in the organization the person would
+    /// have signed in to, or in none when no account has the address.
+    pub(super) async fn record_failed_sign_in(
+        &self,
+        user_id: Option<&str>,
+        client: &ClientInfo,
+        summary: String,
+        now: Timestamp,
+    ) -> Result<()> {
+        let mut tx = self.inner.store.write_instance_wide().await?;
+        let organization = match user_id {
+            Some(id) => sign_in_organization(&mut *tx, id).await?,
+            None => None,
+        };
+        tx.append_audit(&[audit::person_entry(
+            user_id,
+            organization.as_deref(),
+            AuditAction::SignInFailed,
+            client.ip_address.as_deref(),
+            summary,
+            now.millis(),
+        )])
+        .await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     /// 403 unless `password` is the caller's current one. Counted like sign-ins (per address),
@@ -170,8 +213,19 @@ impl AuthService<'_> {
     /// to revoke.
     pub async fn sign_out(&self, actor: &Actor) -> Result<()> {
         if let Credential::Session(session) = &actor.credential {
+            let now = self.inner.clock.now().millis();
             let mut tx = self.inner.store.write_instance_wide().await?;
-            tx.delete_session(&session.id).await?;
+            if tx.delete_session(&session.id).await? {
+                tx.append_audit(&[audit::entry(
+                    actor,
+                    actor.organization_id.as_deref(),
+                    AuditAction::SignOut,
+                    Some(AuditTarget::new("user", &actor.user.id)),
+                    "signed out",
+                    now,
+                )])
+                .await?;
+            }
             tx.commit().await?;
         }
         Ok(())
@@ -218,4 +272,14 @@ impl AuthService<'_> {
             user: User::from_record(user)?,
         })
     }
+}
+
+/// The organization a sign-in opens the session in: the person's oldest membership.
+async fn sign_in_organization(tx: &mut dyn Tx, user_id: &str) -> Result<Option<String>> {
+    Ok(tx
+        .memberships_of(user_id)
+        .await?
+        .into_iter()
+        .next()
+        .map(|m| m.organization_id))
 }

@@ -262,7 +262,11 @@ impl AuthService<'_> {
         };
         if !accepted {
             drop(tx);
-            return Err(self.wrong_code(&challenge_hash, &token.user_id).await?);
+            let refusal = self.wrong_code(&challenge_hash, &token.user_id).await?;
+            let summary = format!("wrong second factor for {}", user.email);
+            self.record_failed_sign_in(Some(&user.id), &input.client, summary, now)
+                .await?;
+            return Err(refusal);
         }
         // Taken in the same unit as the code: of two racing answers, one opens a session.
         if tx
@@ -273,7 +277,7 @@ impl AuthService<'_> {
             return Err(expired_challenge());
         }
         let session = self
-            .open_signed_in_session(&mut *tx, &user.id, &input.client, now)
+            .open_signed_in_session(&mut *tx, &user.id, &input.client, "a second factor", now)
             .await?;
         tx.commit().await?;
         self.authenticated(session, user)

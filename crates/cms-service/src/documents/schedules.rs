@@ -13,8 +13,10 @@ use serde_json::json;
 
 use super::DocumentService;
 use crate::actor::Actor;
+use crate::audit::{AuditAction, AuditTarget, Who};
 use crate::error::{Error, Result};
 use crate::queue::{DEFAULT_MAX_ATTEMPTS, DOCUMENT_SCHEDULE, is_schedule_job, new_job};
+use cms_store::audit::AuditRecord;
 
 /// What a schedule does: `publish` or `unpublish`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
@@ -133,10 +135,20 @@ impl DocumentService<'_> {
         let document = self.owned(&mut *tx, &org, id).await?;
         // The schema rule is checked when the schedule is made; the run acts for its author.
         self.gate(actor).check(action.operation(), &document)?;
+        let who = Who::of(actor);
         if let Some(earlier) = tx.pending_schedule(id).await? {
             tx.settle_schedule(&earlier.id, "cancelled", now.millis())
                 .await?;
             tx.cancel_job(&earlier.job_id, now.millis()).await?;
+            let summary = format!("{} (replaced)", schedule_summary(&earlier));
+            tx.append_audit(&[schedule_entry(
+                &who,
+                &earlier,
+                AuditAction::ScheduleCancelled,
+                summary,
+                now,
+            )])
+            .await?;
         }
         let schedule_id = new_id();
         let job = new_job(
@@ -162,6 +174,15 @@ impl DocumentService<'_> {
             updated_at: now.millis(),
         };
         tx.insert_schedule(&record).await?;
+        let summary = schedule_summary(&record);
+        tx.append_audit(&[schedule_entry(
+            &who,
+            &record,
+            AuditAction::ScheduleCreated,
+            summary,
+            now,
+        )])
+        .await?;
         tx.commit().await?;
         Ok(record.into())
     }
@@ -190,6 +211,14 @@ impl DocumentService<'_> {
         self.gate(actor).check(action.operation(), &document)?;
         tx.settle_schedule(&pending.id, "cancelled", now).await?;
         tx.cancel_job(&pending.job_id, now).await?;
+        tx.append_audit(&[schedule_entry(
+            &Who::of(actor),
+            &pending,
+            AuditAction::ScheduleCancelled,
+            schedule_summary(&pending),
+            Timestamp::from_millis(now),
+        )])
+        .await?;
         let cancelled = tx
             .schedule(&pending.id)
             .await?
@@ -216,7 +245,9 @@ impl DocumentService<'_> {
         let by = schedule.created_by.as_deref();
         let status = match ScheduleAction::parse(&schedule.action) {
             Some(ScheduleAction::Publish) => {
-                let (validation, _) = self.publish_if_valid(&mut *tx, &current, by, now).await?;
+                let (validation, _) = self
+                    .publish_if_valid(&mut *tx, &current, by, &Who::system(), now)
+                    .await?;
                 if validation.is_valid {
                     "completed"
                 } else {
@@ -226,7 +257,8 @@ impl DocumentService<'_> {
                 }
             }
             Some(ScheduleAction::Unpublish) => {
-                self.clear_published(&mut *tx, &current, by, now).await?;
+                self.clear_published(&mut *tx, &current, by, &Who::system(), now)
+                    .await?;
                 "completed"
             }
             None => "failed",
@@ -236,4 +268,26 @@ impl DocumentService<'_> {
         tx.commit().await?;
         Ok(())
     }
+}
+
+/// What a schedule does, and when: `publish at 2026-12-01T09:00:00.000Z`.
+fn schedule_summary(schedule: &ScheduleRecord) -> String {
+    let at = Timestamp::from_millis(schedule.run_at).to_rfc3339();
+    format!("{} at {at}", schedule.action)
+}
+
+fn schedule_entry(
+    who: &Who,
+    schedule: &ScheduleRecord,
+    action: AuditAction,
+    summary: String,
+    now: Timestamp,
+) -> AuditRecord {
+    who.entry(
+        Some(&schedule.organization_id),
+        action,
+        Some(AuditTarget::new("schedule", &schedule.id)),
+        summary,
+        now.millis(),
+    )
 }

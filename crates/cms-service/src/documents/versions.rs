@@ -6,6 +6,7 @@ use cms_core::schema::Operation;
 use super::write::check_revision;
 use super::{DocumentService, DocumentView, VersionView};
 use crate::actor::Actor;
+use crate::audit::{AuditAction, AuditTarget, Who};
 use crate::error::{Error, Result};
 use crate::paging::{MAX_PAGE_SIZE, window_or_default};
 
@@ -94,6 +95,14 @@ impl DocumentService<'_> {
         self.schemas().normalize(&current.doc_type, &mut data);
         self.write_draft(&mut *tx, &current, data, Some(&actor.user.id), now)
             .await?;
+        tx.append_audit(&[Who::of(actor).entry(
+            Some(&org),
+            AuditAction::DocumentRestored,
+            Some(AuditTarget::new("document", id)),
+            format!("{} from version {number}", current.doc_type),
+            now.millis(),
+        )])
+        .await?;
         let stored = self.owned(&mut *tx, &org, id).await?;
         let localization = self
             .localization_of(&mut *tx, &org, &stored.doc_type, None)

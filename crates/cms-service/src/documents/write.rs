@@ -12,6 +12,7 @@
 
 use cms_core::schema::Operation;
 use cms_core::{CoreCapability, Issue, Timestamp, canonical};
+use cms_store::audit::AuditRecord;
 use cms_store::documents::DocumentRecord;
 use cms_store::{Json, Tx};
 use serde_json::Value;
@@ -23,6 +24,7 @@ use super::records::{
 };
 use super::{DocumentService, DocumentView, NewDocument, Perspective, Validation};
 use crate::actor::Actor;
+use crate::audit::{AuditAction, AuditTarget, Who};
 use crate::error::{Error, Result};
 use crate::events::{DOCUMENT_DELETED, DOCUMENT_UNPUBLISHED, DOCUMENT_UPDATED, NewEvent};
 
@@ -109,6 +111,10 @@ impl DocumentService<'_> {
             )));
         }
         self.insert_new(&mut *tx, &record, by, now).await?;
+        if publish {
+            tx.append_audit(&[published_entry(&Who::of(actor), &record, now)])
+                .await?;
+        }
         for event in events {
             let event =
                 crate::events::event_record(Some(&org), &event.event_type, event.payload, now);
@@ -171,7 +177,8 @@ impl DocumentService<'_> {
         let by = Some(actor.user.id.as_str());
         let updated = self.write_draft(&mut *tx, &current, data, by, now).await?;
         if input.publish {
-            self.record_publish(&mut *tx, &updated, by, now).await?;
+            self.record_publish(&mut *tx, &updated, by, &Who::of(actor), now)
+                .await?;
         }
         let stored = self.owned(&mut *tx, &org, id).await?;
         tx.commit().await?;
@@ -223,11 +230,15 @@ impl DocumentService<'_> {
         }
         self.check_unreferenced(&mut *tx, &gate, &org, id).await?;
         tx.delete_document(id).await?;
-        tx.append_event(&document_event(
+        let now = self.inner.clock.now();
+        tx.append_event(&document_event(&current, DOCUMENT_DELETED, now))
+            .await?;
+        tx.append_audit(&[document_entry(
+            &Who::of(actor),
             &current,
-            DOCUMENT_DELETED,
-            self.inner.clock.now(),
-        ))
+            AuditAction::DocumentDeleted,
+            now,
+        )])
         .await?;
         tx.commit().await?;
         Ok(())
@@ -264,7 +275,13 @@ impl DocumentService<'_> {
             .localization_of(&mut *tx, &org, &current.doc_type, locale)
             .await?;
         let (validation, published) = self
-            .publish_if_valid(&mut *tx, &current, Some(&actor.user.id), now)
+            .publish_if_valid(
+                &mut *tx,
+                &current,
+                Some(&actor.user.id),
+                &Who::of(actor),
+                now,
+            )
             .await?;
         let Some(stored) = published else {
             return Err(Error::invalid(validation.errors));
@@ -303,7 +320,8 @@ impl DocumentService<'_> {
         let localization = self
             .localization_of(&mut *tx, &org, &current.doc_type, locale)
             .await?;
-        self.clear_published(&mut *tx, &current, Some(&actor.user.id), now)
+        let who = Who::of(actor);
+        self.clear_published(&mut *tx, &current, Some(&actor.user.id), &who, now)
             .await?;
         let stored = self.owned(&mut *tx, &org, id).await?;
         tx.commit().await?;
@@ -422,6 +440,7 @@ impl DocumentService<'_> {
         tx: &mut dyn Tx,
         current: &DocumentRecord,
         by: Option<&str>,
+        who: &Who,
         now: Timestamp,
     ) -> Result<(Validation, Option<DocumentRecord>)> {
         let validation = self
@@ -434,25 +453,33 @@ impl DocumentService<'_> {
             )
             .await?;
         let published = match validation.is_valid {
-            true => Some(self.record_publish(tx, current, by, now).await?),
+            true => Some(self.record_publish(tx, current, by, who, now).await?),
             false => None,
         };
         Ok((validation, published))
     }
 
-    /// Drops the published copy and its references, with `document.unpublished`; a draft-only
-    /// document is left alone (nothing changed, so no event).
+    /// Drops the published copy and its references, with `document.unpublished` and its audit
+    /// entry (naming `who`); a draft-only document is left alone (nothing changed, so no event).
     pub(super) async fn clear_published(
         &self,
         tx: &mut dyn Tx,
         doc: &DocumentRecord,
         by: Option<&str>,
+        who: &Who,
         now: Timestamp,
     ) -> Result<()> {
         if doc.published_data.is_some() {
             tx.clear_published(&doc.id, by, now.millis()).await?;
             tx.append_event(&document_event(doc, DOCUMENT_UNPUBLISHED, now))
                 .await?;
+            tx.append_audit(&[document_entry(
+                who,
+                doc,
+                AuditAction::DocumentUnpublished,
+                now,
+            )])
+            .await?;
             tx.replace_references(&doc.id, &doc.organization_id, PUBLISHED, &[])
                 .await?;
             self.index_copy(tx, doc, PUBLISHED, None).await?;
@@ -460,13 +487,15 @@ impl DocumentService<'_> {
         Ok(())
     }
 
-    /// Copies the draft to the published copy with its hash, version and references. Returns
-    /// the document as it is now stored (the row `doc` was, with the published copy written).
+    /// Copies the draft to the published copy with its hash, version and references, with
+    /// `document.published` and its audit entry (naming `who`). Returns the document as it is
+    /// now stored (the row `doc` was, with the published copy written).
     async fn record_publish(
         &self,
         tx: &mut dyn Tx,
         doc: &DocumentRecord,
         by: Option<&str>,
+        who: &Who,
         now: Timestamp,
     ) -> Result<DocumentRecord> {
         let data = &doc.draft_data.0;
@@ -474,6 +503,7 @@ impl DocumentService<'_> {
         tx.set_published(&doc.id, data, &hash, by, now.millis())
             .await?;
         tx.append_event(&published_event(doc, &hash, now)).await?;
+        tx.append_audit(&[published_entry(who, doc, now)]).await?;
         let number = self
             .append_version(tx, doc, "publish", data, by, now)
             .await?;
@@ -529,4 +559,24 @@ pub(super) fn check_revision(expected: Option<i64>, current: i64) -> Result<()> 
         Some(expected) if expected != current => Err(Error::RevisionConflict { expected, current }),
         _ => Ok(()),
     }
+}
+
+/// The audit entry of `action` on `doc`: its type as the summary, never its content.
+pub(super) fn document_entry(
+    who: &Who,
+    doc: &DocumentRecord,
+    action: AuditAction,
+    now: Timestamp,
+) -> AuditRecord {
+    who.entry(
+        Some(&doc.organization_id),
+        action,
+        Some(AuditTarget::new("document", &doc.id)),
+        doc.doc_type.as_str(),
+        now.millis(),
+    )
+}
+
+fn published_entry(who: &Who, doc: &DocumentRecord, now: Timestamp) -> AuditRecord {
+    document_entry(who, doc, AuditAction::DocumentPublished, now)
 }

@@ -13,7 +13,7 @@ use tracing::Instrument;
 use super::{HandlerContext, JobView};
 use crate::documents::{ScheduleStatus, schedule_follows_job};
 use crate::events::EventView;
-use crate::queue::{DEFAULT_MAX_ATTEMPTS, DELIVER, is_schedule_job, new_job};
+use crate::queue::{AUDIT_PRUNE, DEFAULT_MAX_ATTEMPTS, DELIVER, is_schedule_job, new_job};
 use crate::{Cms, Error, Result};
 
 /// What one tick did: the body of POST /api/internal/workers/run.
@@ -62,6 +62,7 @@ impl Worker {
 
     /// A tick, and how many outbox rows its relay took.
     async fn tick_counting_relayed(&self) -> Result<(usize, TickReport)> {
+        self.cms.audit().schedule_prune().await?;
         let relayed = self.relay().await?;
         Ok((relayed, self.run_due().await?))
     }
@@ -292,6 +293,7 @@ impl Worker {
         let run: std::pin::Pin<Box<dyn Future<Output = Result<(), Failure>> + Send>> =
             match job.job_type.as_str() {
                 DELIVER => Box::pin(deliver(ctx, view)),
+                AUDIT_PRUNE => Box::pin(prune_audit(ctx)),
                 t if is_schedule_job(t) => Box::pin(scheduled(ctx, view)),
                 other => match self.cms.0.registry.handler(other) {
                     Some(entry) => {
@@ -427,6 +429,18 @@ async fn scheduled(ctx: HandlerContext, job: JobView) -> Result<(), Failure> {
         .run_schedule(schedule_id)
         .await
         .map_err(|e| Failure::Handler(e.to_string()))
+}
+
+/// `cms.audit.prune`: the audit entries past their retention.
+async fn prune_audit(ctx: HandlerContext) -> Result<(), Failure> {
+    let removed = ctx
+        .cms
+        .audit()
+        .prune()
+        .await
+        .map_err(|e| Failure::Handler(e.to_string()))?;
+    tracing::info!(parent: &ctx.log, removed, "audit entries past their retention removed");
+    Ok(())
 }
 
 /// Compares without stopping at the first difference, so timing tells nothing of the secret.

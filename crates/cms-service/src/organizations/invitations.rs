@@ -20,6 +20,7 @@ use super::members::role_name;
 use super::{Organization, required, session_of};
 use crate::Inner;
 use crate::actor::Actor;
+use crate::audit::{self, AuditAction, AuditTarget};
 use crate::error::{Error, Result};
 use crate::mail::{MailKind, MailMessage};
 use crate::secret::{Purpose, random_token};
@@ -190,6 +191,15 @@ impl<'a> InvitationService<'a> {
             updated_at: now.millis(),
         };
         tx.insert_invitation(&record).await?;
+        tx.append_audit(&[audit::entry(
+            actor,
+            Some(&org_id),
+            AuditAction::InvitationCreated,
+            Some(AuditTarget::new("invitation", &record.id)),
+            format!("{} as {}", record.email, record.role),
+            now.millis(),
+        )])
+        .await?;
         let org_name = tx
             .organization_by_id(&org_id)
             .await?
@@ -208,6 +218,15 @@ impl<'a> InvitationService<'a> {
             let mut tx = self.inner.store.write_instance_wide().await?;
             tx.finish_invitation(&record.id, CANCELLED, now.millis())
                 .await?;
+            tx.append_audit(&[audit::entry(
+                actor,
+                Some(&org_id),
+                AuditAction::InvitationCancelled,
+                Some(AuditTarget::new("invitation", &record.id)),
+                format!("{}: withdrawn, the e-mail could not be sent", record.email),
+                now.millis(),
+            )])
+            .await?;
             tx.commit().await?;
             return Err(Error::Unavailable(
                 "the invitation e-mail could not be sent, so the invitation was withdrawn: try again later".into(),
@@ -268,6 +287,15 @@ impl<'a> InvitationService<'a> {
                 record.status
             )));
         }
+        tx.append_audit(&[audit::entry(
+            actor,
+            Some(org),
+            AuditAction::InvitationCancelled,
+            Some(AuditTarget::new("invitation", id)),
+            format!("{} as {}", record.email, record.role),
+            now.millis(),
+        )])
+        .await?;
         tx.commit().await?;
         Ok(Invitation::from_record(
             InvitationRecord {

@@ -16,6 +16,7 @@ use super::ceiling::{assignable_capabilities, ensure_may_assign, holds_all, role
 use super::{acts_as_owner, required};
 use crate::Inner;
 use crate::actor::Actor;
+use crate::audit::{self, AuditAction, AuditTarget};
 use crate::error::{Error, Result};
 use crate::events::{MEMBER_REMOVED, member_event};
 
@@ -170,6 +171,15 @@ impl<'a> MemberService<'a> {
             .user_by_id(user_id)
             .await?
             .ok_or_else(|| Error::not_found("member"))?;
+        tx.append_audit(&[audit::entry(
+            actor,
+            Some(org),
+            AuditAction::MemberRoleChanged,
+            Some(AuditTarget::new("user", user_id)),
+            format!("{}: {} → {}", user.email, target.role, role.as_str()),
+            self.inner.clock.now().millis(),
+        )])
+        .await?;
         tx.commit().await?;
         Ok(Member {
             user_id: user.id,
@@ -210,6 +220,20 @@ impl<'a> MemberService<'a> {
         tx.delete_api_keys_of_member(org, user_id).await?;
         tx.clear_active_organization(user_id, org, now.millis())
             .await?;
+        let email = tx.user_by_id(user_id).await?.map(|u| u.email);
+        tx.append_audit(&[audit::entry(
+            actor,
+            Some(org),
+            AuditAction::MemberRemoved,
+            Some(AuditTarget::new("user", user_id)),
+            format!(
+                "{} (was {})",
+                email.as_deref().unwrap_or(user_id),
+                target.role
+            ),
+            now.millis(),
+        )])
+        .await?;
         tx.commit().await?;
         Ok(())
     }

@@ -27,6 +27,7 @@ pub(crate) use self::invitations::{has_open_invitation, join_by_token, join_open
 pub use self::members::{Member, MemberService, NewMember};
 use crate::Inner;
 use crate::actor::{Actor, Credential, SessionView, check_email};
+use crate::audit::{self, AuditAction, AuditTarget};
 use crate::error::{Error, Result};
 use crate::events::{MEMBER_ADDED, member_event};
 
@@ -275,6 +276,16 @@ impl<'a> OrganizationService<'a> {
                 "send at least one of `name`, `slug`, `metadata`, `locales`, `requireTwoFactor`",
             ));
         }
+        let changed: Vec<&str> = [
+            ("name", input.name.is_some()),
+            ("slug", input.slug.is_some()),
+            ("metadata", input.metadata.is_some()),
+            ("locales", input.locales.is_some()),
+            ("requireTwoFactor", input.require_two_factor.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(field, sent)| sent.then_some(field))
+        .collect();
         let mut issues = Issues::new();
         let name = check_name(&mut issues, input.name.as_deref(), false);
         let slug = check_slug(&mut issues, input.slug.as_deref(), false);
@@ -304,6 +315,15 @@ impl<'a> OrganizationService<'a> {
         tx.update_organization(&org)
             .await
             .map_err(|e: StoreError| slug_taken(e.into(), &org.slug))?;
+        tx.append_audit(&[audit::entry(
+            actor,
+            Some(&org.id),
+            AuditAction::OrganizationUpdated,
+            Some(AuditTarget::new("organization", &org.id)),
+            format!("changed {}", changed.join(", ")),
+            now.millis(),
+        )])
+        .await?;
         tx.commit().await?;
         Ok(Organization::from_record(org, standing.role))
     }

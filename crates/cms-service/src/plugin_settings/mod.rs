@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::Inner;
 use crate::actor::Actor;
+use crate::audit::{self, AuditAction, AuditTarget};
 use crate::error::{Error, Result};
 use crate::secret_box::SecretSlot;
 
@@ -146,6 +147,17 @@ impl<'a> PluginSettingsService<'a> {
             updated_by: Some(actor.user.id.clone()),
         };
         tx.save_plugin_settings(&record).await?;
+        // The field names, never their values: a setting may be a secret.
+        let fields: Vec<&str> = incoming.keys().map(String::as_str).collect();
+        tx.append_audit(&[audit::entry(
+            actor,
+            Some(org),
+            AuditAction::PluginSettingsUpdated,
+            Some(AuditTarget::new("plugin", plugin_id)),
+            format!("{plugin_id}: {}", fields.join(", ")),
+            record.updated_at,
+        )])
+        .await?;
         tx.commit().await?;
         Ok(view(declaration, Some(&record.values.0)))
     }

@@ -21,11 +21,13 @@ mod signing;
 
 use cms_core::{CoreCapability, JobStatus, Timestamp, new_id};
 use cms_store::Json;
+use cms_store::audit::AuditRecord;
 use cms_store::webhooks::{WebhookDeliveryEntry, WebhookDeliveryRecord, WebhookEndpointRecord};
 use serde::Serialize;
 
 use crate::Inner;
 use crate::actor::Actor;
+use crate::audit::{self, AuditAction, AuditTarget};
 use crate::error::{Error, Result};
 use crate::events::WEBHOOK_TEST;
 use crate::paging::{Pagination, page_or_default, page_window};
@@ -206,6 +208,15 @@ impl<'a> WebhookService<'a> {
             )));
         }
         tx.insert_webhook_endpoint(&record).await?;
+        tx.append_audit(&[endpoint_audit(
+            actor,
+            org,
+            AuditAction::WebhookCreated,
+            &record.id,
+            &record.url,
+            now,
+        )])
+        .await?;
         tx.commit().await?;
         Ok(CreatedWebhookEndpoint {
             endpoint: view(record, None),
@@ -247,6 +258,15 @@ impl<'a> WebhookService<'a> {
         record.enabled = checked.enabled;
         record.updated_at = now;
         tx.update_webhook_endpoint(&record).await?;
+        tx.append_audit(&[endpoint_audit(
+            actor,
+            org,
+            AuditAction::WebhookUpdated,
+            id,
+            &record.url,
+            now,
+        )])
+        .await?;
         let mut latest = tx.latest_webhook_deliveries(org).await?;
         tx.commit().await?;
         let last = take_latest(&mut latest, id);
@@ -264,6 +284,16 @@ impl<'a> WebhookService<'a> {
         record.secret = sealed;
         record.updated_at = self.inner.clock.now().millis();
         tx.update_webhook_endpoint(&record).await?;
+        let summary = format!("{}: signing secret rotated", record.url);
+        tx.append_audit(&[endpoint_audit(
+            actor,
+            org,
+            AuditAction::WebhookUpdated,
+            id,
+            &summary,
+            record.updated_at,
+        )])
+        .await?;
         tx.commit().await?;
         Ok(WebhookSecret { secret })
     }
@@ -274,9 +304,18 @@ impl<'a> WebhookService<'a> {
         let org = self.manager_org(actor)?;
         let now = self.inner.clock.now().millis();
         let mut tx = self.inner.store.write_for(org).await?;
-        found(tx.webhook_endpoint(org, id).await?)?;
+        let record = found(tx.webhook_endpoint(org, id).await?)?;
         tx.cancel_webhook_deliveries(id, now).await?;
         tx.delete_webhook_endpoint(org, id).await?;
+        tx.append_audit(&[endpoint_audit(
+            actor,
+            org,
+            AuditAction::WebhookDeleted,
+            id,
+            &record.url,
+            now,
+        )])
+        .await?;
         tx.commit().await?;
         Ok(DeletedWebhookEndpoint {
             id: id.to_string(),
@@ -423,4 +462,23 @@ fn view(r: WebhookEndpointRecord, last_delivery: Option<WebhookDelivery>) -> Web
         updated_at: r.updated_at.into(),
         last_delivery,
     }
+}
+
+/// The audit entry of a change to endpoint `id` (its URL as the summary: never the secret).
+fn endpoint_audit(
+    actor: &Actor,
+    org: &str,
+    action: AuditAction,
+    id: &str,
+    summary: &str,
+    now: i64,
+) -> AuditRecord {
+    audit::entry(
+        actor,
+        Some(org),
+        action,
+        Some(AuditTarget::new("webhook", id)),
+        summary,
+        now,
+    )
 }

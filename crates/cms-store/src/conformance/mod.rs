@@ -4,6 +4,7 @@
 //! (`both_engines!`); the records most tests start from are built here.
 
 mod assets;
+mod audit;
 mod batched_reads;
 mod cancel;
 mod credentials;

@@ -1,5 +1,6 @@
 //! The embedded engine: one file, WAL, a single writer connection and a pool of readers.
 
+pub(crate) mod backup;
 mod checkpoint;
 mod direct;
 mod point_reads;

@@ -18,10 +18,11 @@ const SECTIONS = {
   plugins: ["Plugins", "The plugins of this instance, what they add, and their settings for this organization.", "system", "plugins"],
   jobs: ["Jobs", "The background work queue: deliveries to event consumers, scheduled publishing and plugin jobs.", "system", "jobs"],
   events: ["Events", "The append-only log of what happened, as event consumers receive it.", "system", "events"],
+  audit: ["Audit log", "Who signed in, changed access or settings, and published or deleted content, with when and from where.", "audit", "audit"],
 };
 
 // Sections that act inside the active organization (Organization itself can still create one).
-const NEEDS_ORGANIZATION = new Set(["members", "roles", "api-keys", "webhooks", "plugins", "jobs", "events"]);
+const NEEDS_ORGANIZATION = new Set(["members", "roles", "api-keys", "webhooks", "plugins", "jobs", "events", "audit"]);
 
 export async function mount(main, ctx) {
   const name = SECTIONS[ctx.params.section] ? ctx.params.section : "account";

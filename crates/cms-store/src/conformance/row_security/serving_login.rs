@@ -149,6 +149,15 @@ const TABLES: &[Table] = &[
         ),
     },
     Table {
+        name: "audit_log",
+        of_b: "organization_id = 'ob'",
+        of_a: "organization_id = 'oa'",
+        touch: "summary = summary",
+        insert_b: "INSERT INTO audit_log (id, organization_id, action, actor_type, summary, \
+                   created_at) VALUES ('ab2', 'ob', 'role.deleted', 'user', 'spy', 1)",
+        move_to_b: Some("UPDATE audit_log SET organization_id = 'ob' WHERE organization_id = 'oa'"),
+    },
+    Table {
         name: "sessions",
         of_b: "active_organization_id = 'ob'",
         of_a: "active_organization_id = 'oa'",
@@ -198,6 +207,8 @@ const SEED: &str = "
         ('ja', 'wa', 'oa', 'ea', 't', 1), ('jb', 'wb', 'ob', 'eb', 't', 1);
     INSERT INTO plugin_settings (organization_id, plugin_id, \"values\", updated_at) VALUES
         ('oa', 'webhooks', '{}', 1), ('ob', 'webhooks', '{}', 1);
+    INSERT INTO audit_log (id, organization_id, action, actor_type, summary, created_at) VALUES
+        ('aa', 'oa', 'role.created', 'user', 'a', 1), ('ab', 'ob', 'role.created', 'user', 'b', 1);
 ";
 
 /// The test's URL with another login as its user (same host, database, schema and
