@@ -1,4 +1,4 @@
-//! The `cms` binary: `serve`, `worker`, `migrate`, `backup`, `user create`, `events tail`, `mcp`,
+//! The `cms` binary: `serve`, `worker`, `migrate`, `migrate-content`, `backup`, `user create`, `events tail`, `mcp`,
 //! `openapi`, `version`.
 
 use std::path::PathBuf;
@@ -33,6 +33,14 @@ enum Command {
     Worker,
     /// Apply the database migrations, then exit.
     Migrate,
+    /// Rewrite stored documents to the current schemas: renamed fields (`renamedFrom`) moved
+    /// to their new names, removed fields dropped into each document's history. In chunks; run
+    /// again after an interruption to finish.
+    MigrateContent {
+        /// Only list what would change.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Copy the SQLite database to PATH (a new file) while the service keeps running: a
     /// consistent snapshot (VACUUM INTO). On PostgreSQL, use pg_dump.
     Backup {
@@ -99,6 +107,46 @@ enum EventsCommand {
     },
 }
 
+/// `cms migrate-content`: what changed (or would), one line per document, then the count.
+/// The count of documents read goes to standard error as it grows, on a terminal only.
+async fn migrate_content(config: Config, dry_run: bool) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    let app = cms::Builder::new(config).build().await?;
+    let terminal = std::io::stderr().is_terminal();
+    let run = app
+        .cms
+        .documents()
+        .migrate_content(dry_run, |read| {
+            if terminal {
+                eprint!("\r{read} documents read");
+            }
+        })
+        .await?;
+    if terminal {
+        eprintln!();
+    }
+    for doc in &run.changed {
+        let mut parts = Vec::new();
+        if !doc.renamed.is_empty() {
+            parts.push(format!("renamed {}", doc.renamed.join(", ")));
+        }
+        if !doc.dropped.is_empty() {
+            parts.push(format!("dropped {}", doc.dropped.join(", ")));
+        }
+        println!("{} {}: {}", doc.doc_type, doc.id, parts.join("; "));
+    }
+    let outcome = match dry_run {
+        true => "would change (a dry run: nothing was written)",
+        false => "changed",
+    };
+    println!(
+        "{} documents read, {} {outcome}",
+        run.scanned,
+        run.changed.len()
+    );
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     if let Command::Version = cli.command {
@@ -116,6 +164,7 @@ fn main() -> anyhow::Result<()> {
                 | Command::Events { .. }
                 | Command::Mcp
                 | Command::Backup { .. }
+                | Command::MigrateContent { .. }
         ),
     );
     for warning in &loaded.warnings {
@@ -133,6 +182,7 @@ fn main() -> anyhow::Result<()> {
                 tracing::info!("migrations applied");
                 Ok(())
             }
+            Command::MigrateContent { dry_run } => migrate_content(loaded.config, dry_run).await,
             Command::Backup { path } => {
                 cms::backup(&loaded.config, &path).await?;
                 let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);

@@ -20,6 +20,7 @@ mod backup;
 mod binary;
 mod browser;
 mod builtin_events;
+mod content_migrations;
 mod crash;
 mod csrf;
 mod custom_events;

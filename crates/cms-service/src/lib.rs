@@ -384,6 +384,14 @@ impl Cms {
                 tracing::warn!(error = %e, "search rows not rebuilt; the next start tries again");
             }
         });
+        // Data a schema change left behind (renamed, removed or retyped fields) is named in
+        // the log once per change of the schemas, from the background.
+        let checking = cms.clone();
+        tokio::spawn(async move {
+            if let Err(e) = checking.check_leftovers().await {
+                tracing::warn!(error = %e, "stored documents not checked against the schemas");
+            }
+        });
         // Images stored before placeholders existed get theirs in the background too.
         let summarizing = cms.clone();
         tokio::spawn(async move {
@@ -404,6 +412,52 @@ impl Cms {
     /// several instances at once, computes the same values.
     pub async fn summarize_images(&self) -> Result<usize> {
         assets::summarize_images(&self.0).await
+    }
+
+    /// After the schemas changed since the last check, what stored drafts still hold that the
+    /// schemas no longer declare as it is (CONTRACT.md section 19), each logged as a warning
+    /// naming some of the documents; nothing when they did not change. `start` runs it in the
+    /// background.
+    pub async fn check_leftovers(&self) -> Result<Vec<documents::Leftover>> {
+        const KEY: &str = "content-shape";
+        let shape = serde_json::Value::Array(
+            self.schemas()
+                .all()
+                .iter()
+                .map(cms_core::schema::Schema::to_json)
+                .collect(),
+        );
+        let signature = cms_core::canonical::published_hash(&shape);
+        let checked = {
+            let mut tx = self.0.store.read_instance_wide().await?;
+            tx.instance_flag(KEY).await?
+        };
+        if checked.as_deref() == Some(signature.as_str()) {
+            return Ok(Vec::new());
+        }
+        let types: Vec<String> = self.schemas().documents().map(|s| s.name.clone()).collect();
+        let leftovers = self.documents().leftovers(&types).await?;
+        for left in &leftovers {
+            let what = match left.kind {
+                "renamed" => "is still stored under the old key: reads and saves map it",
+                "removed" => "is no longer declared: reads leave it out",
+                _ => "holds values its field's type does not take: correct them before publishing",
+            };
+            tracing::warn!(
+                doc_type = %left.doc_type,
+                path = %left.path,
+                documents = left.documents,
+                examples = %left.examples.join(", "),
+                "schema change: {}.{} {what}; `cms migrate-content` rewrites the documents (a dry run lists them)",
+                left.doc_type,
+                left.path,
+            );
+        }
+        let mut tx = self.0.store.write_instance_wide().await?;
+        tx.put_instance_value(KEY, &signature, self.0.clock.now().millis())
+            .await?;
+        tx.commit().await?;
+        Ok(leftovers)
     }
 
     /// Rebuilds the search rows of every document type whose searchable fields changed since

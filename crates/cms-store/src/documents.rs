@@ -107,6 +107,17 @@ pub trait Documents {
         by: Option<&str>,
         now: i64,
     ) -> Result<bool>;
+    /// Rewrites a document's stored copies in place (`cms migrate-content`): the draft, and the
+    /// published copy with its hash when given (its publish time stays). The revision moves
+    /// from `expected_revision` to the next; `false` when it was not `expected_revision`.
+    async fn rewrite_document(
+        &mut self,
+        id: &str,
+        draft: &Value,
+        published: Option<(&Value, &str)>,
+        expected_revision: i64,
+        now: i64,
+    ) -> Result<bool>;
     /// Sets the published copy. The revision does not change.
     async fn set_published(
         &mut self,
@@ -534,6 +545,32 @@ macro_rules! impl_documents {
                 .bind(sqlx::types::Json(draft))
                 .bind(by)
                 .bind(now)
+                .bind(expected_revision)
+                .execute(self.conn().await?)
+                .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn rewrite_document(
+                &mut self,
+                id: &str,
+                draft: &serde_json::Value,
+                published: Option<(&serde_json::Value, &str)>,
+                expected_revision: i64,
+                now: i64,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query(
+                    "UPDATE documents SET draft_data = $2, revision = revision + 1, updated_at = $3, \
+                     published_data = CASE WHEN $4 THEN $5 ELSE published_data END, \
+                     published_hash = CASE WHEN $4 THEN $6 ELSE published_hash END \
+                     WHERE id = $1 AND revision = $7",
+                )
+                .bind(id)
+                .bind(sqlx::types::Json(draft))
+                .bind(now)
+                .bind(published.is_some())
+                .bind(published.map(|(data, _)| sqlx::types::Json(data)))
+                .bind(published.map(|(_, hash)| hash))
                 .bind(expected_revision)
                 .execute(self.conn().await?)
                 .await?;

@@ -62,6 +62,13 @@ impl utoipa::__dev::ComposeSchema for Schema {
                 ),
             )
             .property("access", access_schema())
+            .property(
+                "renamedFrom",
+                string().description(Some(
+                    "The field's former name: stored data under it reads as this field until \
+                 `cms migrate-content` rewrites it.",
+                )),
+            )
             .property("fields", fields_schema())
             .required("fields")
             .property(
@@ -173,6 +180,11 @@ fn field_json(field: &Field) -> Value {
     put_flag(&mut out, "searchable", field.searchable);
     put_flag(&mut out, "localized", field.localized);
     put_opt(&mut out, "access", field.access.to_json());
+    put_opt(
+        &mut out,
+        "renamedFrom",
+        field.renamed_from.as_ref().map(|n| json!(n)),
+    );
     options_json(&field.ty, &mut out);
     Value::Object(out)
 }

@@ -25,6 +25,7 @@
 //! No I/O: the caller reads schema files and passes JSON values.
 
 mod access;
+mod conform;
 mod demo;
 mod emit;
 mod localize;
@@ -40,6 +41,7 @@ mod validate;
 pub use access::{
     FieldAccess, FieldOperation, FieldRules, Operation, RoleList, RoleMatch, SchemaAccess,
 };
+pub use conform::{Conformed, Undeclared};
 pub use demo::demo_schemas;
 pub use localize::FallbackLocales;
 pub use model::{Field, FieldType, Indexing, Pattern, Schema, SchemaKind, is_valid_name};

@@ -111,6 +111,9 @@ pub struct Field {
     /// Who may read and update this field; never on an array member (a member is not a key
     /// of the data), but on the fields of objects inside arrays.
     pub access: FieldAccess,
+    /// The name this field had before (`renamedFrom`, CONTRACT.md section 19): stored data
+    /// under that key reads as this field until `cms migrate-content` rewrites it.
+    pub renamed_from: Option<String>,
     pub ty: FieldType,
 }
 
@@ -358,6 +361,7 @@ mod tests {
             searchable: false,
             localized: false,
             access: FieldAccess::default(),
+            renamed_from: None,
             ty,
         };
         let array = |of| FieldType::Array {

@@ -25,6 +25,7 @@ const FIELD_KEYS: &[&str] = &[
     "searchable",
     "localized",
     "access",
+    "renamedFrom",
 ];
 const MEMBER_KEYS: &[&str] = &["name", "type", "title"];
 
@@ -216,6 +217,7 @@ fn field(item: &Value, schema: &str, level: Level, i: usize) -> Result<Field, Sc
         searchable: opt_bool(obj, "searchable", &ctx)?,
         localized: opt_bool(obj, "localized", &ctx)?,
         access: field_access(obj, &ctx)?,
+        renamed_from: opt_string(obj, "renamedFrom", &ctx)?,
         name,
     })
 }

@@ -241,9 +241,33 @@ impl Checker<'_> {
                 let message = format!("\"{}\" is declared twice at this level", field.name);
                 return Err(self.err(&path, message));
             }
+            self.renamed_from(field, fields, &path)?;
             self.indexed(field, &path, in_array)?;
             self.searchable(field, &path, in_array)?;
             self.field_type(field, fields, level, &path, in_array)?;
+        }
+        Ok(())
+    }
+
+    /// `renamedFrom` names a former key of this level: a valid name that no field of the level
+    /// has now and no other field was renamed from, and not on an array member.
+    fn renamed_from(&self, field: &Field, level: &[Field], path: &str) -> Result<(), SchemaError> {
+        let Some(old) = &field.renamed_from else {
+            return Ok(());
+        };
+        if !is_valid_name(old) {
+            return Err(self.err(path, "renamedFrom must match ^[A-Za-z_][A-Za-z0-9_]*$"));
+        }
+        if level.iter().any(|f| &f.name == old) {
+            let message = format!("renamedFrom \"{old}\" is still a field at this level");
+            return Err(self.err(path, message));
+        }
+        let renamed = level
+            .iter()
+            .filter(|f| f.renamed_from.as_ref() == Some(old));
+        if renamed.count() > 1 {
+            let message = format!("more than one field is renamed from \"{old}\"");
+            return Err(self.err(path, message));
         }
         Ok(())
     }

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cms_core::filter;
-use cms_core::schema::{FieldRules, Operation, RoleList, Schemas, TypeFields};
+use cms_core::schema::{FieldRules, Operation, RoleList, Schemas, TypeFields, Undeclared};
 use cms_core::{CapabilitySet, EffectiveRole, FieldKind, FieldLookup, InstanceRole};
 use cms_store::documents::DocumentRecord;
 use cms_store::versions::VersionRecord;
@@ -185,12 +185,18 @@ impl AccessRules {
 /// The rules as they apply to one caller.
 pub(crate) struct Gate<'a> {
     rules: &'a AccessRules,
+    /// What stored data is shown as: the current schema's fields (CONTRACT.md section 19).
+    schemas: &'a Schemas,
     actor: &'a Actor,
 }
 
 impl<'a> Gate<'a> {
-    pub(crate) fn new(rules: &'a AccessRules, actor: &'a Actor) -> Self {
-        Gate { rules, actor }
+    pub(crate) fn new(rules: &'a AccessRules, schemas: &'a Schemas, actor: &'a Actor) -> Self {
+        Gate {
+            rules,
+            schemas,
+            actor,
+        }
     }
 
     /// The rules of `doc_type` for this caller; `None` when there are none or the caller is
@@ -284,6 +290,14 @@ impl<'a> Gate<'a> {
     /// Removes the fields the caller may not read from both copies of a document, and the
     /// `publishedHash` when the type has any (it digests the unstripped published copy).
     pub(crate) fn strip(&self, view: &mut DocumentView) {
+        // Shown as the schema now declares it: renamed keys under their new names, removed
+        // fields left out (they stay stored, and in versions, until `cms migrate-content`).
+        self.schemas
+            .conform(&view.doc_type, &mut view.draft_data, Undeclared::Drop);
+        if let Some(published) = &mut view.published_data {
+            self.schemas
+                .conform(&view.doc_type, published, Undeclared::Drop);
+        }
         if let Some(rules) = self.field_rules(&view.doc_type) {
             rules.strip(&mut view.draft_data, &|r: &RoleList| self.role_allows(r));
             if let Some(published) = &mut view.published_data {
@@ -310,8 +324,15 @@ impl<'a> Gate<'a> {
             .is_none_or(|rules| !rules.hides_from(&|r: &RoleList| self.role_allows(r)))
     }
 
-    /// Removes the fields the caller may not read from document data of `doc_type`.
+    /// Document data of `doc_type` as the caller may see it: as the schema declares it, without
+    /// the fields the caller may not read.
     pub(crate) fn strip_data(&self, doc_type: &str, data: &mut Value) {
+        self.schemas.conform(doc_type, data, Undeclared::Drop);
+        self.strip_fields(doc_type, data);
+    }
+
+    /// Removes the fields the caller may not read from data of `doc_type`.
+    fn strip_fields(&self, doc_type: &str, data: &mut Value) {
         if let Some(rules) = self.field_rules(doc_type) {
             rules.strip(data, &|r: &RoleList| self.role_allows(r));
         }
@@ -327,7 +348,11 @@ impl<'a> Gate<'a> {
     /// A version of a document of `doc_type` as this caller may see it.
     pub(crate) fn stripped_version(&self, doc_type: &str, record: VersionRecord) -> VersionView {
         let mut view = VersionView::from(record);
-        self.strip_data(doc_type, &mut view.data);
+        // A version records what was stored: renamed keys read under their new names, and the
+        // values of removed fields stay readable there.
+        self.schemas
+            .conform(doc_type, &mut view.data, Undeclared::Keep);
+        self.strip_fields(doc_type, &mut view.data);
         view
     }
 
@@ -416,7 +441,7 @@ const SCAN_CHUNK: i64 = 200;
 impl<'s> super::DocumentService<'s> {
     /// The rules as they apply to `actor`.
     pub(crate) fn gate<'g>(&'g self, actor: &'g Actor) -> Gate<'g> {
-        Gate::new(&self.inner.access, actor)
+        Gate::new(&self.inner.access, &self.inner.schemas, actor)
     }
 
     /// The document types `actor` may list: none without `document.read`; otherwise each type

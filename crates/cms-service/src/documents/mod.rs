@@ -18,6 +18,7 @@
 mod access;
 mod import;
 mod localization;
+mod migrate;
 mod preview;
 mod read;
 mod records;
@@ -38,6 +39,7 @@ use serde_json::Value;
 pub(crate) use access::AccessRules;
 pub use access::{AccessPolicies, Policy, PolicyAuth, PolicyDocument};
 pub use cms_store::documents::Publication;
+pub use migrate::{ContentMigration, EXAMPLES, Leftover, MigratedDocument};
 pub use preview::{PREVIEW_TOKEN_PREFIX, PreviewLink, RevokedPreviews};
 pub use read::{DocumentLocation, ListRequest, Page};
 pub use references::MAX_LISTED_REFERRERS;
@@ -104,7 +106,7 @@ pub struct DocumentService<'a> {
 /// `Partial` when field rules hide some of its fields (so digests of its data are not shown);
 /// `Whole` otherwise.
 pub(crate) fn type_visibility(inner: &Inner, actor: &Actor, doc_type: &str) -> TypeVisibility {
-    let gate = access::Gate::new(&inner.access, actor);
+    let gate = access::Gate::new(&inner.access, &inner.schemas, actor);
     match gate.list_read(doc_type) {
         access::ListRead::Refused | access::ListRead::PerDocument => TypeVisibility::Hidden,
         access::ListRead::All if gate.sees_whole(doc_type) => TypeVisibility::Whole,

@@ -1,7 +1,7 @@
 //! A document's versions: the list, one version, and restoring one into the draft.
 
 use cms_core::CoreCapability;
-use cms_core::schema::Operation;
+use cms_core::schema::{Operation, Undeclared};
 
 use super::write::check_revision;
 use super::{DocumentService, DocumentView, VersionView};
@@ -89,8 +89,14 @@ impl DocumentService<'_> {
             .ok_or_else(|| Error::not_found("version"))?;
         // A restore is a write of the version's data: fields the caller may not update keep
         // their current value rather than the version's.
+        // Restored in the current schema's shape; what a removed field held stays in the
+        // version.
         let mut data = version.data.0;
-        gate.keep_unwritable(&current.doc_type, &mut data, Some(&current.draft_data.0));
+        let schemas = self.schemas();
+        schemas.conform(&current.doc_type, &mut data, Undeclared::Drop);
+        let mut stored = current.draft_data.0.clone();
+        schemas.conform(&current.doc_type, &mut stored, Undeclared::Drop);
+        gate.keep_unwritable(&current.doc_type, &mut data, Some(&stored));
         // A version saved before datetimes were stored in UTC comes back in the stored form.
         self.schemas().normalize(&current.doc_type, &mut data);
         self.write_draft(&mut *tx, &current, data, Some(&actor.user.id), now)

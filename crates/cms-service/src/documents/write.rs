@@ -10,7 +10,7 @@
 //! `document.deleted`. Every door (REST, GraphQL, the assistant, plugins, the scheduler,
 //! import) goes through these steps, so none emits an event of its own.
 
-use cms_core::schema::Operation;
+use cms_core::schema::{Operation, Undeclared};
 use cms_core::{CoreCapability, Issue, Timestamp, canonical};
 use cms_store::audit::AuditRecord;
 use cms_store::documents::DocumentRecord;
@@ -200,15 +200,20 @@ impl DocumentService<'_> {
         if input.publish {
             gate.check(Operation::Publish, current)?;
         }
+        // What is stored, as the schema now declares it: a save never carries a renamed
+        // field's old key or a removed field along (CONTRACT.md section 19).
+        let mut stored = current.draft_data.0.clone();
+        self.schemas()
+            .conform(&current.doc_type, &mut stored, Undeclared::Drop);
         let mut data = localization.stored(
             self.schemas(),
             &current.doc_type,
-            Some(&current.draft_data.0),
+            Some(&stored),
             input.data.clone(),
         );
         self.check_structure(&current.doc_type, &data)?;
         check_revision(input.expected_revision, current.revision)?;
-        gate.keep_unwritable(&current.doc_type, &mut data, Some(&current.draft_data.0));
+        gate.keep_unwritable(&current.doc_type, &mut data, Some(&stored));
         // The whole draft, kept values included: a write leaves no datetime in an older form.
         self.schemas().normalize(&current.doc_type, &mut data);
         Ok(data)
