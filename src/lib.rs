@@ -468,6 +468,10 @@ fn service_settings(config: &Config) -> Result<cms_service::Settings, StartError
             ..cms_service::EventStreamSettings::default()
         },
         oidc: config.oidc_providers()?,
+        metrics: cms_service::MetricsSettings {
+            enabled: config.metrics.enabled,
+            token: config.metrics.token().map(str::to_string),
+        },
     })
 }
 

@@ -59,6 +59,8 @@ pub(super) const KEYS: &[(&str, Kind)] = &[
     ("health.timeoutMs", Kind::Int),
     ("health.storageHealthCheck", Kind::Bool),
     ("log.format", Kind::Str),
+    ("metrics.enabled", Kind::Bool),
+    ("metrics.token", Kind::Str),
     ("schemas.paths", Kind::List),
     ("locales.available", Kind::List),
     ("locales.default", Kind::Str),

@@ -1,4 +1,4 @@
-//! `health.*` and `log.*`: the health check and the log format.
+//! `health.*`, `log.*` and `metrics.*`: the health check, the log format and GET /metrics.
 
 use serde::Deserialize;
 
@@ -30,5 +30,31 @@ impl Default for LogConfig {
         LogConfig {
             format: "text".into(),
         }
+    }
+}
+
+/// GET /metrics (CONTRACT.md section 19; docs/METRICS.md).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct MetricsConfig {
+    /// Off: nothing is recorded and /metrics answers 404.
+    pub enabled: bool,
+    /// The Bearer token a scrape must present (`CMS_METRICS_TOKEN`); unset or empty: open.
+    pub token: Option<String>,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig {
+            enabled: true,
+            token: None,
+        }
+    }
+}
+
+impl MetricsConfig {
+    /// The token, when one is set (an empty value sets none).
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref().filter(|t| !t.is_empty())
     }
 }

@@ -48,6 +48,7 @@ mod localization;
 mod mcp;
 mod member_accounts;
 mod members;
+mod metrics;
 mod oidc;
 mod oidc_provider;
 mod openapi;

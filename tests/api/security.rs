@@ -52,6 +52,8 @@ use mcp::{
     hidden_field_stripped_from_mcp_tools, mcp_foreign_ids_are_not_found,
     mcp_tools_hold_the_key_scope,
 };
+mod metrics;
+use metrics::metrics_need_the_metrics_token;
 mod images;
 use images::{
     pixel_bomb_transform_is_refused_from_its_header,
@@ -93,6 +95,9 @@ const LISTED_ORIGIN: &str = "https://site.example";
 const MAX_JSON: usize = 256 * 1024;
 /// The fixture's `assets.signingSecret`; its `assets.transformSigning` is on.
 const SIGNING_SECRET: &str = "the fixture's asset signing secret, 32+ characters";
+
+/// The fixture's `metrics.token`.
+const METRICS_TOKEN: &str = "the fixture's metrics token, 32+ characters long";
 
 /// Values only an `admin` may read; none of them may appear in an answer to anyone else.
 const HIDDEN: [&str; 5] = ["S-ALPHA", "S-BETA", "S-OUT", "S-CHILD", "\"secret\""];
@@ -263,6 +268,7 @@ async fn fixture(url: &str) -> Fx {
     config.server.max_json_bytes = MAX_JSON;
     config.cors.origins = vec![LISTED_ORIGIN.to_string()];
     config.locales.available = vec!["en".into(), "de".into()];
+    config.metrics.token = Some(METRICS_TOKEN.into());
     // Webhook endpoints store their signing secrets sealed (the rows of 26).
     config.plugins.secret_encryption_key =
         Some("a secret encryption key of at least thirty-two characters".into());
@@ -722,6 +728,10 @@ fn rows() -> Vec<Row> {
         row!("29 accounts", two_factor_is_the_persons_and_its_requirement_holds,
             "read key, capability key: GET /api/user/two-factor, POST enroll/confirm/disable, PATCH requireTwoFactor; viewer: PATCH requireTwoFactor; admin without two-factor in an organization requiring it: list, create, new key, PATCH the organization"
             => "403 everywhere; the member's refusals name the missing second factor"),
+        // 30. GET /metrics (CONTRACT.md section 19).
+        row!("30 metrics", metrics_need_the_metrics_token,
+            "GET /metrics with no credential, a same-length wrong token, the token plus a character, the super admin's session (cookie and Bearer), a read key, a write key as Bearer, the token as x-api-key"
+            => "401 {error: Unauthorized} each; the token reads 200, its labels route templates and no document or asset id"),
         row!("28 duplicate uploads", duplicate_uploads_answer_only_the_callers_own_asset,
             "outsider admin, child write key, parent editor: POST /api/assets with the bytes of the parent's asset (the outsider has the same bytes)"
             => "the outsider's own asset (200, duplicate); 201 a new asset of the child, no mark; the parent's asset (200)"),

@@ -25,6 +25,7 @@ mod instance_settings;
 pub mod jobs;
 mod locales;
 pub mod mail;
+mod metrics;
 #[cfg(test)]
 mod module_tree;
 mod organizations;
@@ -76,6 +77,8 @@ pub use instance_settings::{InstanceSettingsService, SignUpPolicy, SignUpPolicyV
 pub use jobs::{JobService, Registry, TickReport, Worker};
 pub use locales::{LocaleService, LocalesView};
 pub use mail::{LogMailer, MailError, MailKind, MailMessage, Mailer};
+// `crate::`: the module shares its name with the `metrics` crate it records with.
+pub use crate::metrics::{MetricsService, MetricsSettings, UNMATCHED_ROUTE};
 pub use organizations::{
     Invitation, InvitationPreview, InvitationSent, InvitationService, Member, MemberService,
     NewMember, NewOrganization, Organization, OrganizationService, OrganizationUpdate,
@@ -121,6 +124,8 @@ pub struct Settings {
     pub events: EventStreamSettings,
     /// Single sign-on providers (`auth.oidc.providers`).
     pub oidc: Vec<OidcProviderSettings>,
+    /// GET /metrics (`metrics.*`).
+    pub metrics: MetricsSettings,
 }
 
 /// The queue's bounds (CONTRACT.md section 7).
@@ -169,6 +174,7 @@ impl Default for Settings {
             public_reads_per_minute: 600,
             events: EventStreamSettings::default(),
             oidc: Vec::new(),
+            metrics: MetricsSettings::default(),
         }
     }
 }
@@ -240,6 +246,8 @@ pub(crate) struct Inner {
     pub(crate) event_hub: events::Hub,
     /// How many image decodes run at once (transforms, placeholders).
     pub(crate) transforms: assets::TransformGate,
+    /// What GET /metrics renders; `None` with `metrics.enabled` off.
+    pub(crate) metrics: Option<crate::metrics::Recorder>,
 }
 
 impl Inner {
@@ -339,6 +347,7 @@ impl Cms {
             public_reads::PublicReadLimiter::new(parts.settings.public_reads_per_minute);
         let webhooks_on = parts.registry.handler(webhooks::DELIVER_JOB).is_some();
         let event_hub = events::Hub::new(parts.store.clone(), parts.settings.events.clone());
+        let metrics = crate::metrics::Recorder::new(&parts.settings.metrics);
         let cms = Cms(Arc::new(Inner {
             store: parts.store,
             storage: parts.storage,
@@ -363,7 +372,9 @@ impl Cms {
             webhooks_on,
             event_hub,
             transforms: assets::TransformGate::for_this_machine(),
+            metrics,
         }));
+        crate::metrics::keep_up(&cms.0);
         organizations::reconcile_owner_roles(&cms.0).await?;
         // Beside the service: on a large table the indexes take minutes to build.
         let building = cms.clone();
@@ -579,6 +590,11 @@ impl Cms {
 
     pub fn health(&self) -> HealthService<'_> {
         HealthService::new(&self.0)
+    }
+
+    /// The instance's metrics (GET /metrics): rendering a scrape, recording a request.
+    pub fn metrics(&self) -> MetricsService<'_> {
+        MetricsService::new(&self.0)
     }
 
     pub fn settings(&self) -> &Settings {

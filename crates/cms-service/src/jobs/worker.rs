@@ -14,6 +14,7 @@ use super::{HandlerContext, JobView};
 use crate::documents::{ScheduleStatus, schedule_follows_job};
 use crate::events::EventView;
 use crate::queue::{DEFAULT_MAX_ATTEMPTS, DELIVER, is_schedule_job, new_job};
+use crate::secret::same_secret;
 use crate::{Cms, Error, Result};
 
 /// What one tick did: the body of POST /api/internal/workers/run.
@@ -427,16 +428,6 @@ async fn scheduled(ctx: HandlerContext, job: JobView) -> Result<(), Failure> {
         .run_schedule(schedule_id)
         .await
         .map_err(|e| Failure::Handler(e.to_string()))
-}
-
-/// Compares without stopping at the first difference, so timing tells nothing of the secret.
-fn same_secret(given: &str, secret: &str) -> bool {
-    given.len() == secret.len()
-        && given
-            .bytes()
-            .zip(secret.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
 }
 
 fn handler_error(e: impl std::fmt::Display) -> Failure {
