@@ -469,6 +469,10 @@ fn service_settings(config: &Config) -> Result<cms_service::Settings, StartError
         },
         oidc: config.oidc_providers()?,
         audit_retention_days: i64::from(config.audit.retention_days),
+        metrics: cms_service::MetricsSettings {
+            enabled: config.metrics.enabled,
+            token: config.metrics.token().map(str::to_string),
+        },
     })
 }
 

@@ -60,6 +60,8 @@ pub(super) const KEYS: &[(&str, Kind)] = &[
     ("health.storageHealthCheck", Kind::Bool),
     ("log.format", Kind::Str),
     ("audit.retentionDays", Kind::Int),
+    ("metrics.enabled", Kind::Bool),
+    ("metrics.token", Kind::Str),
     ("schemas.paths", Kind::List),
     ("locales.available", Kind::List),
     ("locales.default", Kind::Str),

@@ -41,7 +41,7 @@ pub use email::{EmailConfig, SmtpConfig};
 pub use events::EventsConfig;
 pub use jobs::JobsConfig;
 pub use locales::LocalesConfig;
-pub use operations::{AuditConfig, HealthConfig, LogConfig};
+pub use operations::{AuditConfig, HealthConfig, LogConfig, MetricsConfig};
 pub use plugins::PluginsConfig;
 pub use server::{GraphqlConfig, McpConfig, OpenapiConfig, ServerConfig};
 pub use storage::{AssetsConfig, StorageConfig};
@@ -62,6 +62,7 @@ pub struct Config {
     pub health: HealthConfig,
     pub log: LogConfig,
     pub audit: AuditConfig,
+    pub metrics: MetricsConfig,
     pub schemas: SchemasConfig,
     pub locales: LocalesConfig,
     pub versioning: VersioningConfig,
@@ -89,6 +90,7 @@ impl Default for Config {
             health: HealthConfig::default(),
             log: LogConfig::default(),
             audit: AuditConfig::default(),
+            metrics: MetricsConfig::default(),
             schemas: SchemasConfig::default(),
             locales: LocalesConfig::default(),
             versioning: VersioningConfig::default(),
@@ -215,6 +217,11 @@ impl Config {
             return Err(ConfigError(
                 "plugins.secretEncryptionKey (CMS_SECRET_ENCRYPTION_KEY) is shorter than 32 characters: use a longer random value".into(),
             ));
+        }
+        if self.metrics.token().is_some_and(|t| t.len() < 32) {
+            warnings.push(
+                "metrics.token is shorter than 32 characters: use a longer random value".into(),
+            );
         }
         if self.auth.secret.as_ref().is_some_and(|s| s.len() < 32) {
             warnings.push(

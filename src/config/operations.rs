@@ -1,5 +1,5 @@
-//! `health.*`, `log.*` and `audit.*`: the health check, the log format and the audit log's
-//! retention.
+//! `health.*`, `log.*`, `metrics.*` and `audit.*`: the health check, the log format, GET
+//! /metrics and the audit log's retention.
 
 use serde::Deserialize;
 
@@ -46,5 +46,31 @@ impl Default for AuditConfig {
         AuditConfig {
             retention_days: 365,
         }
+    }
+}
+
+/// GET /metrics (CONTRACT.md section 19; docs/METRICS.md).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct MetricsConfig {
+    /// Off: nothing is recorded and /metrics answers 404.
+    pub enabled: bool,
+    /// The Bearer token a scrape must present (`CMS_METRICS_TOKEN`); unset or empty: open.
+    pub token: Option<String>,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig {
+            enabled: true,
+            token: None,
+        }
+    }
+}
+
+impl MetricsConfig {
+    /// The token, when one is set (an empty value sets none).
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref().filter(|t| !t.is_empty())
     }
 }

@@ -620,3 +620,45 @@ fn audit_retention_is_a_year_unless_set_and_at_least_a_day() {
         );
     }
 }
+
+#[test]
+fn metrics_are_on_and_open_unless_configured_and_the_token_comes_from_the_environment() {
+    let default = Config::load(None, env(&[])).unwrap().config;
+    assert!(default.metrics.enabled);
+    assert_eq!(default.metrics.token(), None);
+    assert_eq!(env_name("metrics.token"), "CMS_METRICS_TOKEN");
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cms.toml");
+    std::fs::write(
+        &path,
+        "[metrics]\nenabled = false\ntoken = \"from the file\"\n",
+    )
+    .unwrap();
+    let loaded = Config::load(Some(&path), env(&[])).unwrap();
+    assert!(!loaded.config.metrics.enabled);
+    assert_eq!(loaded.config.metrics.token(), Some("from the file"));
+    assert_eq!(
+        loaded.warnings,
+        vec!["metrics.token is shorter than 32 characters: use a longer random value"]
+    );
+
+    let token = "a metrics token of at least thirty-two characters";
+    let loaded = Config::load(
+        Some(&path),
+        env(&[("CMS_METRICS_TOKEN", token), ("CMS_METRICS_ENABLED", "on")]),
+    )
+    .unwrap();
+    let c = loaded.config;
+    assert!(c.metrics.enabled, "the environment wins");
+    assert_eq!(c.metrics.token(), Some(token));
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let empty = Config::load(None, env(&[("CMS_METRICS_TOKEN", "")])).unwrap();
+    assert_eq!(
+        empty.config.metrics.token(),
+        None,
+        "an empty token sets none"
+    );
+    let bad = Config::load(None, env(&[("CMS_METRICS_ENABLED", "maybe")]));
+    assert!(bad.is_err_and(|e| e.to_string().contains("CMS_METRICS_ENABLED")));
+}

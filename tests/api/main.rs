@@ -51,6 +51,7 @@ mod localization;
 mod mcp;
 mod member_accounts;
 mod members;
+mod metrics;
 mod oidc;
 mod oidc_provider;
 mod openapi;

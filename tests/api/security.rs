@@ -54,6 +54,8 @@ use mcp::{
     hidden_field_stripped_from_mcp_tools, mcp_foreign_ids_are_not_found,
     mcp_tools_hold_the_key_scope,
 };
+mod metrics;
+use metrics::metrics_need_the_metrics_token;
 mod images;
 use images::{
     pixel_bomb_transform_is_refused_from_its_header,
@@ -95,6 +97,9 @@ const LISTED_ORIGIN: &str = "https://site.example";
 const MAX_JSON: usize = 256 * 1024;
 /// The fixture's `assets.signingSecret`; its `assets.transformSigning` is on.
 const SIGNING_SECRET: &str = "the fixture's asset signing secret, 32+ characters";
+
+/// The fixture's `metrics.token`.
+const METRICS_TOKEN: &str = "the fixture's metrics token, 32+ characters long";
 
 /// Values only an `admin` may read; none of them may appear in an answer to anyone else.
 const HIDDEN: [&str; 5] = ["S-ALPHA", "S-BETA", "S-OUT", "S-CHILD", "\"secret\""];
@@ -265,6 +270,7 @@ async fn fixture(url: &str) -> Fx {
     config.server.max_json_bytes = MAX_JSON;
     config.cors.origins = vec![LISTED_ORIGIN.to_string()];
     config.locales.available = vec!["en".into(), "de".into()];
+    config.metrics.token = Some(METRICS_TOKEN.into());
     // Webhook endpoints store their signing secrets sealed (the rows of 26).
     config.plugins.secret_encryption_key =
         Some("a secret encryption key of at least thirty-two characters".into());
@@ -727,6 +733,10 @@ fn rows() -> Vec<Row> {
         row!("30 audit log", audit_log_needs_org_settings_and_stays_in_its_organization,
             "viewer, editor, auditor, read key, capability key, nobody: GET /api/audit; the parent's admin and the read key: ?scope=all; the parent's, the child's and the outsider's admins: GET /api/audit"
             => "403 (401 for nobody); each admin reads only entries of their own organization; the super admin reads scope=all"),
+        // 30. GET /metrics (CONTRACT.md section 19).
+        row!("30 metrics", metrics_need_the_metrics_token,
+            "GET /metrics with no credential, a same-length wrong token, the token plus a character, the super admin's session (cookie and Bearer), a read key, a write key as Bearer, the token as x-api-key"
+            => "401 {error: Unauthorized} each; the token reads 200, its labels route templates and no document or asset id"),
         row!("28 duplicate uploads", duplicate_uploads_answer_only_the_callers_own_asset,
             "outsider admin, child write key, parent editor: POST /api/assets with the bytes of the parent's asset (the outsider has the same bytes)"
             => "the outsider's own asset (200, duplicate); 201 a new asset of the child, no mark; the parent's asset (200)"),

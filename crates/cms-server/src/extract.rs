@@ -3,11 +3,24 @@
 
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, header};
 use cms_service::{Actor, ClientInfo, Error};
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
 use crate::middleware;
+
+/// The token of an `Authorization: Bearer <token>` header, for the endpoints that take a
+/// configured secret rather than a credential (the worker endpoint, /metrics); the service
+/// compares it.
+pub(crate) fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
+}
 
 /// `axum::Json`, with its rejections (malformed JSON 400, wrong content type 415, body over
 /// the limit 413) rendered in the handler-layer envelope.

@@ -13,6 +13,7 @@ mod graphql;
 mod middleware;
 mod openapi;
 pub mod plugins;
+mod request_metrics;
 mod routes;
 mod security_headers;
 mod session_cookie;
@@ -214,6 +215,7 @@ pub fn build(
             &mcp_sessions,
         )
     });
+    let counted = cms.clone();
     let state = AppState {
         mcp,
         graphql: graphql::build(cms.schemas()),
@@ -256,6 +258,12 @@ pub fn build(
         ))
         // Outermost: a client's own x-request-id is kept, otherwise a UUID is made.
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        // Around all of it, so the time and status are what the client gets; after routing
+        // (each route is wrapped), so the route's template is known (see `request_metrics`).
+        .layer(axum_middleware::from_fn_with_state(
+            counted,
+            request_metrics::record,
+        ))
         .with_state(state);
     Ok(Built {
         router,
@@ -299,6 +307,7 @@ fn api(max_upload_bytes: u64, graphql_path: &str) -> OpenApiRouter<AppState> {
         .merge(routes::docs::routes())
         .merge(routes::admin::routes())
         .merge(routes::health::routes())
+        .merge(routes::metrics::routes())
         .merge(routes::auth::routes())
         .merge(routes::account::routes())
         .merge(routes::two_factor::routes())

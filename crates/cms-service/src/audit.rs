@@ -11,11 +11,11 @@ use cms_core::{CoreCapability, Timestamp, new_id};
 use cms_store::audit::{AuditQuery, AuditRecord};
 use serde::Serialize;
 
+use crate::Inner;
 use crate::actor::{Actor, Credential};
 use crate::error::{Error, Result};
 use crate::paging::{Pagination, page_or_default, page_window};
 use crate::scope::Scope;
-use crate::{Inner, queue};
 
 /// What an entry records. The names are the contract's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -284,7 +284,7 @@ pub struct AuditListRequest {
     pub scope: Scope,
 }
 
-/// Entries removed per statement by the retention job: a long-neglected log is trimmed in
+/// Entries removed per statement by the daily retention: a long-neglected log is trimmed in
 /// steps, none holding the table long.
 const PRUNE_BATCH: i64 = 5_000;
 
@@ -333,8 +333,7 @@ impl<'a> AuditService<'a> {
         ))
     }
 
-    /// Removes the entries older than `audit.retentionDays` (the `cms.audit.prune` job). How
-    /// many.
+    /// Removes the entries older than `audit.retentionDays`, in batches. How many.
     pub(crate) async fn prune(&self) -> Result<u64> {
         let days = self.inner.settings.audit_retention_days;
         let before = self.inner.clock.now().plus_days(-days).millis();
@@ -350,28 +349,22 @@ impl<'a> AuditService<'a> {
         }
     }
 
-    /// Enqueues today's retention job unless this instance already did today; the job's
-    /// idempotency key makes it one per day across instances.
-    pub(crate) async fn schedule_prune(&self) -> Result<()> {
-        let now = self.inner.clock.now().millis();
-        let day = now.div_euclid(86_400_000);
-        let last = &self.inner.audit_prune_day;
-        if last.load(std::sync::atomic::Ordering::Relaxed) == day {
-            return Ok(());
+    /// The worker's daily retention: prunes once per day per instance, at the first tick of
+    /// the day (instances sharing a database may each do it; the deletes are the same).
+    pub(crate) async fn prune_daily(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let day = self.inner.clock.now().millis().div_euclid(86_400_000);
+        if self.inner.audit_prune_day.swap(day, Relaxed) == day {
+            return;
         }
-        let job = queue::new_job(
-            None,
-            queue::AUDIT_PRUNE,
-            serde_json::json!({}),
-            queue::DEFAULT_MAX_ATTEMPTS,
-            now,
-            Some(format!("{}:{day}", queue::AUDIT_PRUNE)),
-            now,
-        );
-        let mut tx = self.inner.store.write_instance_wide().await?;
-        tx.enqueue_job(&job).await?;
-        tx.commit().await?;
-        last.store(day, std::sync::atomic::Ordering::Relaxed);
-        Ok(())
+        match self.prune().await {
+            Ok(0) => {}
+            Ok(removed) => tracing::info!(removed, "audit entries past their retention removed"),
+            Err(e) => {
+                // Tried again at the next tick.
+                self.inner.audit_prune_day.store(i64::MIN, Relaxed);
+                tracing::warn!(error = %e, "audit entries past their retention not removed");
+            }
+        }
     }
 }

@@ -26,6 +26,7 @@ mod instance_settings;
 pub mod jobs;
 mod locales;
 pub mod mail;
+mod metrics;
 #[cfg(test)]
 mod module_tree;
 mod organizations;
@@ -78,6 +79,8 @@ pub use instance_settings::{InstanceSettingsService, SignUpPolicy, SignUpPolicyV
 pub use jobs::{JobService, Registry, TickReport, Worker};
 pub use locales::{LocaleService, LocalesView};
 pub use mail::{LogMailer, MailError, MailKind, MailMessage, Mailer};
+// `crate::`: the module shares its name with the `metrics` crate it records with.
+pub use crate::metrics::{MetricsService, MetricsSettings, UNMATCHED_ROUTE};
 pub use organizations::{
     Invitation, InvitationPreview, InvitationSent, InvitationService, Member, MemberService,
     NewMember, NewOrganization, Organization, OrganizationService, OrganizationUpdate,
@@ -125,6 +128,8 @@ pub struct Settings {
     pub oidc: Vec<OidcProviderSettings>,
     /// Days an audit entry is kept (`audit.retentionDays`).
     pub audit_retention_days: i64,
+    /// GET /metrics (`metrics.*`).
+    pub metrics: MetricsSettings,
 }
 
 /// The queue's bounds (CONTRACT.md section 7).
@@ -174,6 +179,7 @@ impl Default for Settings {
             events: EventStreamSettings::default(),
             oidc: Vec::new(),
             audit_retention_days: 365,
+            metrics: MetricsSettings::default(),
         }
     }
 }
@@ -221,7 +227,7 @@ pub(crate) struct Inner {
     pub(crate) event_types: events::EventTypes,
     /// When this process last removed expired rate-limit counters (Unix milliseconds).
     pub(crate) rate_limit_purged_at: AtomicI64,
-    /// The day (days since the epoch) this instance last enqueued the audit retention job.
+    /// The day (days since the epoch) this instance last pruned the audit log.
     pub(crate) audit_prune_day: AtomicI64,
     pub(crate) access: documents::AccessRules,
     pub(crate) mailer: Arc<dyn Mailer>,
@@ -247,6 +253,8 @@ pub(crate) struct Inner {
     pub(crate) event_hub: events::Hub,
     /// How many image decodes run at once (transforms, placeholders).
     pub(crate) transforms: assets::TransformGate,
+    /// What GET /metrics renders; `None` with `metrics.enabled` off.
+    pub(crate) metrics: Option<crate::metrics::Recorder>,
 }
 
 impl Inner {
@@ -346,6 +354,7 @@ impl Cms {
             public_reads::PublicReadLimiter::new(parts.settings.public_reads_per_minute);
         let webhooks_on = parts.registry.handler(webhooks::DELIVER_JOB).is_some();
         let event_hub = events::Hub::new(parts.store.clone(), parts.settings.events.clone());
+        let metrics = crate::metrics::Recorder::new(&parts.settings.metrics);
         let cms = Cms(Arc::new(Inner {
             store: parts.store,
             storage: parts.storage,
@@ -371,7 +380,9 @@ impl Cms {
             webhooks_on,
             event_hub,
             transforms: assets::TransformGate::for_this_machine(),
+            metrics,
         }));
+        crate::metrics::keep_up(&cms.0);
         organizations::reconcile_owner_roles(&cms.0).await?;
         // Beside the service: on a large table the indexes take minutes to build.
         let building = cms.clone();
@@ -647,6 +658,11 @@ impl Cms {
 
     pub fn health(&self) -> HealthService<'_> {
         HealthService::new(&self.0)
+    }
+
+    /// The instance's metrics (GET /metrics): rendering a scrape, recording a request.
+    pub fn metrics(&self) -> MetricsService<'_> {
+        MetricsService::new(&self.0)
     }
 
     pub fn settings(&self) -> &Settings {

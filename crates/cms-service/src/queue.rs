@@ -8,9 +8,6 @@ use serde_json::Value;
 
 /// The job type that delivers one event to one consumer.
 pub(crate) const DELIVER: &str = "cms.event.deliver";
-/// The job type that removes audit entries past their retention (CONTRACT.md section 19), once
-/// a day.
-pub(crate) const AUDIT_PRUNE: &str = "cms.audit.prune";
 /// The job type that carries out a document schedule (CONTRACT.md section 12), with payload
 /// `{ scheduleId, documentId, action }`.
 pub(crate) const DOCUMENT_SCHEDULE: &str = "document.schedule";

@@ -114,6 +114,17 @@ impl std::fmt::Debug for AuthSecret {
     }
 }
 
+/// Compares without stopping at the first difference, so timing tells nothing of the secret
+/// (the worker secret, the metrics token).
+pub(crate) fn same_secret(given: &str, secret: &str) -> bool {
+    given.len() == secret.len()
+        && given
+            .bytes()
+            .zip(secret.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
 /// `bytes` random bytes from the operating system, base64url without padding.
 pub fn random_token(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];

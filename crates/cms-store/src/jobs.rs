@@ -130,6 +130,12 @@ pub trait Jobs {
         organization: Option<&str>,
         now: i64,
     ) -> Result<(Vec<(String, i64)>, Option<i64>)>;
+    /// Jobs per status and type across the instance, as `(status, type, count)`, and the run
+    /// time of the oldest due pending job (GET /metrics).
+    async fn job_counts_by_type(
+        &mut self,
+        now: i64,
+    ) -> Result<(Vec<(String, String, i64)>, Option<i64>)>;
 }
 
 macro_rules! impl_jobs {
@@ -383,6 +389,24 @@ macro_rules! impl_jobs {
                 oldest.push_bind(now);
                 org_filter(&mut oldest);
                 let oldest: Option<i64> = oldest.build_query_scalar().fetch_one(self.conn().await?).await?;
+                Ok((counts, oldest))
+            }
+
+            async fn job_counts_by_type(
+                &mut self,
+                now: i64,
+            ) -> $crate::Result<(Vec<(String, String, i64)>, Option<i64>)> {
+                let counts = sqlx::query_as(
+                    "SELECT status, type, COUNT(*) FROM jobs GROUP BY status, type ORDER BY status, type",
+                )
+                .fetch_all(self.conn().await?)
+                .await?;
+                let oldest: Option<i64> = sqlx::query_scalar(
+                    "SELECT MIN(run_at) FROM jobs WHERE status = 'pending' AND run_at <= $1",
+                )
+                .bind(now)
+                .fetch_one(self.conn().await?)
+                .await?;
                 Ok((counts, oldest))
             }
         }

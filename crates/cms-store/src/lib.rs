@@ -60,10 +60,28 @@ pub enum Dialect {
     Postgres,
 }
 
+/// How one of a store's connection pools is used right now (GET /metrics, docs/METRICS.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolUse {
+    /// Which pool: `write` and `read` on both engines, and `point_read` on SQLite (its
+    /// connections for the hottest lookups, off sqlx).
+    pub pool: &'static str,
+    /// Connections lent to a unit of work now.
+    pub in_use: u32,
+    /// Open connections waiting for a unit.
+    pub idle: u32,
+    /// The most connections the pool opens (`point_read`: keeps; it opens more under a burst
+    /// and closes them after).
+    pub max: u32,
+}
+
 /// A database: a source of units of work.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     fn dialect(&self) -> Dialect;
+
+    /// How each connection pool is used now: a snapshot read from memory, no statement.
+    fn pool_use(&self) -> Vec<PoolUse>;
 
     /// Applies the pending migrations of this engine. Safe to run from several processes at
     /// once (PostgreSQL takes an advisory lock; SQLite has one writer).

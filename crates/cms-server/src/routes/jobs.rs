@@ -3,7 +3,7 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, header};
+use axum::http::HeaderMap;
 use cms_core::JobStatus;
 use cms_service::Error;
 use cms_service::TickReport;
@@ -19,7 +19,7 @@ use super::params::{page, scope, text};
 use super::{Data, Paged, ok, paged};
 use crate::AppState;
 use crate::error::{AccessRefusal, ApiError, ApiResult};
-use crate::extract::{ApiQuery, Authed};
+use crate::extract::{ApiQuery, Authed, bearer_token};
 
 const TAG: &str = "jobs";
 
@@ -226,13 +226,7 @@ async fn run_worker(
     State(state): State<AppState>,
     headers: HeaderMap,
 ) -> ApiResult<Json<WorkerRun>> {
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, token)| token.trim());
-    let report = state.cms.worker().tick_for(given).await?;
+    let report = state.cms.worker().tick_for(bearer_token(&headers)).await?;
     Ok(Json(WorkerRun {
         success: true,
         result: report,

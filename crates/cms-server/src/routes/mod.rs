@@ -17,6 +17,7 @@ pub mod jobs;
 pub mod locales;
 pub mod mcp;
 pub mod media;
+pub mod metrics;
 pub mod oidc;
 pub mod organizations;
 mod params;

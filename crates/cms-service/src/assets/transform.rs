@@ -18,6 +18,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::staged::storage_error;
 use super::{AssetService, AssetView, MediaAsset};
 use crate::error::{Error, Result};
+use crate::metrics::{TransformResult, record_transform};
 use crate::storage::{BlobStore, ByteStream};
 
 /// Requests that may wait for a transform slot, per slot; past them a request is answered 503.
@@ -219,26 +220,50 @@ impl AssetService<'_> {
     /// The derivative `plan` names: from storage when an earlier request rendered it, else
     /// rendered now (waiting for a slot of the [`TransformGate`]) and stored.
     pub async fn derivative(&self, asset: &MediaAsset, plan: &TransformPlan) -> Result<Derivative> {
+        let format = plan.resolved.format.as_str();
+        let count = |result, took| record_transform(self.inner, format, result, took);
         if let Some(stored) = stored(self.storage(), &plan.key).await? {
+            count(TransformResult::Stored, None);
             return Ok(stored);
         }
-        let slot = self.inner.transforms.enter().await?;
+        let slot = match self.inner.transforms.enter().await {
+            Ok(slot) => slot,
+            Err(e) => {
+                if matches!(e, Error::TransformsBusy { .. }) {
+                    count(TransformResult::Busy, None);
+                }
+                return Err(e);
+            }
+        };
         // Requests for the same derivative queue behind each other: the first renders it, the
         // ones after find it stored.
         if let Some(stored) = stored(self.storage(), &plan.key).await? {
+            count(TransformResult::Stored, None);
             return Ok(stored);
         }
         let original = read_whole(self.storage(), &asset.id).await?;
         let spec = spec_of(&plan.resolved);
-        let output = tokio::task::spawn_blocking(move || {
+        let (output, took) = tokio::task::spawn_blocking(move || {
             // The slot goes with the work: a client that hangs up drops this future, not the
             // decode on the blocking pool, which keeps its slot until it ends.
             let _slot = slot;
-            cms_image::transform(&original, &spec, &image_limits())
+            // Timed here, on the blocking pool: the rendering itself, not the wait for a slot.
+            let started = std::time::Instant::now();
+            let output = cms_image::transform(&original, &spec, &image_limits());
+            (output, started.elapsed())
         })
         .await
-        .map_err(|e| Error::Internal(format!("the image transform stopped: {e}")))?
-        .map_err(image_error)?;
+        .map_err(|e| Error::Internal(format!("the image transform stopped: {e}")))?;
+        let output = match output {
+            Ok(output) => {
+                count(TransformResult::Rendered, Some(took));
+                output
+            }
+            Err(e) => {
+                count(TransformResult::Failed, Some(took));
+                return Err(image_error(e));
+            }
+        };
         let bytes = Bytes::from(output.bytes);
         match store(self.storage(), &plan.key, bytes.clone()).await {
             // Served all the same; the next request renders it again.

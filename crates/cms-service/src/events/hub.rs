@@ -340,6 +340,11 @@ impl Hub {
         Ok(subscription)
     }
 
+    /// The streams open on this instance now (GET /metrics).
+    pub(crate) fn open_streams(&self) -> usize {
+        self.shared.state().streams.len()
+    }
+
     /// Ends every stream and refuses new ones: the server drains, and an open stream must not
     /// hold it.
     pub(crate) fn close(&self) {

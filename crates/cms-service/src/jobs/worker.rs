@@ -13,7 +13,8 @@ use tracing::Instrument;
 use super::{HandlerContext, JobView};
 use crate::documents::{ScheduleStatus, schedule_follows_job};
 use crate::events::EventView;
-use crate::queue::{AUDIT_PRUNE, DEFAULT_MAX_ATTEMPTS, DELIVER, is_schedule_job, new_job};
+use crate::queue::{DEFAULT_MAX_ATTEMPTS, DELIVER, is_schedule_job, new_job};
+use crate::secret::same_secret;
 use crate::{Cms, Error, Result};
 
 /// What one tick did: the body of POST /api/internal/workers/run.
@@ -62,7 +63,7 @@ impl Worker {
 
     /// A tick, and how many outbox rows its relay took.
     async fn tick_counting_relayed(&self) -> Result<(usize, TickReport)> {
-        self.cms.audit().schedule_prune().await?;
+        self.cms.audit().prune_daily().await;
         let relayed = self.relay().await?;
         Ok((relayed, self.run_due().await?))
     }
@@ -293,7 +294,6 @@ impl Worker {
         let run: std::pin::Pin<Box<dyn Future<Output = Result<(), Failure>> + Send>> =
             match job.job_type.as_str() {
                 DELIVER => Box::pin(deliver(ctx, view)),
-                AUDIT_PRUNE => Box::pin(prune_audit(ctx)),
                 t if is_schedule_job(t) => Box::pin(scheduled(ctx, view)),
                 other => match self.cms.0.registry.handler(other) {
                     Some(entry) => {
@@ -429,28 +429,6 @@ async fn scheduled(ctx: HandlerContext, job: JobView) -> Result<(), Failure> {
         .run_schedule(schedule_id)
         .await
         .map_err(|e| Failure::Handler(e.to_string()))
-}
-
-/// `cms.audit.prune`: the audit entries past their retention.
-async fn prune_audit(ctx: HandlerContext) -> Result<(), Failure> {
-    let removed = ctx
-        .cms
-        .audit()
-        .prune()
-        .await
-        .map_err(|e| Failure::Handler(e.to_string()))?;
-    tracing::info!(parent: &ctx.log, removed, "audit entries past their retention removed");
-    Ok(())
-}
-
-/// Compares without stopping at the first difference, so timing tells nothing of the secret.
-fn same_secret(given: &str, secret: &str) -> bool {
-    given.len() == secret.len()
-        && given
-            .bytes()
-            .zip(secret.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
 }
 
 fn handler_error(e: impl std::fmt::Display) -> Failure {

@@ -148,6 +148,21 @@ async fn jobs_are_claimed_leased_finished_and_deduplicated(url: String) {
         None,
         "not due yet"
     );
+    // Across the instance, per status and type (GET /metrics).
+    let instance_wide = JobRecord::pending("x1".into(), "test.other", json!({}), 3, 100);
+    assert!(tx.enqueue_job(&instance_wide).await.unwrap());
+    let by_type = |status: &str, job_type: &str, n: i64| (status.into(), job_type.into(), n);
+    let (counts, oldest) = tx.job_counts_by_type(1000).await.unwrap();
+    assert_eq!(
+        counts,
+        vec![
+            by_type("cancelled", "test.job", 1),
+            by_type("completed", "test.job", 3),
+            by_type("pending", "test.job", 1),
+            by_type("pending", "test.other", 1),
+        ]
+    );
+    assert_eq!(oldest, Some(100), "x1 waits since its run time");
     tx.commit().await.unwrap();
     store.close().await;
 }

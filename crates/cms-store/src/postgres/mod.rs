@@ -20,7 +20,7 @@ use self::reads::{Declared, ReadPool, ReadUnit};
 use crate::event_feed::{EventCommitWatch, EventCommits};
 use crate::filter_sql::GeneratedColumns;
 use crate::unit::UnitOfWork;
-use crate::{Dialect, Result, Store, Tx};
+use crate::{Dialect, PoolUse, Result, Store, Tx};
 
 pub(crate) static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
@@ -241,6 +241,26 @@ async fn drop_rls_bypass(conn: &mut PgConnection) -> std::result::Result<(), sql
 impl Store for PgStore {
     fn dialect(&self) -> Dialect {
         Dialect::Postgres
+    }
+
+    /// The write units' sqlx pool and the read units' own pool ([`reads`]).
+    fn pool_use(&self) -> Vec<PoolUse> {
+        let idle = self.pool.num_idle() as u32;
+        let (read_in_use, read_idle, read_max) = self.reads.usage();
+        vec![
+            PoolUse {
+                pool: "write",
+                in_use: self.pool.size().saturating_sub(idle),
+                idle,
+                max: self.pool.options().get_max_connections(),
+            },
+            PoolUse {
+                pool: "read",
+                in_use: read_in_use,
+                idle: read_idle,
+                max: read_max,
+            },
+        ]
     }
 
     async fn migrate(&self) -> Result<()> {

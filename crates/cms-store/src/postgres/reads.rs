@@ -133,6 +133,13 @@ impl ReadPool {
         }
     }
 
+    /// Connections lent to a unit now, idle ones, and the pool's size.
+    pub(super) fn usage(&self) -> (u32, u32, u32) {
+        let idle = self.idle.lock().map_or(0, |idle| idle.len()) as u32;
+        let open = self.open.load(Ordering::SeqCst);
+        (open.saturating_sub(idle), idle, self.size)
+    }
+
     /// A connection for a unit declaring `wanted`: an idle one whose session already holds
     /// those settings when there is one; else a new one while the pool may still grow (so that
     /// units of different declarations, such as a credential lookup and the read it allows,

@@ -22,7 +22,7 @@ use sqlx::{Executor, Sqlite};
 
 use crate::event_feed::{EventCommitWatch, EventCommits};
 use crate::unit::UnitOfWork;
-use crate::{Dialect, Result, Store, StoreError, Tx};
+use crate::{Dialect, PoolUse, Result, Store, StoreError, Tx};
 
 pub(crate) static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
@@ -113,6 +113,36 @@ impl SqliteStore {
 impl Store for SqliteStore {
     fn dialect(&self) -> Dialect {
         Dialect::Sqlite
+    }
+
+    /// The single writer (in use while a unit holds it), sqlx's readers, and the point reads.
+    fn pool_use(&self) -> Vec<PoolUse> {
+        let writer_held = self.writer.try_lock().is_err() as u32;
+        let mut pools = vec![PoolUse {
+            pool: "write",
+            in_use: writer_held,
+            idle: 1 - writer_held,
+            max: 1,
+        }];
+        if let Some(reader) = &self.reader {
+            let idle = reader.num_idle() as u32;
+            pools.push(PoolUse {
+                pool: "read",
+                in_use: reader.size().saturating_sub(idle),
+                idle,
+                max: reader.options().get_max_connections(),
+            });
+        }
+        if let Some(points) = &self.points {
+            let (in_use, idle, max) = points.usage();
+            pools.push(PoolUse {
+                pool: "point_read",
+                in_use,
+                idle,
+                max,
+            });
+        }
+        pools
     }
 
     async fn migrate(&self) -> Result<()> {

@@ -13,6 +13,7 @@
 
 use std::path::PathBuf;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row};
@@ -33,6 +34,8 @@ pub(crate) struct PointReads {
     idle: Mutex<Vec<Connection>>,
     /// Connections kept when returned; more are opened under a burst and closed after it.
     keep: usize,
+    /// Connections running a lookup now (for the pool gauges of GET /metrics).
+    lent: AtomicU32,
 }
 
 impl PointReads {
@@ -41,7 +44,18 @@ impl PointReads {
             path,
             idle: Mutex::new(Vec::new()),
             keep,
+            lent: AtomicU32::new(0),
         }
+    }
+
+    /// Connections running a lookup, idle ones, and how many are kept.
+    pub(crate) fn usage(&self) -> (u32, u32, u32) {
+        let idle = self.idle.lock().map_or(0, |idle| idle.len());
+        (
+            self.lent.load(Ordering::Relaxed),
+            idle as u32,
+            self.keep as u32,
+        )
     }
 
     fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
@@ -50,7 +64,9 @@ impl PointReads {
             Some(conn) => conn,
             None => self.open()?,
         };
+        self.lent.fetch_add(1, Ordering::Relaxed);
         let result = f(&conn);
+        self.lent.fetch_sub(1, Ordering::Relaxed);
         if let Ok(mut idle) = self.idle.lock()
             && idle.len() < self.keep
         {
