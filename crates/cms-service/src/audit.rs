@@ -17,98 +17,57 @@ use crate::error::{Error, Result};
 use crate::paging::{Pagination, page_or_default, page_window};
 use crate::scope::Scope;
 
-/// What an entry records. The names are the contract's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AuditAction {
-    SignIn,
-    SignInFailed,
-    SignOut,
-    MemberRoleChanged,
-    MemberRemoved,
-    InvitationCreated,
-    InvitationCancelled,
-    ApiKeyCreated,
-    ApiKeyDeleted,
-    RoleCreated,
-    RoleUpdated,
-    RoleDeleted,
-    OrganizationUpdated,
-    InstanceSettingsUpdated,
-    DocumentPublished,
-    DocumentUnpublished,
-    DocumentDeleted,
-    DocumentRestored,
-    ScheduleCreated,
-    ScheduleCancelled,
-    PluginSettingsUpdated,
-    WebhookCreated,
-    WebhookUpdated,
-    WebhookDeleted,
+/// Declares [`AuditAction`] from one list of variants and the contract's names.
+macro_rules! audit_actions {
+    ($($variant:ident => $name:literal,)*) => {
+        /// What an entry records. The names are the contract's.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum AuditAction {
+            $($variant,)*
+        }
+
+        impl AuditAction {
+            pub const ALL: &'static [AuditAction] = &[$(AuditAction::$variant,)*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(AuditAction::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+audit_actions! {
+    SignIn => "auth.signIn",
+    SignInFailed => "auth.signInFailed",
+    SignOut => "auth.signOut",
+    MemberRoleChanged => "member.roleChanged",
+    MemberRemoved => "member.removed",
+    InvitationCreated => "invitation.created",
+    InvitationCancelled => "invitation.cancelled",
+    ApiKeyCreated => "apiKey.created",
+    ApiKeyDeleted => "apiKey.deleted",
+    RoleCreated => "role.created",
+    RoleUpdated => "role.updated",
+    RoleDeleted => "role.deleted",
+    OrganizationUpdated => "organization.updated",
+    InstanceSettingsUpdated => "instanceSettings.updated",
+    DocumentPublished => "document.published",
+    DocumentUnpublished => "document.unpublished",
+    DocumentDeleted => "document.deleted",
+    DocumentRestored => "document.restored",
+    ScheduleCreated => "schedule.created",
+    ScheduleCancelled => "schedule.cancelled",
+    PluginSettingsUpdated => "pluginSettings.updated",
+    WebhookCreated => "webhook.created",
+    WebhookUpdated => "webhook.updated",
+    WebhookDeleted => "webhook.deleted",
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 24] = {
-        use AuditAction::*;
-        [
-            SignIn,
-            SignInFailed,
-            SignOut,
-            MemberRoleChanged,
-            MemberRemoved,
-            InvitationCreated,
-            InvitationCancelled,
-            ApiKeyCreated,
-            ApiKeyDeleted,
-            RoleCreated,
-            RoleUpdated,
-            RoleDeleted,
-            OrganizationUpdated,
-            InstanceSettingsUpdated,
-            DocumentPublished,
-            DocumentUnpublished,
-            DocumentDeleted,
-            DocumentRestored,
-            ScheduleCreated,
-            ScheduleCancelled,
-            PluginSettingsUpdated,
-            WebhookCreated,
-            WebhookUpdated,
-            WebhookDeleted,
-        ]
-    };
-
-    pub fn as_str(self) -> &'static str {
-        use AuditAction::*;
-        match self {
-            SignIn => "auth.signIn",
-            SignInFailed => "auth.signInFailed",
-            SignOut => "auth.signOut",
-            MemberRoleChanged => "member.roleChanged",
-            MemberRemoved => "member.removed",
-            InvitationCreated => "invitation.created",
-            InvitationCancelled => "invitation.cancelled",
-            ApiKeyCreated => "apiKey.created",
-            ApiKeyDeleted => "apiKey.deleted",
-            RoleCreated => "role.created",
-            RoleUpdated => "role.updated",
-            RoleDeleted => "role.deleted",
-            OrganizationUpdated => "organization.updated",
-            InstanceSettingsUpdated => "instanceSettings.updated",
-            DocumentPublished => "document.published",
-            DocumentUnpublished => "document.unpublished",
-            DocumentDeleted => "document.deleted",
-            DocumentRestored => "document.restored",
-            ScheduleCreated => "schedule.created",
-            ScheduleCancelled => "schedule.cancelled",
-            PluginSettingsUpdated => "pluginSettings.updated",
-            WebhookCreated => "webhook.created",
-            WebhookUpdated => "webhook.updated",
-            WebhookDeleted => "webhook.deleted",
-        }
-    }
-
     pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|a| a.as_str() == name)
+        Self::ALL.iter().copied().find(|a| a.as_str() == name)
     }
 }
 

@@ -74,7 +74,7 @@ async fn list(
     let action = match query.action.as_deref() {
         None | Some("") => None,
         Some(name) => Some(AuditAction::parse(name).ok_or_else(|| {
-            let names: Vec<&str> = AuditAction::ALL.map(AuditAction::as_str).to_vec();
+            let names: Vec<&str> = AuditAction::ALL.iter().map(|a| a.as_str()).collect();
             bad(format!("`action` is one of {}", names.join(", ")))
         })?),
     };

@@ -1,8 +1,8 @@
 //! The statements of a SQLite write unit that run on the calling thread (see `writer.rs`).
 //!
 //! These are the statements of the document writes (create, update, publish, unpublish): the
-//! document by id, the draft and published copies, versions, events, references and the
-//! reference targets a publish checks. Each runs the same SQL text as the sqlx path (the
+//! document by id, the draft and published copies, versions, events, their audit entries,
+//! references and the reference targets a publish checks. Each runs the same SQL text as the sqlx path (the
 //! constants of its repository module), bound the way sqlx binds it (`$N` is the N-th value,
 //! JSON as its text, booleans as integers), through rusqlite on the writer's handle. Every other
 //! statement of a write unit goes through sqlx, which stays correct and only costs its
@@ -13,6 +13,7 @@ use rusqlite::{Connection, Row, Statement, ToSql};
 use serde::Serialize;
 
 use crate::Result;
+use crate::audit::{self, AuditRecord};
 use crate::documents::{self, DocumentRecord};
 use crate::events::{self, EventRecord};
 use crate::references::{self, ReferenceRecord, TargetKind};
@@ -252,6 +253,25 @@ impl<'a> Direct<'a> {
     pub(crate) fn prune_versions(&self, document_id: &str, keep: i64) -> Result<u64> {
         let removed = self.execute(versions::PRUNE_VERSIONS_SQL, &[&document_id, &keep])?;
         Ok(removed as u64)
+    }
+
+    pub(crate) fn append_audit(&self, e: &AuditRecord) -> Result<()> {
+        self.execute(
+            audit::APPEND_AUDIT_SQL,
+            &[
+                &e.id,
+                &e.organization_id,
+                &e.action,
+                &e.actor_type,
+                &e.actor_id,
+                &e.target_type,
+                &e.target_id,
+                &e.ip_address,
+                &e.summary,
+                &e.created_at,
+            ],
+        )?;
+        Ok(())
     }
 
     pub(crate) fn append_event(&self, e: &EventRecord) -> Result<()> {
