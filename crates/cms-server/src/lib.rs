@@ -260,10 +260,7 @@ pub fn build(
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         // Around all of it, so the time and status are what the client gets; after routing
         // (each route is wrapped), so the route's template is known (see `request_metrics`).
-        .layer(axum_middleware::from_fn_with_state(
-            counted,
-            request_metrics::record,
-        ))
+        .layer(request_metrics::RecordLayer::new(counted))
         .with_state(state);
     Ok(Built {
         router,

@@ -83,8 +83,11 @@ impl AuthService<'_> {
         };
         let stored_hash = user.as_ref().and_then(|u| u.password_hash.clone());
         let now = self.inner.clock.now();
+        // Verified whether or not the account exists (against a stand-in hash when it does
+        // not), so the time taken tells nothing about which addresses have one.
+        let verified = password::verify(password, stored_hash).await?;
         let user = match user {
-            Some(user) if password::verify(password, stored_hash).await? => user,
+            Some(user) if verified => user,
             user => {
                 let who = user.as_ref().map(|u| u.id.as_str());
                 let summary = format!("wrong password for {}", email.trim());

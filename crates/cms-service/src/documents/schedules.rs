@@ -6,6 +6,7 @@
 use cms_core::schema::Operation;
 use cms_core::{CoreCapability, Timestamp, new_id};
 use cms_store::Tx;
+use cms_store::audit::AuditRecord;
 use cms_store::jobs::JobRecord;
 use cms_store::schedules::ScheduleRecord;
 use serde::Serialize;
@@ -16,7 +17,6 @@ use crate::actor::Actor;
 use crate::audit::{AuditAction, AuditTarget, Who};
 use crate::error::{Error, Result};
 use crate::queue::{DEFAULT_MAX_ATTEMPTS, DOCUMENT_SCHEDULE, is_schedule_job, new_job};
-use cms_store::audit::AuditRecord;
 
 /// What a schedule does: `publish` or `unpublish`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
