@@ -222,13 +222,10 @@ pub(crate) fn person_entry(
     let who = Who {
         actor_type: "user",
         actor_id: user_id.map(str::to_string),
-        address: None,
+        address: ip_address.and_then(|a| a.parse().ok()),
     };
     let target = user_id.map(|id| AuditTarget::new("user", id));
-    AuditRecord {
-        ip_address: ip_address.map(str::to_string),
-        ..who.entry(organization, action, target, summary, now)
-    }
+    who.entry(organization, action, target, summary, now)
 }
 
 /// A request for a page of the log.

@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use super::DocumentService;
 use super::records::{DRAFT, PUBLISHED, version_record};
+use super::search::next_after;
 use crate::error::Result;
 
 /// One document `cms migrate-content` changed (or, in a dry run, would change).
@@ -95,21 +96,14 @@ impl DocumentService<'_> {
                     }
                     run.scanned += docs.len() as u64;
                     progress(run.scanned);
-                    match docs.last() {
-                        Some(last) if docs.len() as i64 == cms_store::search::REINDEX_CHUNK => {
-                            after = Some(last.id.clone());
-                        }
-                        _ => break,
+                    after = next_after(&docs);
+                    if after.is_none() {
+                        break;
                     }
                 }
             }
         }
         Ok(run)
-    }
-
-    async fn organization_ids(&self) -> Result<Vec<String>> {
-        let mut tx = self.inner.store.read_instance_wide().await?;
-        Ok(tx.all_organization_ids().await?)
     }
 
     /// Conforms one document, writing it unless `dry_run`; `None` when it conforms already.
@@ -246,11 +240,9 @@ impl DocumentService<'_> {
                             note(doc, issue.path.clone(), kind);
                         }
                     }
-                    match docs.last() {
-                        Some(last) if docs.len() as i64 == cms_store::search::REINDEX_CHUNK => {
-                            after = Some(last.id.clone());
-                        }
-                        _ => break,
+                    after = next_after(&docs);
+                    if after.is_none() {
+                        break;
                     }
                 }
             }

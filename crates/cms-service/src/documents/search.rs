@@ -147,10 +147,7 @@ impl DocumentService<'_> {
     /// document written during the rebuild is indexed by its own write, and rebuilt again from
     /// what is stored, which is the same.
     pub async fn reindex_search(&self, doc_type: &str) -> Result<u64> {
-        let organizations: Vec<String> = {
-            let mut tx = self.inner.store.read_instance_wide().await?;
-            tx.all_organization_ids().await?
-        };
+        let organizations = self.organization_ids().await?;
         let mut done = 0u64;
         for org in organizations {
             let mut after: Option<String> = None;
@@ -173,11 +170,9 @@ impl DocumentService<'_> {
                 }
                 tx.commit().await?;
                 done += docs.len() as u64;
-                match docs.last() {
-                    Some(last) if docs.len() as i64 == cms_store::search::REINDEX_CHUNK => {
-                        after = Some(last.id.clone());
-                    }
-                    _ => break,
+                after = next_after(&docs);
+                if after.is_none() {
+                    break;
                 }
             }
         }
@@ -186,6 +181,13 @@ impl DocumentService<'_> {
             .await?;
         tx.commit().await?;
         Ok(done)
+    }
+
+    /// Every organization's id: the walks over every document (a search rebuild, a content
+    /// migration) visit each, acting for it.
+    pub(super) async fn organization_ids(&self) -> Result<Vec<String>> {
+        let mut tx = self.inner.store.read_instance_wide().await?;
+        Ok(tx.all_organization_ids().await?)
     }
 
     /// The document types whose stored search signature differs from their schema's: those
@@ -204,5 +206,16 @@ impl DocumentService<'_> {
             }
         }
         Ok(stale)
+    }
+}
+
+/// Where the walk over a type's documents goes on after the chunk `docs` (read by
+/// `documents_after`): the last id of a full chunk, `None` after the last chunk.
+pub(super) fn next_after(docs: &[DocumentRecord]) -> Option<String> {
+    match docs.last() {
+        Some(last) if docs.len() as i64 == cms_store::search::REINDEX_CHUNK => {
+            Some(last.id.clone())
+        }
+        _ => None,
     }
 }
