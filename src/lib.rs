@@ -47,6 +47,7 @@ pub mod config;
 pub mod plugin;
 pub mod plugins;
 mod schemas;
+pub mod transfer;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -60,6 +61,7 @@ pub use cms_service as service;
 pub use cms_service::{AuthSecret, BlobStore, Clock, Cms, Mailer};
 pub use config::{Config, ConfigError};
 pub use plugin::{Plugin, PluginError, PluginParts};
+pub use transfer::{ExportOptions, TransferSummary, export, import};
 
 /// Why the service could not start.
 #[derive(Debug, thiserror::Error)]

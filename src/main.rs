@@ -1,4 +1,4 @@
-//! The `cms` binary: `serve`, `worker`, `migrate`, `migrate-content`, `backup`, `user create`, `events tail`, `mcp`,
+//! The `cms` binary: `serve`, `worker`, `migrate`, `migrate-content`, `backup`, `export`, `import`, `user create`, `events tail`, `mcp`,
 //! `openapi`, `version`.
 
 use std::path::PathBuf;
@@ -46,6 +46,32 @@ enum Command {
     Backup {
         /// Where to write the copy; must not exist.
         path: PathBuf,
+    },
+    /// Write everything the instance holds (or some organizations), assets' files included,
+    /// to one archive (tar, zstd-compressed): to move it to another database of either engine
+    /// with `cms import`.
+    Export {
+        /// Only this organization and its child organizations (repeatable); without it, the
+        /// whole instance.
+        #[arg(long = "org", value_name = "SLUG")]
+        organizations: Vec<String>,
+        /// Where to write the archive (a new file); standard output when absent.
+        #[arg(long)]
+        output: Option<PathBuf>,
+        /// Also carry password hashes, API keys, two-factor secrets and invitation tokens.
+        /// The importing instance needs the same auth.secret for them to work.
+        #[arg(long)]
+        with_credentials: bool,
+    },
+    /// Load an archive written by `cms export` into the configured database, which must hold
+    /// no people and no organizations, and its files into the configured asset storage.
+    Import {
+        /// The archive; `-` for standard input.
+        file: PathBuf,
+        /// Confirms that the target is a new, empty database (merging into one with data is
+        /// not supported).
+        #[arg(long)]
+        into_empty: bool,
     },
     /// Manage users out of band.
     User {
@@ -147,6 +173,87 @@ async fn migrate_content(config: Config, dry_run: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A progress bar on standard error when it is a terminal; nothing otherwise.
+fn progress_bar(verb: &'static str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{prefix} {bar:40} {pos}/{len} rows and files ({msg}), {elapsed}",
+        )
+        .expect("a valid template"),
+    );
+    bar.set_prefix(verb);
+    bar
+}
+
+fn show(bar: &indicatif::ProgressBar) -> impl Fn(cms::service::TransferProgress) + Send + Sync {
+    let bar = bar.clone();
+    move |at| {
+        bar.set_length(at.total);
+        bar.set_position(at.done);
+        bar.set_message(at.stage);
+    }
+}
+
+/// What a transfer moved, one line per table, on standard error (standard output may be the
+/// archive).
+fn report(summary: &cms::TransferSummary) {
+    for (table, rows) in &summary.rows {
+        eprintln!("{table}: {rows}");
+    }
+    eprintln!("files: {} ({} bytes)", summary.files, summary.file_bytes);
+    if !summary.missing_files.is_empty() {
+        eprintln!(
+            "assets whose file storage did not have ({}): {}",
+            summary.missing_files.len(),
+            summary.missing_files.join(", ")
+        );
+    }
+}
+
+/// `cms export`: to the file, or to standard output.
+async fn export(
+    config: Config,
+    options: cms::ExportOptions,
+    output: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    let bar = progress_bar("export");
+    let sink: Box<dyn std::io::Write + Send> = match &output {
+        Some(path) => Box::new(cms::transfer::new_file(path)?),
+        None => Box::new(std::io::stdout()),
+    };
+    let exported = cms::transfer::export_to(&config, &options, sink, &show(&bar)).await;
+    bar.finish_and_clear();
+    if exported.is_err()
+        && let Some(path) = &output
+    {
+        let _ = std::fs::remove_file(path);
+    }
+    report(&exported?);
+    Ok(())
+}
+
+/// `cms import FILE`.
+async fn import(config: Config, file: PathBuf) -> anyhow::Result<()> {
+    let bar = progress_bar("import");
+    let source: Box<dyn std::io::Read + Send> = if file.as_os_str() == "-" {
+        Box::new(std::io::stdin())
+    } else {
+        let opened = std::fs::File::open(&file)
+            .with_context(|| format!("cannot open {}", file.display()))?;
+        Box::new(std::io::BufReader::new(opened))
+    };
+    let imported = cms::transfer::import_from(&config, source, &show(&bar)).await;
+    bar.finish_and_clear();
+    report(&imported?);
+    eprintln!("the search index is rebuilt when the service next starts");
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     if let Command::Version = cli.command {
@@ -165,6 +272,8 @@ fn main() -> anyhow::Result<()> {
                 | Command::Mcp
                 | Command::Backup { .. }
                 | Command::MigrateContent { .. }
+                | Command::Export { .. }
+                | Command::Import { .. }
         ),
     );
     for warning in &loaded.warnings {
@@ -188,6 +297,26 @@ fn main() -> anyhow::Result<()> {
                 let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
                 println!("backup written to {} ({bytes} bytes)", path.display());
                 Ok(())
+            }
+            Command::Export {
+                organizations,
+                output,
+                with_credentials,
+            } => {
+                let options = cms::ExportOptions {
+                    organizations,
+                    with_credentials,
+                };
+                export(loaded.config, options, output).await
+            }
+            Command::Import { file, into_empty } => {
+                anyhow::ensure!(
+                    into_empty,
+                    "`cms import` writes into an empty database only: pass --into-empty to \
+                     confirm that the configured database is the new one (merging into a \
+                     database with data is not supported)"
+                );
+                import(loaded.config, file).await
             }
             Command::User {
                 command:

@@ -70,6 +70,7 @@ mod security;
 mod singletons;
 mod sse;
 mod tenancy;
+mod transfer;
 mod two_factor;
 mod webhook_endpoints;
 mod webhooks;

@@ -41,6 +41,7 @@ mod scope;
 mod secret;
 mod secret_box;
 pub mod storage;
+pub mod transfer;
 pub mod webhooks;
 
 use std::sync::Arc;
@@ -90,6 +91,7 @@ pub use rate_limit::{Limited, RateLimitService, RateLimitSettings};
 pub use roles::{NewRole, Role, RoleEdit, RoleService};
 pub use secret::{AuthSecret, random_token};
 pub use storage::{BlobStore, BlobWriter, ByteStream, ObjectStorage, S3Settings, StorageError};
+pub use transfer::{ExportRequest, Transfer, TransferProgress, TransferSummary};
 pub use webhooks::WebhookService;
 
 /// Settings the service layer acts on. The `cms` crate fills them from configuration.

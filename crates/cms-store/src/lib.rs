@@ -18,6 +18,7 @@ mod sqlite;
 mod unit;
 
 pub mod api_keys;
+pub mod archive;
 pub mod assets;
 pub mod audit;
 pub mod change_sets;
@@ -152,6 +153,13 @@ pub trait Store: Send + Sync + 'static {
         Ok(tx)
     }
 
+    /// A read unit that sees one state of the whole database from its first statement to its
+    /// end, however long it runs, while writers go on (`cms export`): SQLite reads inside one
+    /// transaction on a connection of its own; PostgreSQL runs `REPEATABLE READ, READ ONLY`.
+    /// It starts instance-wide ([`Tx::act_instance_wide`]) and may act for one organization
+    /// after another ([`Tx::act_for`]).
+    async fn snapshot(&self) -> Result<Box<dyn Tx>>;
+
     /// A read unit for work that spans organizations (see [`Tx::act_instance_wide`]).
     async fn read_instance_wide(&self) -> Result<Box<dyn Tx>> {
         let mut tx = self.read().await?;
@@ -196,6 +204,7 @@ pub trait Tx:
     + search::Search
     + webhooks::Webhooks
     + audit::Audit
+    + archive::Archive
     + Send
 {
     /// Makes the writes of this unit durable. A read unit commits trivially.
@@ -314,6 +323,7 @@ macro_rules! impl_repositories {
             $crate::search::impl_search!($tx);
             $crate::webhooks::impl_webhooks!($tx);
             $crate::audit::impl_audit!($tx);
+            $crate::archive::impl_archive!($tx);
         };
     };
 }

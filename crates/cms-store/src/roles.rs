@@ -42,7 +42,9 @@ pub trait Roles {
     async fn role(&mut self, organization_id: &str, name: &str) -> Result<Option<RoleRecord>>;
     /// Every role of an organization, built-in ones first, then by name.
     async fn roles(&mut self, organization_id: &str) -> Result<Vec<RoleRecord>>;
-    /// Gives every organization's built-in `owner` role exactly these capabilities.
+    /// Gives every organization's built-in `owner` role exactly these capabilities. Only roles
+    /// whose capabilities differ are written (and their `updated_at` moved): a restart that
+    /// changes nothing touches nothing. How many were written.
     async fn reconcile_owner_roles(&mut self, capabilities: &[String], now: i64) -> Result<u64>;
     /// Sets a role's description and capabilities; `None` when there is no such role.
     async fn update_role(
@@ -124,7 +126,8 @@ macro_rules! impl_roles {
 
             async fn reconcile_owner_roles(&mut self, capabilities: &[String], now: i64) -> $crate::Result<u64> {
                 let done = sqlx::query(
-                    "UPDATE roles SET capabilities = $1, updated_at = $2 WHERE name = 'owner' AND is_built_in",
+                    "UPDATE roles SET capabilities = $1, updated_at = $2 \
+                     WHERE name = 'owner' AND is_built_in AND capabilities <> $1",
                 )
                 .bind(sqlx::types::Json(capabilities))
                 .bind(now)

@@ -22,8 +22,8 @@ pub use self::oidc::{
     OidcCallback, OidcProviderSettings, OidcProviderView, OidcRefusal, OidcSignedIn, OidcStart,
 };
 pub use self::session::{Authenticated, ClientInfo, SignIn, SignInOutcome};
-pub(crate) use self::sign_up::first_admin_exists;
 pub use self::sign_up::{ClaimCode, NewUser, SignUp, SignedUp};
+pub(crate) use self::sign_up::{claim_first_admin, first_admin_exists};
 pub(crate) use self::tokens::verification_mail;
 pub use self::two_factor::{SecondFactor, TwoFactorEnrolment, TwoFactorStatus};
 

@@ -22,6 +22,13 @@ pub(crate) async fn first_admin_exists(tx: &mut dyn Tx) -> Result<bool> {
     Ok(tx.instance_flag(FIRST_ADMIN_FLAG).await?.is_some())
 }
 
+/// Closes the claim window without a sign-up: the instance got its people another way (an
+/// import of some organizations). `by` says how, where a sign-up records its user's id.
+pub(crate) async fn claim_first_admin(tx: &mut dyn Tx, by: &str, now: i64) -> Result<()> {
+    tx.claim_instance_flag(FIRST_ADMIN_FLAG, by, now).await?;
+    Ok(())
+}
+
 /// The instance value holding the hash of the current first-admin claim code.
 const CLAIM_CODE_KEY: &str = "claimCodeHash";
 

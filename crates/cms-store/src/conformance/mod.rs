@@ -3,6 +3,7 @@
 //! One module per concept of the store, each declaring its tests for both engines
 //! (`both_engines!`); the records most tests start from are built here.
 
+mod archive;
 mod assets;
 mod audit;
 mod batched_reads;

@@ -62,6 +62,11 @@ async fn organizations_members_and_roles(url: String) {
         .await
         .unwrap();
     assert_eq!(updated, 1);
+    let again = tx
+        .reconcile_owner_roles(&["document.read".into(), "forms.export".into()], 3)
+        .await
+        .unwrap();
+    assert_eq!(again, 0, "the same capabilities again write nothing");
     tx.commit().await.unwrap();
 
     let mut tx = store.read_instance_wide().await.unwrap();

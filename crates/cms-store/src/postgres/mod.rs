@@ -292,6 +292,17 @@ impl Store for PgStore {
         ))
     }
 
+    async fn snapshot(&self) -> Result<Box<dyn Tx>> {
+        let begin = format!(
+            "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; \
+             SELECT set_config('{SCOPE}', 'instance', true), \
+             set_config('{ACTING_ORGANIZATION}', '', true)"
+        );
+        Ok(Box::new(self.unit(Unit::Write(
+            begin_unit(&self.pool, Some(begin)).await?,
+        ))))
+    }
+
     async fn ensure_field_indexes(
         &self,
         doc_type: &str,

@@ -190,6 +190,23 @@ impl Store for SqliteStore {
         }))
     }
 
+    async fn snapshot(&self) -> Result<Box<dyn Tx>> {
+        let Some(pool) = &self.reader else {
+            // An in-memory database lives on the writer's connection alone: holding it is
+            // the only snapshot there is.
+            return self.read().await;
+        };
+        // Detached: the connection closes with the unit, so its transaction never reaches
+        // another unit through the pool, however the unit ends.
+        let mut conn = pool.acquire().await?.detach();
+        // A deferred transaction takes its snapshot at its first read: take it now.
+        conn.execute("BEGIN").await?;
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").await?;
+        Ok(Box::new(SqliteTx {
+            conn: Conn::Snapshot(conn),
+        }))
+    }
+
     async fn ensure_field_indexes(
         &self,
         doc_type: &str,
@@ -261,6 +278,8 @@ enum Conn {
         conn: Option<PoolConnection<Sqlite>>,
         points: Option<Arc<PointReads>>,
     },
+    /// A read inside one transaction on a reader connection of its own ([`Store::snapshot`]).
+    Snapshot(SqliteConnection),
 }
 
 pub(crate) struct SqliteTx {
@@ -290,6 +309,7 @@ impl UnitOfWork for SqliteTx {
     async fn conn(&mut self) -> Result<&mut SqliteConnection> {
         match &mut self.conn {
             Conn::Write(held) => held.sqlx(),
+            Conn::Snapshot(conn) => Ok(conn),
             Conn::InMemoryRead { writer, held } => {
                 let writer = match held.take() {
                     Some(writer) => writer,
@@ -318,7 +338,7 @@ impl UnitOfWork for SqliteTx {
     fn point_reads(&self) -> Option<&PointReads> {
         match &self.conn {
             Conn::Read { points, .. } => points.as_deref(),
-            Conn::Write(_) | Conn::InMemoryRead { .. } => None,
+            Conn::Write(_) | Conn::InMemoryRead { .. } | Conn::Snapshot(_) => None,
         }
     }
 
@@ -326,7 +346,7 @@ impl UnitOfWork for SqliteTx {
     async fn direct(&mut self) -> Result<Option<Direct<'_>>> {
         match &mut self.conn {
             Conn::Write(held) => Ok(Some(held.direct().await?)),
-            Conn::Read { .. } | Conn::InMemoryRead { .. } => Ok(None),
+            Conn::Read { .. } | Conn::InMemoryRead { .. } | Conn::Snapshot(_) => Ok(None),
         }
     }
 
@@ -338,8 +358,13 @@ impl UnitOfWork for SqliteTx {
 #[async_trait]
 impl Tx for SqliteTx {
     async fn commit(self: Box<Self>) -> Result<()> {
-        if let Conn::Write(held) = self.conn {
-            held.commit().await?;
+        match self.conn {
+            Conn::Write(held) => held.commit().await?,
+            Conn::Snapshot(mut conn) => {
+                conn.execute("COMMIT").await?;
+                sqlx::Connection::close(conn).await?;
+            }
+            Conn::Read { .. } | Conn::InMemoryRead { .. } => {}
         }
         Ok(())
     }

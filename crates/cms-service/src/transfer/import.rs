@@ -1,0 +1,180 @@
+//! `cms import`: an archive's entries loaded in the order they come, into an empty database.
+
+use std::io::Read;
+
+use cms_store::archive::{PARTS, Part, Rows, SCHEMA_VERSION, part_named};
+
+use super::archive::{self, INSTANCE, Item, Manifest};
+use super::{Transfer, TransferProgress, TransferSummary};
+use crate::storage::BlobWriter;
+use crate::{Error, Result};
+
+impl Transfer {
+    /// Loads the archive `input` holds into this store, which must hold no person and no
+    /// organization, and its files into this storage. The store's search index is rebuilt by
+    /// the next start. An import that fails part way leaves what it loaded: start again on an
+    /// empty database.
+    pub async fn import(
+        &self,
+        input: Box<dyn Read + Send>,
+        progress: &(dyn Fn(TransferProgress) + Send + Sync),
+    ) -> Result<TransferSummary> {
+        let mut items = archive::read(input);
+        let manifest = match items.recv().await {
+            Some(Ok(Item::Manifest(manifest))) => manifest,
+            Some(Err(e)) => return Err(e),
+            _ => {
+                return Err(Error::Unprocessable(
+                    "this is not a cms archive: it does not start with a manifest".into(),
+                ));
+            }
+        };
+        check(&manifest)?;
+        let mut tx = self.store.write_instance_wide().await?;
+        if tx.holds_people_or_organizations().await? {
+            return Err(Error::Conflict(
+                "the database already holds people or organizations: `cms import` loads into \
+                 an empty database only (merging into one with data is not supported)"
+                    .into(),
+            ));
+        }
+        drop(tx);
+        let mut load = Load {
+            summary: TransferSummary::default(),
+            done: 0,
+            total: manifest.rows.values().sum::<u64>() + manifest.files,
+            progress,
+            last_part: 0,
+        };
+        let mut file: Option<(String, Box<dyn BlobWriter>)> = None;
+        while let Some(item) = items.recv().await {
+            match item? {
+                Item::Manifest(_) => {
+                    return Err(Error::Unprocessable("the archive has two manifests".into()));
+                }
+                Item::Rows { part, owner, rows } => {
+                    load.rows(self, &part, &owner, rows).await?;
+                }
+                Item::FileStart { asset_id, size } => {
+                    let writer = self.storage.writer(&asset_id).await.map_err(storage)?;
+                    load.summary.file_bytes += size;
+                    file = Some((asset_id, writer));
+                }
+                Item::FileBytes(bytes) => match file.as_mut() {
+                    Some((_, writer)) => writer.write(bytes).await.map_err(storage)?,
+                    None => return Err(Error::Internal("file bytes outside a file".into())),
+                },
+                Item::FileEnd => {
+                    if let Some((_, writer)) = file.take() {
+                        writer.finish().await.map_err(storage)?;
+                        load.summary.files += 1;
+                        load.advance(1, "files");
+                    }
+                }
+            }
+        }
+        self.settle(&manifest, &load.summary).await?;
+        Ok(load.summary)
+    }
+
+    /// What the loaded rows leave to do: the search index is rebuilt at the next start, and
+    /// an instance loaded from some organizations has its people already, so no later
+    /// sign-up becomes its first administrator.
+    async fn settle(&self, manifest: &Manifest, summary: &TransferSummary) -> Result<()> {
+        let mut tx = self.store.write_instance_wide().await?;
+        tx.forget_search_index().await?;
+        let people = summary.rows.get("users").is_some_and(|&n| n > 0);
+        if manifest.organizations.is_some() && people {
+            let now = chrono::Utc::now().timestamp_millis();
+            crate::auth::claim_first_admin(tx.as_mut(), "import", now).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+/// An archive this binary can load: the format it writes, rows of its database shape.
+fn check(manifest: &Manifest) -> Result<()> {
+    if manifest.format != archive::FORMAT {
+        return Err(Error::Unprocessable(format!(
+            "the archive's format is `{}`; this cms reads `{}`",
+            manifest.format,
+            archive::FORMAT
+        )));
+    }
+    if manifest.schema_version != SCHEMA_VERSION {
+        return Err(Error::Unprocessable(format!(
+            "the archive was written by cms {} at database version {}; this cms is at version \
+             {SCHEMA_VERSION}: import it with the same version, then upgrade",
+            manifest.cms_version, manifest.schema_version
+        )));
+    }
+    Ok(())
+}
+
+fn storage(e: crate::storage::StorageError) -> Error {
+    Error::Internal(format!("asset storage: {e}"))
+}
+
+/// An import under way.
+struct Load<'p> {
+    summary: TransferSummary,
+    done: u64,
+    total: u64,
+    progress: &'p (dyn Fn(TransferProgress) + Send + Sync),
+    /// The position in the catalogue of the last part loaded: parts come in load order.
+    last_part: usize,
+}
+
+impl Load<'_> {
+    fn advance(&mut self, by: u64, stage: &'static str) {
+        self.done += by;
+        (self.progress)(TransferProgress {
+            done: self.done,
+            total: self.total,
+            stage,
+        });
+    }
+
+    /// Loads one entry's rows in a unit of its own, acting for their organization.
+    async fn rows(
+        &mut self,
+        transfer: &Transfer,
+        name: &str,
+        owner: &str,
+        rows: Vec<cms_store::archive::Row>,
+    ) -> Result<()> {
+        let part = known(name)?;
+        let position = PARTS
+            .iter()
+            .position(|p| std::ptr::eq(p, part))
+            .unwrap_or_default();
+        if position < self.last_part {
+            return Err(Error::Unprocessable(format!(
+                "the archive's `{name}` rows come after rows that depend on them"
+            )));
+        }
+        self.last_part = position;
+        let mut tx = match (part.rows, owner) {
+            (Rows::Organization(_) | Rows::OrganizationOrInstance(_), owner)
+                if owner != INSTANCE =>
+            {
+                transfer.store.write_for(owner).await?
+            }
+            _ => transfer.store.write_instance_wide().await?,
+        };
+        tx.load_rows(part, &rows).await?;
+        tx.commit().await?;
+        *self.summary.rows.entry(part.table.into()).or_default() += rows.len() as u64;
+        self.advance(rows.len() as u64, part.name);
+        Ok(())
+    }
+}
+
+fn known(name: &str) -> Result<&'static Part> {
+    part_named(name).ok_or_else(|| {
+        Error::Unprocessable(format!(
+            "the archive holds rows of `{name}`, which this cms does not know"
+        ))
+    })
+}
