@@ -582,13 +582,22 @@ fn init_logging(config: &Config, to_stderr: bool) {
     use tracing_subscriber::EnvFilter;
     use tracing_subscriber::fmt::writer::BoxMakeWriter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let writer = if to_stderr {
-        BoxMakeWriter::new(std::io::stderr)
+    use std::io::IsTerminal;
+    let (writer, terminal) = if to_stderr {
+        (
+            BoxMakeWriter::new(std::io::stderr),
+            std::io::stderr().is_terminal(),
+        )
     } else {
-        BoxMakeWriter::new(std::io::stdout)
+        (
+            BoxMakeWriter::new(std::io::stdout),
+            std::io::stdout().is_terminal(),
+        )
     };
+    // Colours for a person at a terminal; a file or a log collector gets plain text.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(terminal)
         .with_writer(writer);
     if config.log.format == "json" {
         builder.json().init();

@@ -71,6 +71,7 @@ mod singletons;
 mod sse;
 mod tenancy;
 mod transfer;
+mod transfer_cli;
 mod two_factor;
 mod webhook_endpoints;
 mod webhooks;
