@@ -641,6 +641,14 @@ async fn one_organization_only() {
         let bob = sign_in_with(&target, "bob@example.com", PASSWORD).await;
         assert_eq!(bob, StatusCode::UNAUTHORIZED);
         sign_in(&target, "carol@example.com").await;
+
+        // The instance has its people: a first sign-up there is no one's way to super admin.
+        let eve = json!({"name": "Eve", "email": "eve@example.com", "password": PASSWORD});
+        // The claim is closed, so sign-up follows the instance's policy (invitations only by
+        // default) instead of making Eve the first administrator.
+        let res = target.post("/api/auth/sign-up/email", eve).send().await;
+        assert_eq!(res.status, StatusCode::FORBIDDEN, "{}", res.body);
+        assert_eq!(res.body["message"], "sign-up is by invitation only");
         source.stop().await;
         target.stop().await;
     })

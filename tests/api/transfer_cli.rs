@@ -33,6 +33,16 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// `cms ARGS` fails, saying `why`.
+fn refused(url: &str, data_dir: &Path, args: &[&str], why: &str) {
+    let out = cms(url, data_dir, args).output().unwrap();
+    let stderr = text(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains(why),
+        "{args:?}: {stderr}"
+    );
+}
+
 /// Neither a progress bar nor its carriage returns when standard error is not a terminal.
 fn assert_quiet(out: &Output) {
     let stderr = text(&out.stderr);
@@ -120,60 +130,31 @@ async fn the_commands_pipe_an_instance_into_an_empty_database(target_url: String
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_quiet(&out);
     let written = std::fs::read(&file).unwrap();
-    let out = cms(
+    let path = file.to_str().unwrap();
+    let (source_dir, target_dir) = (source_config.data_dir.as_path(), target_dir.path());
+    refused(
         &source_db.url,
-        &source_config.data_dir,
-        &["export", "--output", file.to_str().unwrap()],
-    )
-    .output()
-    .unwrap();
-    assert!(!out.status.success());
-    assert!(
-        text(&out.stderr).contains("cannot create"),
-        "{}",
-        text(&out.stderr)
+        source_dir,
+        &["export", "--output", path],
+        "cannot create",
     );
     assert_eq!(
         std::fs::read(&file).unwrap(),
         written,
         "the existing file is kept"
     );
-
-    let path = file.to_str().unwrap();
-    let out = cms(&target_url, target_dir.path(), &["import", path])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(
-        text(&out.stderr).contains("--into-empty"),
-        "{}",
-        text(&out.stderr)
-    );
-    let out = cms(
+    refused(&target_url, target_dir, &["import", path], "--into-empty");
+    refused(
         &target_url,
-        target_dir.path(),
+        target_dir,
         &["import", path, "--into-empty"],
-    )
-    .output()
-    .unwrap();
-    assert!(!out.status.success());
-    assert!(
-        text(&out.stderr).contains("already holds people or organizations"),
-        "{}",
-        text(&out.stderr)
+        "already holds people or organizations",
     );
-    let out = cms(
+    refused(
         &target_url,
-        target_dir.path(),
+        target_dir,
         &["export", "--org", "nosuch"],
-    )
-    .output()
-    .unwrap();
-    assert!(!out.status.success());
-    assert!(
-        text(&out.stderr).contains("no organization `nosuch`"),
-        "{}",
-        text(&out.stderr)
+        "no organization `nosuch`",
     );
     source.stop().await;
     source_db.remove().await;

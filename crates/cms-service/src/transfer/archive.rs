@@ -46,8 +46,9 @@ pub const MANIFEST: &str = "manifest.json";
 /// The owner segment of an entry whose rows act for no one organization.
 pub const INSTANCE: &str = "instance";
 
-/// Rows are cut into entries of about this many bytes of NDJSON.
-pub const ENTRY_BYTES: usize = 4 << 20;
+/// Rows are cut into entries of about this many bytes of NDJSON. An import holds a few entries
+/// parsed (several times their text), so this bounds its memory.
+pub const ENTRY_BYTES: usize = 1 << 20;
 
 /// An entry read back larger than this is refused: no archive this module writes has one
 /// (a row entry is cut near [`ENTRY_BYTES`]; files stream).
@@ -223,7 +224,7 @@ pub enum Item {
 /// Reads `input` on a blocking thread, sending its entries in order; the channel ends after
 /// the last one, or with an error.
 pub fn read(input: Box<dyn Read + Send>) -> mpsc::Receiver<Result<Item>> {
-    let (items, received) = mpsc::channel(4);
+    let (items, received) = mpsc::channel(2);
     tokio::task::spawn_blocking(move || {
         if let Err(e) = read_entries(input, &items) {
             let _ = items.blocking_send(Err(e));

@@ -6,11 +6,34 @@ use cms_store::Tx;
 use cms_store::archive::{Carried, Filter, PARTS, Part, Row, Rows, SCHEMA_VERSION};
 
 use super::archive::{self, ArchiveWriter, INSTANCE, MANIFEST, Manifest};
-use super::{ExportRequest, Transfer, TransferProgress, TransferSummary};
+use super::{ExportRequest, Progress, Transfer, TransferProgress, TransferSummary};
 use crate::{Error, Result};
 
-/// Rows a page reads.
-const PAGE: i64 = 1_000;
+/// Rows a page carries from the store.
+const PAGE: usize = 1_000;
+
+/// Streams the rows of a part a filter takes, running `body` with each page (`page`) as it
+/// comes; a failure in `body` ends the reading too. A macro rather than a function taking an
+/// async closure: the export future must stay `Send`, which an async closure borrowing the
+/// export's state cannot yet promise.
+macro_rules! for_each_page {
+    ($tx:expr, $part:expr, $filter:expr, |$page:ident| $body:block) => {{
+        let (pages, received) = tokio::sync::mpsc::channel(2);
+        let reading = $tx.archive_rows($part, $filter, PAGE, pages);
+        // The receiver moves into the handling: once that ends, on a failure too, the
+        // reading's next send fails and its statement stops.
+        let handling = async {
+            let mut received = received;
+            #[allow(unused_mut)]
+            while let Some(mut $page) = received.recv().await {
+                $body
+            }
+            Ok::<(), Error>(())
+        };
+        let (read, handled) = tokio::join!(reading, handling);
+        handled.and(read.map_err(Error::from))
+    }};
+}
 
 /// One part's rows of one owner: read acting for `owner` (`None`: instance-wide).
 struct Slice {
@@ -134,9 +157,7 @@ impl Transfer {
             writer.entry(MANIFEST, manifest_json).await?;
             let mut run = Run {
                 summary: TransferSummary::default(),
-                done: 0,
-                total,
-                progress,
+                progress: Progress::new(total, progress),
             };
             for slice in &slices {
                 run.rows(tx.as_mut(), &writer, slice, &scope.chosen, request)
@@ -167,17 +188,9 @@ async fn scope(tx: &mut dyn Tx, request: &ExportRequest) -> Result<Scope> {
     tx.act_instance_wide().await?;
     let mut organizations: Vec<Row> = Vec::new();
     for part in PARTS.iter().filter(|p| p.rows == Rows::Organizations) {
-        let mut after: Option<Row> = None;
-        loop {
-            let page = tx
-                .archive_rows(part, Filter::All, after.as_ref(), PAGE)
-                .await?;
-            let Some(last) = page.last().cloned() else {
-                break;
-            };
+        for_each_page!(tx, part, Filter::All, |page| {
             organizations.extend(page);
-            after = Some(last);
-        }
+        })?;
     }
     let text =
         |row: &Row, column: &str| row.get(column).and_then(|v| v.as_str()).map(str::to_string);
@@ -221,21 +234,10 @@ pub(super) async fn act(tx: &mut dyn Tx, owner: &Option<String>) -> Result<()> {
 /// An export under way: what it wrote so far.
 struct Run<'p> {
     summary: TransferSummary,
-    done: u64,
-    total: u64,
-    progress: &'p (dyn Fn(TransferProgress) + Send + Sync),
+    progress: Progress<'p>,
 }
 
 impl Run<'_> {
-    fn advance(&mut self, by: u64, stage: &'static str) {
-        self.done += by;
-        (self.progress)(TransferProgress {
-            done: self.done,
-            total: self.total,
-            stage,
-        });
-    }
-
     /// Reads one slice page by page, writing its rows in entries of about
     /// [`archive::ENTRY_BYTES`].
     async fn rows(
@@ -248,16 +250,9 @@ impl Run<'_> {
     ) -> Result<()> {
         act(tx, &slice.owner).await?;
         let part = slice.part;
-        let mut after: Option<Row> = None;
         let mut entry = Vec::new();
         let mut entries = 0;
-        loop {
-            let mut page = tx
-                .archive_rows(part, slice.filter(chosen), after.as_ref(), PAGE)
-                .await?;
-            let Some(last) = page.last().cloned() else {
-                break;
-            };
+        for_each_page!(tx, part, slice.filter(chosen), |page| {
             if !request.with_credentials {
                 for row in &mut page {
                     for column in part.columns.iter().filter(|c| c.credential) {
@@ -272,9 +267,8 @@ impl Run<'_> {
                 writer.rows(path, std::mem::take(&mut entry)).await?;
             }
             *self.summary.rows.entry(part.table.into()).or_default() += page.len() as u64;
-            self.advance(page.len() as u64, part.name);
-            after = Some(last);
-        }
+            self.progress.advance(page.len() as u64, part.name);
+        })?;
         if !entry.is_empty() {
             entries += 1;
             writer
@@ -294,14 +288,7 @@ impl Run<'_> {
         chosen: &[String],
     ) -> Result<()> {
         act(tx, &slice.owner).await?;
-        let mut after: Option<Row> = None;
-        loop {
-            let page = tx
-                .archive_rows(slice.part, slice.filter(chosen), after.as_ref(), PAGE)
-                .await?;
-            let Some(last) = page.last().cloned() else {
-                break;
-            };
+        for_each_page!(tx, slice.part, slice.filter(chosen), |page| {
             for row in &page {
                 let Some(id) = row.get("id").and_then(|v| v.as_str()) else {
                     continue;
@@ -318,11 +305,9 @@ impl Run<'_> {
                         self.summary.missing_files.push(id.to_string());
                     }
                 }
-                self.advance(1, "files");
+                self.progress.advance(1, "files");
             }
-            after = Some(last);
-        }
-        Ok(())
+        })
     }
 }
 

@@ -5,7 +5,7 @@ use std::io::Read;
 use cms_store::archive::{PARTS, Part, Rows, SCHEMA_VERSION, part_named};
 
 use super::archive::{self, INSTANCE, Item, Manifest};
-use super::{Transfer, TransferProgress, TransferSummary};
+use super::{Progress, Transfer, TransferProgress, TransferSummary};
 use crate::storage::BlobWriter;
 use crate::{Error, Result};
 
@@ -41,10 +41,12 @@ impl Transfer {
         drop(tx);
         let mut load = Load {
             summary: TransferSummary::default(),
-            done: 0,
-            total: manifest.rows.values().sum::<u64>() + manifest.files,
-            progress,
+            progress: Progress::new(
+                manifest.rows.values().sum::<u64>() + manifest.files,
+                progress,
+            ),
             last_part: 0,
+            unit: None,
         };
         let mut file: Option<(String, Box<dyn BlobWriter>)> = None;
         while let Some(item) = items.recv().await {
@@ -56,6 +58,8 @@ impl Transfer {
                     load.rows(self, &part, &owner, rows).await?;
                 }
                 Item::FileStart { asset_id, size } => {
+                    // Files come after every row: what the rows hold is committed first.
+                    load.commit().await?;
                     let writer = self.storage.writer(&asset_id).await.map_err(storage)?;
                     load.summary.file_bytes += size;
                     file = Some((asset_id, writer));
@@ -68,11 +72,12 @@ impl Transfer {
                     if let Some((_, writer)) = file.take() {
                         writer.finish().await.map_err(storage)?;
                         load.summary.files += 1;
-                        load.advance(1, "files");
+                        load.progress.advance(1, "files");
                     }
                 }
             }
         }
+        load.commit().await?;
         self.settle(&manifest, &load.summary).await?;
         Ok(load.summary)
     }
@@ -119,24 +124,27 @@ fn storage(e: crate::storage::StorageError) -> Error {
 /// An import under way.
 struct Load<'p> {
     summary: TransferSummary,
-    done: u64,
-    total: u64,
-    progress: &'p (dyn Fn(TransferProgress) + Send + Sync),
+    progress: Progress<'p>,
     /// The position in the catalogue of the last part loaded: parts come in load order.
     last_part: usize,
+    /// The unit loading now, and the rows it holds: entries share a unit up to
+    /// [`ROWS_PER_UNIT`] rows, so that a commit (a flush to disk) is not paid per entry.
+    unit: Option<(Box<dyn cms_store::Tx>, usize)>,
 }
 
+/// Rows loaded in one unit of work at most (a few seconds of loading at most).
+const ROWS_PER_UNIT: usize = 50_000;
+
 impl Load<'_> {
-    fn advance(&mut self, by: u64, stage: &'static str) {
-        self.done += by;
-        (self.progress)(TransferProgress {
-            done: self.done,
-            total: self.total,
-            stage,
-        });
+    /// Commits the unit loading now, if any.
+    async fn commit(&mut self) -> Result<()> {
+        if let Some((tx, _)) = self.unit.take() {
+            tx.commit().await?;
+        }
+        Ok(())
     }
 
-    /// Loads one entry's rows in a unit of its own, acting for their organization.
+    /// Loads one entry's rows, acting for their organization.
     async fn rows(
         &mut self,
         transfer: &Transfer,
@@ -155,18 +163,25 @@ impl Load<'_> {
             )));
         }
         self.last_part = position;
-        let mut tx = match (part.rows, owner) {
+        let (tx, held) = match &mut self.unit {
+            Some(unit) => unit,
+            None => self.unit.insert((transfer.store.write().await?, 0)),
+        };
+        match (part.rows, owner) {
             (Rows::Organization(_) | Rows::OrganizationOrInstance(_), owner)
                 if owner != INSTANCE =>
             {
-                transfer.store.write_for(owner).await?
+                tx.act_for(owner).await?
             }
-            _ => transfer.store.write_instance_wide().await?,
-        };
+            _ => tx.act_instance_wide().await?,
+        }
         tx.load_rows(part, &rows).await?;
-        tx.commit().await?;
+        *held += rows.len();
+        if *held >= ROWS_PER_UNIT {
+            self.commit().await?;
+        }
         *self.summary.rows.entry(part.table.into()).or_default() += rows.len() as u64;
-        self.advance(rows.len() as u64, part.name);
+        self.progress.advance(rows.len() as u64, part.name);
         Ok(())
     }
 }

@@ -59,6 +59,32 @@ pub struct TransferProgress {
     pub stage: &'static str,
 }
 
+/// Rows and files done of a known total, reported as each step ends.
+struct Progress<'p> {
+    done: u64,
+    total: u64,
+    report: &'p (dyn Fn(TransferProgress) + Send + Sync),
+}
+
+impl<'p> Progress<'p> {
+    fn new(total: u64, report: &'p (dyn Fn(TransferProgress) + Send + Sync)) -> Progress<'p> {
+        Progress {
+            done: 0,
+            total,
+            report,
+        }
+    }
+
+    fn advance(&mut self, by: u64, stage: &'static str) {
+        self.done += by;
+        (self.report)(TransferProgress {
+            done: self.done,
+            total: self.total,
+            stage,
+        });
+    }
+}
+
 /// Export and import over one store and one storage.
 pub struct Transfer {
     store: Arc<dyn Store>,

@@ -72,6 +72,7 @@ const fn part(
         columns,
         key,
         only: None,
+        of_document: None,
         rows,
         carried: Carried::Always,
         load: Load::Insert,
@@ -255,36 +256,42 @@ pub const PARTS: &[Part] = &[
         ID,
         ORG,
     ),
-    part(
-        "document_versions",
-        "document_versions",
-        &[
-            col("id", T),
-            col("document_id", T),
-            col("organization_id", T),
-            col("version_number", I),
-            col("event_type", T),
-            col("data", J),
-            col("created_by", T),
-            col("created_at", I),
-        ],
-        ID,
-        ORG,
-    ),
-    part(
-        "document_references",
-        "document_references",
-        &[
-            col("from_id", T),
-            col("organization_id", T),
-            col("copy", T),
-            col("path", T),
-            col("to_id", T),
-            col("target", T),
-        ],
-        &["from_id", "copy", "path"],
-        ORG,
-    ),
+    Part {
+        of_document: Some("document_id"),
+        ..part(
+            "document_versions",
+            "document_versions",
+            &[
+                col("id", T),
+                col("document_id", T),
+                col("organization_id", T),
+                col("version_number", I),
+                col("event_type", T),
+                col("data", J),
+                col("created_by", T),
+                col("created_at", I),
+            ],
+            ID,
+            ORG,
+        )
+    },
+    Part {
+        of_document: Some("from_id"),
+        ..part(
+            "document_references",
+            "document_references",
+            &[
+                col("from_id", T),
+                col("organization_id", T),
+                col("copy", T),
+                col("path", T),
+                col("to_id", T),
+                col("target", T),
+            ],
+            &["from_id", "copy", "path"],
+            ORG,
+        )
+    },
     Part {
         only: Some("poster_id IS NULL"),
         ..part("assets", "assets", ASSET_COLUMNS, ID, ORG)

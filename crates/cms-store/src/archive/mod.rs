@@ -99,8 +99,11 @@ pub struct Part {
     pub name: &'static str,
     pub table: &'static str,
     pub columns: &'static [Column],
-    /// Unique, non-null: the order rows are read in (keyset pages).
+    /// Unique, non-null: what tells its rows apart.
     pub key: &'static [&'static str],
+    /// The column naming the document a row belongs to, in tables without an index leading
+    /// with the organization: an organization's rows are read through its documents.
+    pub of_document: Option<&'static str>,
     /// A condition on the table's own columns narrowing the part, when it is one slice.
     pub only: Option<&'static str>,
     pub rows: Rows,
@@ -135,15 +138,16 @@ pub trait Archive {
     /// How many rows of `part` the filter takes.
     async fn archive_count(&mut self, part: &Part, filter: Filter<'_>) -> Result<u64>;
 
-    /// At most `limit` rows of `part` the filter takes, in key order, after `after` (a row of
-    /// the previous page) when given.
+    /// Sends every row of `part` the filter takes to `pages`, `page_rows` at a time, as one
+    /// statement streams them (in no particular order). A closed `pages` ends it early, without
+    /// an error: the receiver stopped for a reason of its own.
     async fn archive_rows(
         &mut self,
         part: &Part,
         filter: Filter<'_>,
-        after: Option<&Row>,
-        limit: i64,
-    ) -> Result<Vec<Row>>;
+        page_rows: usize,
+        pages: tokio::sync::mpsc::Sender<Vec<Row>>,
+    ) -> Result<()>;
 
     /// Writes `rows` of `part` (at most [`Part::rows_per_statement`] per statement). A column
     /// a row lacks is written null.
@@ -182,23 +186,32 @@ macro_rules! impl_archive {
                 &mut self,
                 part: &$crate::archive::Part,
                 filter: $crate::archive::Filter<'_>,
-                after: Option<&$crate::archive::Row>,
-                limit: i64,
-            ) -> $crate::Result<Vec<$crate::archive::Row>> {
-                let mut sql = $crate::archive::sql::select_sql(part, filter, after, limit)?;
-                let fetched = sql.build().fetch_all(self.conn().await?).await?;
-                let mut rows = Vec::with_capacity(fetched.len());
-                for found in &fetched {
+                page_rows: usize,
+                pages: tokio::sync::mpsc::Sender<Vec<$crate::archive::Row>>,
+            ) -> $crate::Result<()> {
+                use futures_util::TryStreamExt as _;
+                let mut sql = $crate::archive::sql::select_sql(part, filter);
+                let mut fetched = sql.build().fetch(self.conn().await?);
+                let mut page = Vec::with_capacity(page_rows);
+                while let Some(found) = fetched.try_next().await? {
                     let mut row = $crate::archive::Row::new();
                     for (i, column) in part.columns.iter().enumerate() {
                         row.insert(
                             column.name.to_string(),
-                            $crate::archive::sql::value_of(found, i, column.kind)?,
+                            $crate::archive::sql::value_of(&found, i, column.kind)?,
                         );
                     }
-                    rows.push(row);
+                    page.push(row);
+                    if page.len() == page_rows
+                        && pages.send(std::mem::replace(&mut page, Vec::with_capacity(page_rows))).await.is_err()
+                    {
+                        return Ok(());
+                    }
                 }
-                Ok(rows)
+                if !page.is_empty() {
+                    let _ = pages.send(page).await;
+                }
+                Ok(())
             }
 
             async fn load_rows(

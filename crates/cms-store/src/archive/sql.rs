@@ -1,21 +1,20 @@
-//! The SQL both engines share: a page of a part's rows (keyset by its key, row-value
-//! comparison), their count, and the multi-row insert of a loaded entry.
+//! The SQL both engines share: a part's rows under a filter, their count, and the multi-row
+//! insert of a loaded entry.
 
 use serde_json::Value;
 
 use super::{Filter, Kind, Load, Part, Row, Rows};
 use crate::Result;
 
-/// The SELECT of one page (shared by both engines: row-value comparison for the keyset).
+/// The SELECT of a part's rows under a filter, in no particular order: one statement streams
+/// them all, so no page repeats a search (a keyset page per organization would scan the rows
+/// of every other organization again where no index leads with it).
 pub(crate) fn select_sql<DB: sqlx::Database>(
     part: &Part,
     filter: Filter<'_>,
-    after: Option<&Row>,
-    limit: i64,
-) -> Result<sqlx::QueryBuilder<DB>>
+) -> sqlx::QueryBuilder<DB>
 where
     for<'q> String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    for<'q> i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
     let columns: Vec<String> = part.columns.iter().map(|c| quoted(c.name)).collect();
     let mut sql = sqlx::QueryBuilder::new(format!(
@@ -24,27 +23,7 @@ where
         part.table
     ));
     push_filter(&mut sql, part, filter);
-    if let Some(after) = after {
-        let keys: Vec<String> = part.key.iter().map(|k| quoted(k)).collect();
-        sql.push(format!(" AND ({}) > (", keys.join(", ")));
-        let mut values = sql.separated(", ");
-        for key in part.key {
-            match after.get(*key) {
-                Some(Value::String(s)) => values.push_bind(s.clone()),
-                _ => {
-                    return Err(crate::StoreError::Config(format!(
-                        "archive: the key `{key}` of part `{}` is not text",
-                        part.name
-                    )));
-                }
-            };
-        }
-        sql.push(")");
-    }
-    let keys: Vec<String> = part.key.iter().map(|k| quoted(k)).collect();
-    sql.push(format!(" ORDER BY {} LIMIT ", keys.join(", ")));
-    sql.push_bind(limit);
-    Ok(sql)
+    sql
 }
 
 /// The COUNT of a part's rows under a filter.
@@ -91,6 +70,15 @@ fn push_filter<DB: sqlx::Database>(
         Filter::Organization(id) => {
             sql.push(format!(" AND {column} = "));
             sql.push_bind(id.to_string());
+            // Rows of a document are found through the organization's documents: their
+            // tables have no index leading with the organization.
+            if let Some(document) = part.of_document {
+                sql.push(format!(
+                    " AND {document} IN (SELECT id FROM documents WHERE organization_id = "
+                ));
+                sql.push_bind(id.to_string());
+                sql.push(")");
+            }
         }
         Filter::NoOrganization => {
             sql.push(format!(" AND {column} IS NULL"));

@@ -71,20 +71,18 @@ async fn everything(store: &std::sync::Arc<dyn crate::Store>) -> Vec<(String, Ve
             if by_organization != owner.is_some() {
                 continue;
             }
-            let mut after: Option<Row> = None;
-            // Pages of two: the keyset paging is walked too.
-            loop {
-                let page = tx
-                    .archive_rows(part, filter, after.as_ref(), 2)
-                    .await
-                    .unwrap();
-                let Some(last) = page.last().cloned() else {
-                    break;
-                };
+            // Pages of two: rows past the first page arrive too.
+            let (pages, mut received) = tokio::sync::mpsc::channel(100);
+            tx.archive_rows(part, filter, 2, pages).await.unwrap();
+            while let Some(page) = received.recv().await {
+                assert!(page.len() <= 2);
                 rows.extend(page);
-                after = Some(last);
             }
         }
+        // Streamed in no particular order: compared in key order.
+        let key =
+            |row: &Row| -> Vec<String> { part.key.iter().map(|k| row[*k].to_string()).collect() };
+        rows.sort_by_key(key);
         found.push((part.name.to_string(), rows));
     }
     tx.commit().await.unwrap();
