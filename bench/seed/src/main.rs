@@ -3,10 +3,11 @@
 //!
 //! - a first account (the instance `super_admin`), then `--orgs` organizations it owns, each
 //!   with an API key with the `write` permission, for the load generator;
-//! - per organization: `ASSETS_PER_ORG` small PNG images uploaded through the asset service
-//!   (stored in the configured storage, as an upload would be), `AUTHORS_PER_ORG` published
-//!   authors, and its share of `--docs` posts, 90% published, each referencing one of the
-//!   organization's authors and every third a cover image, imported with
+//! - per organization: `--assets-per-org` (default 3) small PNG images, different bytes each,
+//!   uploaded through the asset service (stored in the configured storage, as an upload would
+//!   be), `AUTHORS_PER_ORG` published authors, and its share of `--docs` posts, 90% published,
+//!   each referencing one of the organization's authors and every third a cover image (when
+//!   there are assets), imported with
 //!   `DocumentService::import` (the rows, versions, references and `document.published`
 //!   events `create` writes, a few statements per chunk of documents);
 //! - files for the load generator in `--out`: `orgs.tsv` (key, organization id), `reads.tsv`,
@@ -15,7 +16,8 @@
 //!   URLs). Every list is interleaved across organizations, and the pools are disjoint, so the
 //!   phases of the bench never touch each other's documents.
 //!
-//! Usage: `cms-bench-seed --docs 1000000 --orgs 1000 --out DIR [--concurrency N]`.
+//! Usage: `cms-bench-seed --docs 1000000 --orgs 1000 --out DIR [--concurrency N]
+//! [--assets-per-org N]`.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -30,7 +32,6 @@ use cms::service::{Actor, Cms, Credentials, NewApiKey, NewOrganization, SignUp};
 use serde_json::{Value, json};
 use tokio::sync::{Mutex, Semaphore};
 
-const ASSETS_PER_ORG: usize = 3;
 const AUTHORS_PER_ORG: usize = 10;
 /// Documents per `import` call: one unit of work each.
 const BATCH: usize = 500;
@@ -42,6 +43,7 @@ struct Args {
     orgs: usize,
     out: PathBuf,
     concurrency: usize,
+    assets_per_org: usize,
 }
 
 fn args() -> anyhow::Result<Args> {
@@ -50,6 +52,7 @@ fn args() -> anyhow::Result<Args> {
         orgs: 1_000,
         out: PathBuf::from("."),
         concurrency: 3,
+        assets_per_org: 3,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -59,6 +62,7 @@ fn args() -> anyhow::Result<Args> {
             "--orgs" => args.orgs = value.parse()?,
             "--out" => args.out = PathBuf::from(value),
             "--concurrency" => args.concurrency = value.parse()?,
+            "--assets-per-org" => args.assets_per_org = value.parse()?,
             other => bail!("unknown argument {other}"),
         }
     }
@@ -115,9 +119,10 @@ async fn main() -> anyhow::Result<()> {
         // The first organizations take the remainder, so the total is exactly --docs.
         let posts = per_org + usize::from(o < args.docs % args.orgs);
         let (cms, session, slots) = (cms.clone(), session.clone(), slots.clone());
+        let assets = args.assets_per_org;
         tasks.spawn(async move {
             let _slot = slots.acquire_owned().await?;
-            seed_org(&cms, &session, o, posts).await
+            seed_org(&cms, &session, o, posts, assets).await
         });
     }
     let mut seeded = Vec::with_capacity(args.orgs);
@@ -148,7 +153,7 @@ async fn main() -> anyhow::Result<()> {
         "seeded {} organizations, {docs} posts, {} authors, {} assets in {:.1} s",
         seeded.len(),
         seeded.len() * AUTHORS_PER_ORG,
-        seeded.len() * ASSETS_PER_ORG,
+        seeded.len() * args.assets_per_org,
         started.elapsed().as_secs_f64()
     );
     Ok(())
@@ -175,6 +180,7 @@ async fn seed_org(
     session: &Mutex<(Actor, String)>,
     o: usize,
     posts: usize,
+    assets: usize,
 ) -> anyhow::Result<Seeded> {
     let (org_id, key) = {
         let guard = session.lock().await;
@@ -221,7 +227,7 @@ async fn seed_org(
     };
 
     let mut covers = Vec::new();
-    for a in 0..ASSETS_PER_ORG {
+    for a in 0..assets {
         let bytes = Bytes::from(png(64 + a as u32, 48, 2048 + 512 * a));
         let body = futures_util::stream::once(async move { Ok(bytes) });
         let staged = cms
@@ -293,7 +299,7 @@ fn post(o: usize, i: usize, authors: &[String], covers: &[String]) -> NewDocumen
         "tags": ["bench", format!("t{}", n % 50)],
         "author": {"_ref": authors[i % authors.len()]},
     });
-    if i.is_multiple_of(3) {
+    if i.is_multiple_of(3) && !covers.is_empty() {
         data["cover"] = json!({"asset": {"_ref": covers[i % covers.len()]}, "alt": "cover"});
     }
     NewDocument {
@@ -369,7 +375,7 @@ fn write_outputs(args: &Args, seeded: &[Seeded]) -> anyhow::Result<()> {
         "posts": seeded.iter().map(|s| s.published.len() + s.drafts.len()).sum::<usize>(),
         "published": seeded.iter().map(|s| s.published.len()).sum::<usize>(),
         "authors": seeded.len() * AUTHORS_PER_ORG,
-        "assets": seeded.len() * ASSETS_PER_ORG,
+        "assets": seeded.len() * args.assets_per_org,
     });
     std::fs::write(
         args.out.join("seeded.json"),
