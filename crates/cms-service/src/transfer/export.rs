@@ -35,18 +35,17 @@ macro_rules! for_each_page {
     }};
 }
 
-/// One part's rows of one owner: read acting for `owner` (`None`: instance-wide).
+/// One part's rows of one owner.
 struct Slice {
     part: &'static Part,
-    owner: Option<String>,
-    filter: Take,
+    take: Take,
 }
 
-/// Which rows of its part a slice takes (a [`Filter`] without its borrowed lists).
-#[derive(Clone, Copy)]
+/// Which rows of its part a slice takes (a [`Filter`] owning what it names).
 enum Take {
     All,
-    Owner,
+    /// One organization's, read acting for it; every other slice reads instance-wide.
+    Organization(String),
     NoOrganization,
     ChosenOrganizations,
     PeopleOfChosen,
@@ -54,17 +53,25 @@ enum Take {
 
 impl Slice {
     fn filter<'a>(&'a self, chosen: &'a [String]) -> Filter<'a> {
-        match self.filter {
+        match &self.take {
             Take::All => Filter::All,
-            Take::Owner => Filter::Organization(self.owner.as_deref().unwrap_or_default()),
+            Take::Organization(org) => Filter::Organization(org),
             Take::NoOrganization => Filter::NoOrganization,
             Take::ChosenOrganizations => Filter::Organizations(chosen),
             Take::PeopleOfChosen => Filter::PeopleOf(chosen),
         }
     }
 
+    /// The organization its reads act for; `None`: instance-wide.
+    fn owner(&self) -> Option<&str> {
+        match &self.take {
+            Take::Organization(org) => Some(org),
+            _ => None,
+        }
+    }
+
     fn owner_segment(&self) -> &str {
-        self.owner.as_deref().unwrap_or(INSTANCE)
+        self.owner().unwrap_or(INSTANCE)
     }
 }
 
@@ -78,11 +85,7 @@ impl Scope {
     /// The slices of every part this export carries, in load order.
     fn slices(&self, request: &ExportRequest) -> Vec<Slice> {
         let mut slices = Vec::new();
-        let slice = |part, owner, filter| Slice {
-            part,
-            owner,
-            filter,
-        };
+        let slice = |part, take| Slice { part, take };
         for part in PARTS {
             if part.carried == Carried::WithCredentials && !request.with_credentials {
                 continue;
@@ -90,22 +93,22 @@ impl Scope {
             let per_organization = self
                 .chosen
                 .iter()
-                .map(|org| slice(part, Some(org.clone()), Take::Owner));
+                .map(|org| slice(part, Take::Organization(org.clone())));
             match part.rows {
-                Rows::Organizations if self.whole => slices.push(slice(part, None, Take::All)),
+                Rows::Organizations if self.whole => slices.push(slice(part, Take::All)),
                 Rows::Organizations => {
-                    slices.push(slice(part, None, Take::ChosenOrganizations));
+                    slices.push(slice(part, Take::ChosenOrganizations));
                 }
                 Rows::Organization(_) => slices.extend(per_organization),
                 Rows::OrganizationOrInstance(_) => {
                     slices.extend(per_organization);
                     if self.whole {
-                        slices.push(slice(part, None, Take::NoOrganization));
+                        slices.push(slice(part, Take::NoOrganization));
                     }
                 }
-                Rows::People(_) if self.whole => slices.push(slice(part, None, Take::All)),
-                Rows::People(_) => slices.push(slice(part, None, Take::PeopleOfChosen)),
-                Rows::Instance if self.whole => slices.push(slice(part, None, Take::All)),
+                Rows::People(_) if self.whole => slices.push(slice(part, Take::All)),
+                Rows::People(_) => slices.push(slice(part, Take::PeopleOfChosen)),
+                Rows::Instance if self.whole => slices.push(slice(part, Take::All)),
                 Rows::Instance => {}
             }
         }
@@ -140,7 +143,7 @@ impl Transfer {
             files: 0,
         };
         for slice in &slices {
-            act(tx.as_mut(), &slice.owner).await?;
+            act(tx.as_mut(), slice.owner()).await?;
             let count = tx
                 .archive_count(slice.part, slice.filter(&scope.chosen))
                 .await?;
@@ -223,7 +226,7 @@ async fn scope(tx: &mut dyn Tx, request: &ExportRequest) -> Result<Scope> {
 }
 
 /// Acts for the slice's owner: one organization, or instance-wide.
-pub(super) async fn act(tx: &mut dyn Tx, owner: &Option<String>) -> Result<()> {
+async fn act(tx: &mut dyn Tx, owner: Option<&str>) -> Result<()> {
     match owner {
         Some(organization) => tx.act_for(organization).await?,
         None => tx.act_instance_wide().await?,
@@ -248,7 +251,7 @@ impl Run<'_> {
         chosen: &[String],
         request: &ExportRequest,
     ) -> Result<()> {
-        act(tx, &slice.owner).await?;
+        act(tx, slice.owner()).await?;
         let part = slice.part;
         let mut entry = Vec::new();
         let mut entries = 0;
@@ -287,7 +290,7 @@ impl Run<'_> {
         slice: &Slice,
         chosen: &[String],
     ) -> Result<()> {
-        act(tx, &slice.owner).await?;
+        act(tx, slice.owner()).await?;
         for_each_page!(tx, slice.part, slice.filter(chosen), |page| {
             for row in &page {
                 let Some(id) = row.get("id").and_then(|v| v.as_str()) else {

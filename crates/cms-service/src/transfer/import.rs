@@ -30,7 +30,7 @@ impl Transfer {
             }
         };
         check(&manifest)?;
-        let mut tx = self.store.write_instance_wide().await?;
+        let mut tx = self.store.read_instance_wide().await?;
         if tx.holds_people_or_organizations().await? {
             return Err(Error::Conflict(
                 "the database already holds people or organizations: `cms import` loads into \
