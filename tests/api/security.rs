@@ -56,6 +56,8 @@ use mcp::{
 };
 mod metrics;
 use metrics::metrics_need_the_metrics_token;
+mod transfer;
+use transfer::an_export_of_one_organization_carries_it_alone_and_no_way_in;
 mod images;
 use images::{
     pixel_bomb_transform_is_refused_from_its_header,
@@ -737,6 +739,10 @@ fn rows() -> Vec<Row> {
         row!("30 metrics", metrics_need_the_metrics_token,
             "GET /metrics with no credential, a same-length wrong token, the token plus a character, the super admin's session (cookie and Bearer), a read key, a write key as Bearer, the token as x-api-key"
             => "401 {error: Unauthorized} each; the token reads 200, its labels route templates and no document or asset id"),
+        // 30. cms export / cms import (CONTRACT.md section 19).
+        row!("30 export and import", an_export_of_one_organization_carries_it_alone_and_no_way_in,
+            "cms export --org child (no --with-credentials), imported into an empty database with open sign-up: the parent and outsider organizations, the stranger, the child admin's password, the child's write key; then a first sign-up"
+            => "only the child and its people arrive, with no password hash; sign-in 401, the key 401; the sign-up is an editor, not the first administrator"),
         row!("28 duplicate uploads", duplicate_uploads_answer_only_the_callers_own_asset,
             "outsider admin, child write key, parent editor: POST /api/assets with the bytes of the parent's asset (the outsider has the same bytes)"
             => "the outsider's own asset (200, duplicate); 201 a new asset of the child, no mark; the parent's asset (200)"),

@@ -225,6 +225,15 @@ async fn scope(tx: &mut dyn Tx, request: &ExportRequest) -> Result<Scope> {
     })
 }
 
+/// A child organization exported without its parent arrives as an organization of its own:
+/// the parent it names is not in the archive (its row would refer to nothing).
+fn detach_from_parent_left_behind(organization: &mut Row, chosen: &[String]) {
+    let parent = organization.get("parent_id").and_then(|v| v.as_str());
+    if parent.is_some_and(|parent| !chosen.iter().any(|c| c == parent)) {
+        organization.insert("parent_id".into(), serde_json::Value::Null);
+    }
+}
+
 /// Acts for the slice's owner: one organization, or instance-wide.
 async fn act(tx: &mut dyn Tx, owner: Option<&str>) -> Result<()> {
     match owner {
@@ -256,11 +265,14 @@ impl Run<'_> {
         let mut entry = Vec::new();
         let mut entries = 0;
         for_each_page!(tx, part, slice.filter(chosen), |page| {
-            if !request.with_credentials {
-                for row in &mut page {
+            for row in &mut page {
+                if !request.with_credentials {
                     for column in part.columns.iter().filter(|c| c.credential) {
                         row.insert(column.name.into(), serde_json::Value::Null);
                     }
+                }
+                if part.rows == Rows::Organizations {
+                    detach_from_parent_left_behind(row, chosen);
                 }
             }
             entry.extend(archive::ndjson(&page));
