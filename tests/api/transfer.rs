@@ -5,7 +5,7 @@
 //! storage back end, and every read of the seeded data answers the same there: SQLite on local
 //! disk to PostgreSQL on S3, and back. Without credentials people reset their password and keys
 //! stay behind; an export of one organization carries that one (and its children) alone; a
-//! database that holds anything is refused.
+//! database that holds anything is refused, and so is an archive cut short.
 
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -681,6 +681,57 @@ async fn a_database_with_data_is_refused() {
         assert_eq!(ada, StatusCode::UNAUTHORIZED);
         source.stop().await;
         target.stop().await;
+    })
+    .await;
+}
+
+/// Rewrites the archive at `from` to `to` without the entries `drop` names.
+fn without_entries(from: &std::path::Path, to: &std::path::Path, drop: impl Fn(&str) -> bool) {
+    let input = zstd::Decoder::new(std::fs::File::open(from).unwrap()).unwrap();
+    let mut entries = tar::Archive::new(input);
+    let output = zstd::Encoder::new(std::fs::File::create(to).unwrap(), 3).unwrap();
+    let mut copy = tar::Builder::new(output);
+    for entry in entries.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let path = entry.path().unwrap().to_string_lossy().into_owned();
+        if !drop(&path) {
+            let mut header = entry.header().clone();
+            copy.append_data(&mut header, &path, &mut entry).unwrap();
+        }
+    }
+    copy.into_inner().unwrap().finish().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_or_damaged_archive_is_refused() {
+    with_databases(Dialect::Sqlite, Dialect::Sqlite, |from, to| async move {
+        let (source_config, target_config) = (config(&from, None), config(&to, None));
+        let source = start(source_config.clone()).await;
+        let (ada, _) = first_owner(&source).await;
+        create(&source, &ada, "post", json!({"title": "Whole"}), true).await;
+        let (dir, archive, _) = export(&source_config, with_credentials()).await;
+
+        // Cut between two entries: still a well-formed tar stream, short of its audit log
+        // (rows nothing after them depends on, so only the count can tell).
+        let cut = dir.path().join("cut.tar.zst");
+        without_entries(&archive, &cut, |path| path.starts_with("rows/audit_log/"));
+        let refused = cms::import(&target_config, &cut).await.unwrap_err();
+        assert!(
+            refused.to_string().contains("ends early or was altered"),
+            "{refused}"
+        );
+
+        // Cut in the middle of its bytes: the decompression says so.
+        let bytes = std::fs::read(&archive).unwrap();
+        let half = dir.path().join("half.tar.zst");
+        std::fs::write(&half, &bytes[..bytes.len() / 2]).unwrap();
+        let fresh = TestDatabase::new(Dialect::Sqlite).await;
+        let refused = cms::import(&config(&fresh.url, None), &half)
+            .await
+            .unwrap_err();
+        assert!(refused.to_string().contains("damaged"), "{refused}");
+        fresh.remove().await;
+        source.stop().await;
     })
     .await;
 }

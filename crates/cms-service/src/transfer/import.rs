@@ -78,6 +78,7 @@ impl Transfer {
             }
         }
         load.commit().await?;
+        whole(&manifest, &load.summary)?;
         self.settle(&manifest, &load.summary).await?;
         Ok(load.summary)
     }
@@ -113,6 +114,26 @@ fn check(manifest: &Manifest) -> Result<()> {
              {SCHEMA_VERSION}: import it with the same version, then upgrade",
             manifest.cms_version, manifest.schema_version
         )));
+    }
+    Ok(())
+}
+
+/// Every row the manifest counted arrived: an archive cut between two entries still ends as
+/// a well-formed tar stream, and would otherwise load as if whole.
+fn whole(manifest: &Manifest, loaded: &TransferSummary) -> Result<()> {
+    let mut expected = std::collections::BTreeMap::<&str, u64>::new();
+    for (name, rows) in &manifest.rows {
+        *expected.entry(known(name)?.table).or_default() += rows;
+    }
+    for (table, rows) in expected {
+        let arrived = loaded.rows.get(table).copied().unwrap_or(0);
+        if arrived != rows {
+            return Err(Error::Unprocessable(format!(
+                "the archive ends early or was altered: it holds {arrived} rows of `{table}`, \
+                 its manifest counts {rows}; what arrived is loaded, start again on an empty \
+                 database with a whole archive"
+            )));
+        }
     }
     Ok(())
 }
