@@ -510,14 +510,19 @@ fn handler_timeout(seconds: Option<u64>, lease: Duration) -> Result<Duration, St
 
 /// Runs the migrations of the configured database and nothing else.
 pub async fn migrate(config: &Config) -> Result<(), StartError> {
+    migrated_store(config).await?.close().await;
+    Ok(())
+}
+
+/// The configured database, migrated, without the service started on it.
+async fn migrated_store(config: &Config) -> Result<Arc<dyn cms_store::Store>, StartError> {
     let store = cms_store::connect_with_migration_url(
         &config.database_url(),
         config.database_migration_url().as_deref(),
     )
     .await?;
     store.migrate().await?;
-    store.close().await;
-    Ok(())
+    Ok(store)
 }
 
 /// `cms backup PATH`: a consistent copy of the configured SQLite database, taken while the

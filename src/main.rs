@@ -222,17 +222,15 @@ async fn export(
     output: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     let bar = progress_bar("export");
-    let sink: Box<dyn std::io::Write + Send> = match &output {
-        Some(path) => Box::new(cms::transfer::new_file(path)?),
-        None => Box::new(std::io::stdout()),
+    let progress = show(&bar);
+    let exported = match &output {
+        Some(path) => cms::transfer::export_file(&config, &options, path, &progress).await,
+        None => {
+            let stdout = Box::new(std::io::stdout());
+            cms::transfer::export_to(&config, &options, stdout, &progress).await
+        }
     };
-    let exported = cms::transfer::export_to(&config, &options, sink, &show(&bar)).await;
     bar.finish_and_clear();
-    if exported.is_err()
-        && let Some(path) = &output
-    {
-        let _ = std::fs::remove_file(path);
-    }
     report(&exported?);
     Ok(())
 }

@@ -14,12 +14,7 @@ use crate::{Config, StartError};
 async fn transfer_of(
     config: &Config,
 ) -> Result<(cms_service::Transfer, Arc<dyn cms_store::Store>), StartError> {
-    let store = cms_store::connect_with_migration_url(
-        &config.database_url(),
-        config.database_migration_url().as_deref(),
-    )
-    .await?;
-    store.migrate().await?;
+    let store = crate::migrated_store(config).await?;
     let storage = crate::storage_from(config)?;
     Ok((cms_service::Transfer::new(store.clone(), storage), store))
 }
@@ -44,8 +39,18 @@ pub async fn export(
     options: &ExportOptions,
     output: &Path,
 ) -> Result<TransferSummary, StartError> {
+    export_file(config, options, output, &|_| {}).await
+}
+
+/// [`export`], reporting progress as it goes.
+pub async fn export_file(
+    config: &Config,
+    options: &ExportOptions,
+    output: &Path,
+    progress: &(dyn Fn(TransferProgress) + Send + Sync),
+) -> Result<TransferSummary, StartError> {
     let file = new_file(output)?;
-    let exported = export_to(config, options, Box::new(file), &|_| {}).await;
+    let exported = export_to(config, options, Box::new(file), progress).await;
     if exported.is_err() {
         let _ = std::fs::remove_file(output);
     }
@@ -53,7 +58,7 @@ pub async fn export(
 }
 
 /// Creates `path` for an archive, refusing one that exists.
-pub fn new_file(path: &Path) -> Result<std::io::BufWriter<std::fs::File>, StartError> {
+fn new_file(path: &Path) -> Result<std::io::BufWriter<std::fs::File>, StartError> {
     std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

@@ -109,18 +109,9 @@ impl ArchiveWriter {
         ArchiveWriter { pieces, thread }
     }
 
-    /// Writes one entry of rows.
-    pub async fn rows(&self, path: String, bytes: Vec<u8>) -> Result<()> {
+    /// Writes one whole entry (the manifest, or a part's rows).
+    pub async fn entry(&self, path: String, bytes: Vec<u8>) -> Result<()> {
         self.send(Piece::Entry { path, bytes }).await
-    }
-
-    /// Writes a small whole entry (the manifest).
-    pub async fn entry(&self, path: &str, bytes: Vec<u8>) -> Result<()> {
-        self.send(Piece::Entry {
-            path: path.to_string(),
-            bytes,
-        })
-        .await
     }
 
     /// Writes a file of `size` bytes from `body`.

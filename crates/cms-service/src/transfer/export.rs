@@ -157,7 +157,7 @@ impl Transfer {
         let written = async {
             let manifest_json =
                 serde_json::to_vec_pretty(&manifest).expect("a manifest serializes");
-            writer.entry(MANIFEST, manifest_json).await?;
+            writer.entry(MANIFEST.into(), manifest_json).await?;
             let mut run = Run {
                 summary: TransferSummary::default(),
                 progress: Progress::new(total, progress),
@@ -279,7 +279,7 @@ impl Run<'_> {
             if entry.len() >= archive::ENTRY_BYTES {
                 entries += 1;
                 let path = entry_path(part, slice.owner_segment(), entries);
-                writer.rows(path, std::mem::take(&mut entry)).await?;
+                writer.entry(path, std::mem::take(&mut entry)).await?;
             }
             *self.summary.rows.entry(part.table.into()).or_default() += page.len() as u64;
             self.progress.advance(page.len() as u64, part.name);
@@ -287,7 +287,7 @@ impl Run<'_> {
         if !entry.is_empty() {
             entries += 1;
             writer
-                .rows(entry_path(part, slice.owner_segment(), entries), entry)
+                .entry(entry_path(part, slice.owner_segment(), entries), entry)
                 .await?;
         }
         Ok(())
