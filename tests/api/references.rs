@@ -2,7 +2,8 @@
 //! references than one statement binds resolves and validates whole; a response past
 //! `MAX_EXPANDED_NODES` is a 400 naming it (REST and GraphQL); every create and update answer
 //! carries `validation` (REST, GraphQL, the assistant); a GraphQL mutation by a read-only key
-//! is 403 at the HTTP layer; and a document still referenced is not deleted, on every door.
+//! is 403 at the HTTP layer; a document still referenced is not deleted, on every door; and a
+//! link from text to a document (a markDef with a `reference`) is a reference like the others.
 
 use axum::http::{Method, StatusCode};
 use cms::core::schema::parse_schemas;
@@ -27,7 +28,8 @@ async fn app_with(config: cms::Config) -> TestApp {
             { "name": "title", "type": "string", "required": true },
             { "name": "parent", "type": "reference", "to": ["item"] },
             { "name": "links", "type": "array", "of": [{ "type": "reference", "to": ["item"] }] },
-            { "name": "cover", "type": "image" }
+            { "name": "cover", "type": "image" },
+            { "name": "body", "type": "block" }
         ] }
     ]))
     .unwrap();
@@ -476,6 +478,77 @@ async fn a_referenced_document_is_not_deleted_on_any_door(url: String) {
     app.stop().await;
 }
 
+/// A body of Portable Text whose word "see" links to `target` the way the admin's editor
+/// writes a document link.
+fn linking_body(target: &str) -> Value {
+    json!([{
+        "_type": "block", "_key": "b1", "style": "normal",
+        "markDefs": [{ "_type": "internalLink", "_key": "d1", "reference": { "_type": "reference", "_ref": target } }],
+        "children": [{ "_type": "span", "_key": "s1", "text": "see", "marks": ["d1"] }]
+    }])
+}
+
+async fn a_document_linked_from_text_is_a_reference(url: String) {
+    let app = app(&url).await;
+    let ada = app.sign_up("Ada", "ada@example.com").await;
+    let target = id(&create(&app, &ada, json!({"title": "Target"})).await);
+    let linking = create(
+        &app,
+        &ada,
+        json!({"title": "Linking", "body": linking_body(&target)}),
+    )
+    .await;
+    assert_eq!(linking["validation"], json!({"isValid": true, "errors": []}));
+    let linking = id(&linking);
+
+    // Expanded with depth, listed among the target's back-references, kept from deletion.
+    let res = app
+        .get(&format!("{DOCS}/{linking}?depth=1"))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let reference = &res.body["data"]["draftData"]["body"][0]["markDefs"][0]["reference"];
+    assert_eq!(reference["title"], "Target", "{}", res.body);
+    assert_eq!(reference["_id"], json!(target));
+    let res = app
+        .get(&format!("{DOCS}/{target}/back-references"))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let ids: Vec<&Value> = res.body["data"].as_array().unwrap().iter().map(|d| &d["id"]).collect();
+    assert_eq!(ids, vec![&json!(linking)]);
+    let res = app
+        .req(Method::DELETE, &format!("{DOCS}/{target}"))
+        .cookie(&ada)
+        .send()
+        .await;
+    res.assert_handler_error(StatusCode::CONFLICT, "Conflict");
+    assert_eq!(res.body["referencedBy"], json!([linking]));
+
+    // A link to nothing is an issue at the link, which refuses publishing.
+    let broken = create(
+        &app,
+        &ada,
+        json!({"title": "Broken", "body": linking_body("no-such-item")}),
+    )
+    .await;
+    assert_eq!(broken["validation"]["isValid"], false, "{broken}");
+    assert_eq!(
+        broken["validation"]["errors"][0]["path"],
+        "body[0].markDefs[0].reference",
+        "{broken}"
+    );
+    let res = app
+        .post(&format!("{DOCS}/{}/publish", id(&broken)), json!({}))
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::BAD_REQUEST, "{}", res.body);
+    app.stop().await;
+}
+
 cms_store::both_engines!(
     a_level_of_more_references_than_one_statement_binds,
     a_page_shares_its_targets_through_depth_two,
@@ -484,4 +557,5 @@ cms_store::both_engines!(
     the_assistant_answers_its_saves_with_validation,
     a_graphql_mutation_by_a_read_only_key_is_403,
     a_referenced_document_is_not_deleted_on_any_door,
+    a_document_linked_from_text_is_a_reference,
 );

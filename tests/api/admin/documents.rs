@@ -146,10 +146,10 @@ async fn a_post_is_made_with_every_kind_of_field_and_published(url: String) {
     ui.fill("Alt text for Cover image", "A tiny square").await;
     // Tags are chips: a comma or Enter adds one.
     ui.fill("Tags", "rust,cms\u{E007}").await;
-    ui.click("Add heading to Body").await;
-    ui.fill("Body block 1", "Intro").await;
-    ui.click("Add paragraph to Body").await;
-    ui.fill("Body block 2", "Hello there").await;
+    // The body is written as text: "## " starts a heading, Enter a new paragraph.
+    let body = ui.find(".rt-surface[aria-label='Body']").await;
+    ui.press(&body).await;
+    body.send_keys("## Intro\u{E007}Hello there").await.unwrap();
     ui.see("Unsaved changes").await;
     ui.screenshot("filled").await;
     ui.click("Publish").await;

@@ -6,7 +6,7 @@
 
 import { get, post, data, seg } from "./api.js";
 import { h, render, uid, notify } from "./dom.js";
-import { createBlockEditor, moveItem } from "./blocks.js";
+import { createRichTextEditor } from "./rich-text.js";
 import { assetEditor } from "./asset-field.js";
 import { changed, common, constraintHint, documentTitle, group, humanize, labelOf, showMessage, titleField, wrap } from "./field-markup.js";
 import { referenceEditor } from "./reference-field.js";
@@ -497,8 +497,7 @@ function arrayEditor(f, options) {
 }
 
 function blockFieldEditor(f, options) {
-  const editor = createBlockEditor({ label: options.label, required: f.required, readOnly: options.readOnly, group });
-  return editor;
+  return createRichTextEditor({ label: options.label, required: f.required, readOnly: options.readOnly, group, ctx: options.ctx });
 }
 
 function jsonEditor(f, options) {
@@ -556,4 +555,16 @@ function customEditor(f, component, options) {
     },
     locate: () => el,
   };
+}
+
+// Moves `item` (`{ li }`) by `by` places in `items` and in the page; false at either end.
+function moveItem(items, item, by) {
+  const i = items.indexOf(item);
+  const j = i + by;
+  if (j < 0 || j >= items.length) return false;
+  items.splice(i, 1);
+  items.splice(j, 0, item);
+  if (by < 0) items[j + 1].li.before(item.li);
+  else items[j - 1].li.after(item.li);
+  return true;
 }

@@ -117,9 +117,32 @@ fn refs_in_blocks(value: &Value, at: &At, out: &mut Vec<FoundReference>) {
         let target = match item.get("_type").and_then(Value::as_str) {
             Some("image") => RefTarget::Image,
             Some("file") => RefTarget::Asset,
+            Some("block") => {
+                refs_in_mark_defs(item, &at.item(i), out);
+                continue;
+            }
             _ => continue,
         };
         push(out, &at.item(i), asset_ref(item), target);
+    }
+}
+
+/// Links from text to documents: a markDef carrying `reference: { "_ref": id }` (the admin's
+/// `internalLink`, and the usual shape of other editors' document links). The document linked
+/// to is in use like any referenced one: it must exist, is not deleted from under the link,
+/// lists the text among its back-references and is expanded with `depth`.
+fn refs_in_mark_defs(block: &Value, at: &At, out: &mut Vec<FoundReference>) {
+    let Some(defs) = block.get("markDefs").and_then(Value::as_array) else {
+        return;
+    };
+    for (j, def) in defs.iter().enumerate() {
+        let reference = def.get("reference");
+        let id = reference.and_then(|r| r.get("_ref"));
+        let place = At {
+            path: at.key("markDefs").item(j).key("reference").path,
+            label: format!("a document link in {}", at.label),
+        };
+        push(out, &place, id, RefTarget::Document);
     }
 }
 
@@ -195,7 +218,11 @@ mod tests {
             ],
             "body": [
                 { "_type": "block", "children": [] },
-                { "_type": "image", "asset": { "_ref": "img5" } }
+                { "_type": "image", "asset": { "_ref": "img5" } },
+                { "_type": "block", "children": [], "markDefs": [
+                    { "_type": "link", "_key": "l", "href": "https://example.com/" },
+                    { "_type": "internalLink", "_key": "d", "reference": { "_ref": "p3" } }
+                ] }
             ],
             "raw": { "_ref": "ignored" }
         });
@@ -214,6 +241,12 @@ mod tests {
                 found("mixed[1]", "item 2 of mixed", "img4", RefTarget::Image),
                 found("mixed[2].who", "who", "a3", RefTarget::Document),
                 found("body[1]", "item 2 of body", "img5", RefTarget::Image),
+                found(
+                    "body[2].markDefs[1].reference",
+                    "a document link in item 3 of body",
+                    "p3",
+                    RefTarget::Document
+                ),
             ]
         );
     }
