@@ -8,6 +8,10 @@
 # page records `performance.now()` then (`data-ready-at`, milliseconds since navigation
 # started), so the figure includes the server's answers, module loading and drawing.
 #
+# The rich-text editor (issue 30) is measured on a post of 5,000 words in 250 blocks: the edit
+# page's interactive time, and the time one typed character takes at the end of that text (the
+# editor's synchronous handler, model and drawing, 100 keys).
+#
 # Usage: [DOCS=10000] [RUNS=30] bench/admin.sh
 # Needs chromium and chromium-driver (apt-get install -y chromium chromium-driver), python3.
 set -euo pipefail
@@ -89,6 +93,31 @@ call("POST", s + "/url", {"url": origin + "/admin/sign-in"})
 call("POST", s + "/execute/sync", {"script": "document.cookie = arguments[0] + '; path=/'", "args": [cookie]})
 print(f"{total} posts in the organization; editing {doc_id}")
 
+# A long post for the editor: 5,000 words of Portable Text in 250 blocks (a heading every
+# tenth, list items, bold and linked words), as a long article is.
+words = "the quick brown fox jumps over a lazy dog while editors write long articles about rust".split()
+def block(i):
+    n = 20
+    text = " ".join(words[(i + k) % len(words)] for k in range(n))
+    key = f"b{i}"
+    if i % 10 == 0:
+        return {"_type": "block", "_key": key, "style": "h2", "markDefs": [],
+                "children": [{"_type": "span", "_key": key + "s", "text": text, "marks": []}]}
+    head, bold, tail = text[:40], text[40:60], text[60:]
+    extra = {"listItem": "bullet", "level": 1} if i % 10 in (7, 8) else {}
+    return {"_type": "block", "_key": key, "style": "normal", **extra,
+            "markDefs": [{"_type": "link", "_key": key + "l", "href": "https://example.com/"}],
+            "children": [{"_type": "span", "_key": key + "a", "text": head, "marks": []},
+                         {"_type": "span", "_key": key + "b", "text": bold, "marks": ["strong", key + "l"]},
+                         {"_type": "span", "_key": key + "c", "text": tail, "marks": []}]}
+body = [block(i) for i in range(250)]
+assert sum(len(c["text"].split()) for b in body for c in b["children"]) >= 5000
+req = urllib.request.Request(origin + "/api/documents", method="POST",
+    data=json.dumps({"type": "post", "data": {"title": "A long read", "body": body}}).encode(),
+    headers={"content-type": "application/json", "cookie": cookie, "origin": origin})
+with urllib.request.urlopen(req) as r:
+    long_id = json.load(r)["data"]["id"]
+
 def measure(label, path):
     ready_at(path)  # warm: the modules are cached from here on, as for an editor at work
     times = [ready_at(path) for _ in range(runs)]
@@ -102,11 +131,37 @@ results = [
     measure("document list (search)", "/admin/documents/post?q=Post"),
     measure("document list (page 200)", "/admin/documents/post?page=200"),
     measure("document edit", f"/admin/documents/post/{doc_id}"),
+    measure("document edit (5,000 words)", f"/admin/documents/post/{long_id}"),
     measure("document list (100, changed)", "/admin/documents/post?size=100&status=changed"),
     measure("asset library", "/admin/assets"),
     measure("home", "/admin"),
     measure("settings (members)", "/admin/settings/members"),
 ]
+
+# Typing in the long post: the time the editor takes to put one typed character into the
+# model and the page (its beforeinput handler runs synchronously), at the end of the text.
+ready_at(f"/admin/documents/post/{long_id}")
+typing = call("POST", s + "/execute/sync", {"script": """
+    const surface = document.querySelector('.rt-surface');
+    const last = surface.lastElementChild;
+    surface.focus();
+    const range = document.createRange();
+    range.selectNodeContents(last);
+    range.collapse(false);
+    document.getSelection().removeAllRanges();
+    document.getSelection().addRange(range);
+    const times = [];
+    for (let i = 0; i < 100; i++) {
+      const t = performance.now();
+      surface.dispatchEvent(new InputEvent('beforeinput', { inputType: 'insertText', data: 'x', bubbles: true, cancelable: true }));
+      times.push(performance.now() - t);
+    }
+    times.sort((a, b) => a - b);
+    return { median: times[50], p95: times[95], max: times[99], typed: last.isConnected ? null : surface.lastElementChild.textContent.endsWith('x'.repeat(100)) };
+""", "args": []})
+if not typing["typed"]:
+    raise SystemExit(f"typing did not reach the text: {typing}")
+print(f"{'typing (5,000 words)':<28} median {typing['median']:6.1f} ms   p95 {typing['p95']:6.1f} ms   max {typing['max']:6.1f} ms   (100 keys)")
 call("DELETE", s)
-print(json.dumps({"documents": total, "runs": runs, "results": results}))
+print(json.dumps({"documents": total, "runs": runs, "results": results, "typingMs": typing}))
 PY

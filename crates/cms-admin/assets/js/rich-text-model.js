@@ -90,11 +90,13 @@ function sameExtras(a, b) {
   return extras(a) === extras(b);
 }
 
-// The block's markDefs still used by its spans (others are dropped once an edit removed them).
+// The block's markDefs without those this page made that no span uses any more (a link added
+// and removed again). Stored ones stay even when unused: dropping data is never the editor's
+// guess (docs/DECISIONS.md).
 function usedDefs(block, children) {
   const defs = Array.isArray(block.markDefs) ? block.markDefs : [];
   const used = new Set(children.flatMap(marksOf));
-  const kept = defs.filter((d) => used.has(d?._key));
+  const kept = defs.filter((d) => used.has(d?._key) || !madeHere(d?._key));
   return kept.length === defs.length ? block.markDefs : kept;
 }
 
@@ -111,8 +113,16 @@ export function splitBlock(block, offset) {
   const atEnd = offset >= blockLength(block);
   const style = atEnd && block.style !== "normal" && !block.listItem ? "normal" : block.style || "normal";
   const extra = block.listItem ? { listItem: block.listItem, level: block.level || 1 } : {};
-  const next = { _type: "block", _key: newKey(), style, ...extra, markDefs: block.markDefs || [], children: right };
-  return [withChildren(block, left), withChildren(next, right)];
+  // Each definition goes with the text that uses it (both halves when a link spans the cut);
+  // one used by neither stays where it was.
+  const defs = Array.isArray(block.markDefs) ? block.markDefs : [];
+  const usedBy = (children) => new Set(children.flatMap(marksOf));
+  const [leftUses, rightUses] = [usedBy(left), usedBy(right)];
+  const leftDefs = defs.filter((d) => leftUses.has(d?._key) || !rightUses.has(d?._key));
+  const rightDefs = defs.filter((d) => rightUses.has(d?._key));
+  const head = { ...block, markDefs: leftDefs.length === defs.length ? block.markDefs : leftDefs };
+  const next = { _type: "block", _key: newKey(), style, ...extra, markDefs: rightDefs, children: right };
+  return [withChildren(head, left), withChildren(next, right)];
 }
 
 // `b` appended to `a` (Backspace at the start of `b`). A markDef key of `b` that `a` uses for
