@@ -679,7 +679,54 @@ async fn model_edits_keep_what_they_do_not_touch(url: String) {
     ui.stop().await;
 }
 
+/// An issue inside the text (a link to a document that is gone) is shown on the field, named
+/// by its item, and a refused publish puts the caret in the text.
+async fn an_issue_in_the_text_is_shown_on_the_field(url: String) {
+    let app = TestApp::custom(config_for(&url), |b| b.schemas(demo_schemas())).await;
+    let (ada, _) = first_owner(&app).await;
+    let body = json!([{
+        "_type": "block", "_key": "b1", "style": "normal",
+        "markDefs": [{ "_type": "internalLink", "_key": "d1", "reference": { "_type": "reference", "_ref": "gone" } }],
+        "children": [{ "_type": "span", "_key": "s1", "text": "see this", "marks": ["d1"] }]
+    }]);
+    let res = app
+        .post(
+            "/api/documents",
+            json!({ "type": "post", "data": { "title": "Broken link", "body": body } }),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    let id = res.body["data"]["id"].as_str().unwrap().to_string();
+    let ui = Ui::start(app, "rich-text-issue").await;
+    ui.sign_in_as(&ada).await;
+    ui.open(&format!("/admin/documents/post/{id}")).await;
+    ui.click("Publish").await;
+    let message = "a document link in item 1 of Body: the referenced document does not exist";
+    until(
+        &ui,
+        &format!(
+            "return document.querySelector('.block-field > .field-error')?.textContent.includes({message:?})"
+        ),
+        "the issue on the body field",
+    )
+    .await;
+    assert_eq!(
+        ui.eval(
+            "return document.activeElement.classList.contains('rt-surface')",
+            vec![]
+        )
+        .await,
+        json!(true),
+        "the refused publish puts the caret in the text"
+    );
+    ui.screenshot("issue").await;
+    ui.stop().await;
+}
+
 crate::admin_scenarios!(
+    an_issue_in_the_text_is_shown_on_the_field,
     typing_gives_headings_marks_lists_and_links,
     pasted_html_is_cleaned_to_the_schema,
     the_toolbar_and_images_work_from_the_keyboard,

@@ -169,7 +169,8 @@ export function createForm(schema, ctx, { readOnly } = {}) {
 
 // Focuses the first control inside a field wrapper (after a refused publish).
 export function focusField(wrapper) {
-  const control = wrapper?.querySelector("input:not([type=hidden]), select, textarea, button, [tabindex]");
+  // A composite field may name where typing goes (the rich-text editor's text, not its toolbar).
+  const control = wrapper?.querySelector("[data-focus-target]") || wrapper?.querySelector("input:not([type=hidden]), select, textarea, button, [tabindex]");
   (control || wrapper)?.focus?.();
   wrapper?.scrollIntoView?.({ block: "center" });
 }

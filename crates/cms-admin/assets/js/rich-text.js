@@ -69,6 +69,7 @@ class RichText {
       contenteditable: readOnly ? "false" : "true",
       spellcheck: "true",
       tabindex: readOnly ? "0" : null,
+      "data-focus-target": "",
     });
     this.toolbar = readOnly ? null : this.drawToolbar();
     const hint = readOnly
@@ -87,10 +88,8 @@ class RichText {
       el: this.el,
       get: () => this.value(),
       set: (value) => this.load(value),
-      locate: (path) => {
-        const i = typeof path[0] === "number" ? path[0] : -1;
-        return this.surface.children[i] || this.el;
-      },
+      // An issue anywhere in the text is shown on the field (its message names the item).
+      locate: () => this.el,
       focus: () => this.surface.focus(),
     };
   }
