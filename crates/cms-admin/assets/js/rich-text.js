@@ -698,7 +698,7 @@ const sameSelection = (a, b) => Boolean(a && b && samePoint(a.anchor, b.anchor) 
 // `{ def, text }`, "remove", or null.
 async function askLink(current, ctx, empty) {
   const urlId = uid("rt-url");
-  const url = h("input", { id: urlId, type: "url", inputmode: "url", placeholder: "https://", value: current?._type === "link" ? current.href || "" : "" });
+  const url = h("input", { id: urlId, type: "text", inputmode: "url", autocomplete: "url", placeholder: "An address, or /a/path on this site", value: current?._type === "link" ? current.href || "" : "" });
   const types = (ctx?.documentTypes || []).map((s) => s.name);
   const target = types.length ? referenceEditor({ name: "link-target", to: types }, { label: "Or a document", ctx }) : null;
   if (target && current?.reference?._ref) target.set(current.reference);
