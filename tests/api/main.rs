@@ -58,6 +58,7 @@ mod openapi;
 mod organizations;
 mod plugin_settings;
 mod plugins;
+mod presence;
 mod preview;
 mod public_role;
 mod query_folding;

@@ -498,7 +498,10 @@ async fn a_document_linked_from_text_is_a_reference(url: String) {
         json!({"title": "Linking", "body": linking_body(&target)}),
     )
     .await;
-    assert_eq!(linking["validation"], json!({"isValid": true, "errors": []}));
+    assert_eq!(
+        linking["validation"],
+        json!({"isValid": true, "errors": []})
+    );
     let linking = id(&linking);
 
     // Expanded with depth, listed among the target's back-references, kept from deletion.
@@ -517,7 +520,12 @@ async fn a_document_linked_from_text_is_a_reference(url: String) {
         .send()
         .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
-    let ids: Vec<&Value> = res.body["data"].as_array().unwrap().iter().map(|d| &d["id"]).collect();
+    let ids: Vec<&Value> = res.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| &d["id"])
+        .collect();
     assert_eq!(ids, vec![&json!(linking)]);
     let res = app
         .req(Method::DELETE, &format!("{DOCS}/{target}"))
@@ -536,8 +544,7 @@ async fn a_document_linked_from_text_is_a_reference(url: String) {
     .await;
     assert_eq!(broken["validation"]["isValid"], false, "{broken}");
     assert_eq!(
-        broken["validation"]["errors"][0]["path"],
-        "body[0].markDefs[0].reference",
+        broken["validation"]["errors"][0]["path"], "body[0].markDefs[0].reference",
         "{broken}"
     );
     let res = app

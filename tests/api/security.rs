@@ -33,6 +33,8 @@ mod public_role;
 use public_role::*;
 mod search;
 use search::search_never_reads_a_hidden_field;
+mod presence;
+use presence::presence_stays_in_the_documents_organization;
 mod preview;
 use preview::{
     preview_actor_is_refused_by_the_service, preview_link_needs_update_on_that_document,
@@ -743,6 +745,10 @@ fn rows() -> Vec<Row> {
         row!("30 export and import", an_export_of_one_organization_carries_it_alone_and_no_way_in,
             "cms export --org child (no --with-credentials), imported into an empty database with open sign-up: the parent and outsider organizations, the stranger, the child admin's password, the child's write key; then a first sign-up"
             => "only the child and its people arrive, with no password hash; sign-in 401, the key 401; the sign-up is an editor, not the first administrator"),
+        // 30. Presence on the document editor (issue 30 point 5).
+        row!("30 presence", presence_stays_in_the_documents_organization,
+            "the parent's editor has alpha open; outsider admin, child admin: PUT/GET/DELETE /api/documents/{alpha}/presence; the outsider's write key: the same"
+            => "404 handler envelope naming nobody; 403 for the key; the parent's admin still lists exactly the editor"),
         row!("28 duplicate uploads", duplicate_uploads_answer_only_the_callers_own_asset,
             "outsider admin, child write key, parent editor: POST /api/assets with the bytes of the parent's asset (the outsider has the same bytes)"
             => "the outsider's own asset (200, duplicate); 201 a new asset of the child, no mark; the parent's asset (200)"),

@@ -109,6 +109,9 @@ pub(crate) struct AppState {
     pub(crate) delivery: Arc<delivery::Delivery>,
     /// The MCP server's transport (`/api/mcp`), with its sessions; `None` when turned off.
     pub(crate) mcp: Option<cms_mcp::HttpTransport>,
+    /// The admin pages' Content-Security-Policy, with the preview origins of the document
+    /// types in `frame-src` (built once: the types are fixed for the life of the router).
+    pub(crate) admin_policy: axum::http::HeaderValue,
 }
 
 impl AppState {
@@ -219,6 +222,7 @@ pub fn build(
     let state = AppState {
         mcp,
         graphql: graphql::build(cms.schemas()),
+        admin_policy: routes::admin::page_policy(cms.schemas()),
         openapi: to_bytes(&openapi, false).into(),
         plugins: extensions.manifest.clone().into(),
         cms,
@@ -301,6 +305,7 @@ fn api(max_upload_bytes: u64, graphql_path: &str) -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(routes::documents::routes())
         .merge(routes::preview::routes())
+        .merge(routes::presence::routes())
         .merge(routes::docs::routes())
         .merge(routes::admin::routes())
         .merge(routes::health::routes())

@@ -3,7 +3,7 @@
 //! The service layer talks to a [`Store`] and to the units of work ([`Tx`]) it hands out. Each
 //! concept of the domain has a module here (users, sessions, organizations, roles, API keys,
 //! invitations, e-mail tokens, preferences, preview tokens, plugin settings, documents,
-//! references, assets, webhook endpoints, ...)
+//! references, presence, assets, webhook endpoints, ...)
 //! with its record types and a repository trait; the SQL in those modules is written once in the
 //! dialect both engines understand (`$1` placeholders, `ON CONFLICT`, `RETURNING`) and
 //! instantiated for the SQLite and the PostgreSQL unit of work. Where the dialects differ the
@@ -34,6 +34,7 @@ pub mod jobs;
 pub mod organizations;
 pub mod plugin_settings;
 pub mod preferences;
+pub mod presence;
 pub mod preview_tokens;
 pub mod rate_limits;
 pub mod references;
@@ -198,6 +199,7 @@ pub trait Tx:
     + identities::UserIdentities
     + preferences::Preferences
     + preview_tokens::PreviewTokens
+    + presence::Presence
     + plugin_settings::PluginSettings
     + assets::Assets
     + change_sets::ChangeSets
@@ -317,6 +319,7 @@ macro_rules! impl_repositories {
             $crate::identities::impl_user_identities!($tx);
             $crate::preferences::impl_preferences!($tx);
             $crate::preview_tokens::impl_preview_tokens!($tx);
+            $crate::presence::impl_presence!($tx);
             $crate::plugin_settings::impl_plugin_settings!($tx);
             $crate::assets::impl_assets!($tx);
             $crate::change_sets::impl_change_sets!($tx);

@@ -142,7 +142,7 @@ async fn uploads_arrive_by_file_input_and_by_drop(url: String) {
     let ui = Ui::start(app, "assets-upload").await;
     ui.sign_in_as(&ada).await;
     ui.open("/admin/assets").await;
-    ui.see("No assets yet.").await;
+    ui.see("No files yet.").await;
     ui.screenshot("empty").await;
 
     // The file input, as a person choosing a file sends it.

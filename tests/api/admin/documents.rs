@@ -826,7 +826,7 @@ async fn unpublish_schedule_and_delete(url: String) {
     ui.screenshot("confirm-delete").await;
     ui.click("Delete").await;
     ui.arrive("/admin/documents/post").await;
-    ui.see("No documents yet.").await;
+    ui.see("No posts yet.").await;
     let (status, _) = fetch(&ui.app, &ada, &id).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     ui.stop().await;

@@ -266,7 +266,7 @@ async fn the_list_chooses_columns_sorts_pages_and_acts_in_bulk(url: String) {
     ui.find("dialog[open]").await;
     ui.click("Delete").await;
     ui.see("4 deleted").await;
-    ui.see("No documents match.").await;
+    ui.see("No posts match.").await;
     let res = ui
         .app
         .get("/api/documents?type=post")

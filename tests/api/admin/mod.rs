@@ -13,6 +13,8 @@ mod assets;
 mod assistant;
 mod audit;
 mod auth;
+mod autosave;
+mod crop;
 mod documents;
 mod fields;
 mod focal;
@@ -21,12 +23,16 @@ mod invitations;
 mod journey;
 mod layout;
 mod list;
+mod live_preview;
 mod localization;
 mod pages;
+mod polish;
+mod presence;
 mod preview;
 mod rich_text;
 mod settings;
 mod single_sign_on;
+mod thumbnails;
 mod two_factor;
 mod webhooks;
 
@@ -75,6 +81,13 @@ impl Ui {
 
     pub fn client(&self) -> &fantoccini::Client {
         &self.browser.client
+    }
+
+    /// Hands the helpers another browser and returns the one they drove: a scenario with two
+    /// people drives both browsers with the same helpers, one at a time (the other's page keeps
+    /// running meanwhile). Stop the returned one too.
+    pub fn swap_browser(&mut self, browser: Browser) -> Browser {
+        std::mem::replace(&mut self.browser, browser)
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -260,11 +273,19 @@ impl Ui {
             .await
             .unwrap();
         self.ready().await;
+        // Scenarios save with the buttons, at their own pace: autosave (a preference of the
+        // browser) is off for them, and `autosave.rs` turns it on.
         self.eval(
-            "document.cookie = arguments[0] + '; path=/'",
+            "document.cookie = arguments[0] + '; path=/'; localStorage.setItem('cms.autosave', 'off')",
             vec![json!(session.cookie)],
         )
         .await;
+    }
+
+    /// Turns autosave on in this browser (the admin's preference, off in scenarios).
+    pub async fn autosave_on(&self) {
+        self.eval("localStorage.setItem('cms.autosave', 'on')", vec![])
+            .await;
     }
 
     /// Saves a screenshot of the page as it is now, for a reviewer.

@@ -4,8 +4,10 @@
 import { get, post, data, seg } from "./api.js";
 import { h, render, notify } from "./dom.js";
 import { changed, common, group, showMessage, wrap } from "./field-markup.js";
-import { imageUrl } from "./asset-picker.js";
+import { thumbnailAttrs } from "./asset-picker.js";
 import { croppable, focalPicker } from "./focal-point.js";
+import { cropEditor, describeCrop } from "./crop-field.js";
+import { FormError } from "./fields.js";
 
 async function assetById(id) {
   return data(get(`/api/assets/${seg(id)}`));
@@ -35,15 +37,51 @@ export function assetEditor(f, options) {
   let ref = null;
   let extra = {};
   let focalOpen = false;
+  let cropOpen = false;
+  // The crop panel while it is built, and what its inputs hold that cannot be a crop.
+  let cropper = null;
+  let cropIssue = null;
 
   const drawPreview = (asset) => {
     preview.replaceChildren();
     remove.hidden = !ref;
     if (!ref) return preview.append(h("span", { class: "muted", text: "No file" }));
     if (!asset) return preview.append(h("span", { class: "muted", text: "Loading…" }));
-    if (image && asset.url) preview.append(h("img", { src: imageUrl(asset, 192, 144), alt: alt.value || asset.alt || "", class: "doc-asset-thumb" }));
+    if (image && asset.url) preview.append(h("img", { ...thumbnailAttrs(asset, 192, 144), alt: alt.value || asset.alt || "", class: "doc-asset-thumb" }));
     preview.append(h("a", { href: asset.url, target: "_blank", rel: "noopener", text: asset.filename || asset.id }));
-    if (image && !options.readOnly && croppable(asset)) preview.append(focalForThisUse(asset));
+    cropper = null;
+    cropIssue = null;
+    if (image && !options.readOnly && croppable(asset)) preview.append(focalForThisUse(asset), cropForThisUse(asset));
+  };
+  // The point crops keep in view: the field's own, else the asset's.
+  const focalPoint = (asset) => {
+    const own = extra.hotspot;
+    return typeof own?.x === "number" && typeof own?.y === "number" ? own : asset.hotspot;
+  };
+  // The field's own crop (js/crop-field.js), built when opened like the focal point.
+  const cropForThisUse = (asset) => {
+    const state = h("p", { class: "muted crop-state" }, describeCrop(extra.crop));
+    const details = h("details", { class: "doc-asset-crop", open: cropOpen }, h("summary", { text: "Crop for this use" }), state);
+    details.addEventListener("toggle", () => {
+      cropOpen = details.open;
+      if (!details.open || cropper) return;
+      cropper = cropEditor(asset, {
+        value: () => extra.crop,
+        focal: () => focalPoint(asset),
+        onChange: (crop) => {
+          const { crop: _old, ...rest } = extra;
+          extra = crop ? { ...rest, crop } : rest;
+          state.textContent = describeCrop(extra.crop);
+          changed(el);
+        },
+        onProblem: (message) => {
+          cropIssue = message;
+          changed(el);
+        },
+      });
+      details.append(cropper.el);
+    });
+    return details;
   };
   // The field's own focal point (`hotspot`, as Sanity stores it), over the asset's for this
   // use only. The picker is built when opened: closed, it costs no image requests.
@@ -62,11 +100,10 @@ export function assetEditor(f, options) {
     details.addEventListener("toggle", () => {
       focalOpen = details.open;
       if (!details.open || picker) return;
-      const own = extra.hotspot;
-      const start = typeof own?.x === "number" && typeof own?.y === "number" ? own : asset.hotspot;
-      picker = focalPicker(asset, start, (point) => {
+      picker = focalPicker(asset, focalPoint(asset), (point) => {
         extra = { ...extra, hotspot: { ...(extra.hotspot || {}), x: point.x, y: point.y } };
         describe();
+        cropper?.refocus();
         changed(el);
       });
       const follow = h("button", {
@@ -78,6 +115,7 @@ export function assetEditor(f, options) {
             extra = rest;
             picker.reset(asset.hotspot);
             describe();
+            cropper?.refocus();
             changed(el);
           },
         },
@@ -129,6 +167,7 @@ export function assetEditor(f, options) {
     el,
     get() {
       if (!ref) return undefined;
+      if (cropIssue) throw new FormError([{ path: "crop", code: "crop", message: cropIssue }]);
       const out = { ...extra, asset: { _ref: ref } };
       if (image) {
         if (alt.value) out.alt = alt.value;
@@ -149,6 +188,10 @@ export function assetEditor(f, options) {
           .catch(() => ref === id && preview.replaceChildren(h("span", { class: "muted", text: `File ${id} is not available.` })));
       }
     },
-    locate: (path) => (path[0] === "alt" && altField ? altField : el),
+    locate: (path) => {
+      if (path[0] === "alt" && altField) return altField;
+      if (path[0] === "crop" && cropper) return cropper.locate();
+      return el;
+    },
   };
 }

@@ -59,14 +59,40 @@ export function typeLabel(asset) {
 // Images the server can transform (CONTRACT.md section 18); SVG and AVIF are shown as stored.
 const TRANSFORMABLE = new Set(["image/jpeg", "image/png", "image/webp", "image/gif"]);
 
-// A link to a small derivative of an image asset, `width` by `height` CSS pixels drawn at twice
-// that for sharp screens, so that a grid of thumbnails does not download every original.
-// `fit` is "clip" (fit inside) or "crop" (fill the box around the asset's hotspot).
-export function imageUrl(asset, width, height, fit = "clip") {
+// A link to a derivative of an image asset `width` by `height` pixels; the original for an
+// image the server does not transform. `fit` is "clip" (fit inside), "crop" (fill the box
+// around the asset's hotspot) or "max" (fit inside, never larger than the original).
+function derivativeUrl(asset, width, height, fit) {
   if (!asset?.url || !TRANSFORMABLE.has(asset.mimeType)) return asset?.url;
-  const params = new URLSearchParams({ w: String(width * 2), h: String(height * 2) });
+  const params = new URLSearchParams({ w: String(width), h: String(height) });
   if (fit !== "clip") params.set("fit", fit);
   return `${asset.url}?${params}`;
+}
+
+// A link to a small derivative of an image asset, `width` by `height` CSS pixels drawn at twice
+// that for sharp screens, so that a grid of thumbnails does not download every original.
+export function imageUrl(asset, width, height, fit = "clip") {
+  return derivativeUrl(asset, width * 2, height * 2, fit);
+}
+
+// The attributes of a thumbnail `width` by `height` CSS pixels: the derivative at 1x and 2x
+// (the screen picks; `src`, for a browser without `srcset`, is the 2x, which the server keeps
+// as the same derivative), the size it will be drawn at, so nothing moves when it arrives, and
+// loaded only when scrolled near. SVG and AVIF stay the originals, at the box's size.
+export function thumbnailAttrs(asset, width, height, fit = "clip") {
+  const src = imageUrl(asset, width, height, fit);
+  const attrs = { src, loading: "lazy", decoding: "async", width, height };
+  if (src === asset?.url) return attrs;
+  attrs.srcset = `${derivativeUrl(asset, width, height, fit)} 1x, ${src} 2x`;
+  // `clip` and `max` keep the picture's shape inside the box (`max` never past its own size).
+  const w = Number(asset.width);
+  const hgt = Number(asset.height);
+  if (fit !== "crop" && w > 0 && hgt > 0) {
+    const scale = Math.min(width / w, height / hgt, fit === "max" ? 1 : Infinity);
+    attrs.width = Math.max(1, Math.round(w * scale));
+    attrs.height = Math.max(1, Math.round(hgt * scale));
+  }
+  return attrs;
 }
 
 // The small picture of an asset in a grid: the image itself, or a labelled tile for the rest.
@@ -74,7 +100,7 @@ export function imageUrl(asset, width, height, fit = "clip") {
 // colour fills the tile until the picture arrives.
 export function assetThumbnail(asset) {
   if (asset.assetType === "image" && asset.url) {
-    const img = h("img", { src: imageUrl(asset, 200, 200), alt: "", loading: "lazy", decoding: "async" });
+    const img = h("img", { ...thumbnailAttrs(asset, 200, 200), alt: "" });
     const tile = h("span", { class: "asset-thumb" }, img);
     if (/^#[0-9a-f]{6}$/.test(asset.dominantColor || "")) tile.style.backgroundColor = asset.dominantColor;
     return tile;

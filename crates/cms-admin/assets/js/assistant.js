@@ -8,7 +8,7 @@
 // survives moving between pages of the admin (every page is a full load).
 
 import { get, post, query, seg, ApiError } from "./api.js";
-import { h, render, field, notify, confirm, formatDate } from "./dom.js";
+import { h, render, field, notify, confirm, timeAgo } from "./dom.js";
 import { openedDocument, onDocumentChange } from "./workspace.js";
 
 const OPEN_KEY = "cms.assistant.open";
@@ -575,10 +575,10 @@ class Panel {
       h(
         "div",
         { class: "assistant-change-head" },
-        h("time", { datetime: set.createdAt, text: formatDate(set.createdAt) }),
+        timeAgo(set.createdAt),
         // Written by an MCP client (an AI app working with someone's key), not by this chat.
         set.source === "mcp" ? h("span", { class: "badge", text: "Through MCP" }) : null,
-        undone ? h("span", { class: "badge", text: `Undone ${formatDate(set.undoneAt)}` }) : null,
+        undone ? h("span", { class: "badge" }, "Undone ", timeAgo(set.undoneAt)) : null,
         h("span", { class: "spacer" }),
         undo,
       ),

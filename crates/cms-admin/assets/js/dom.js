@@ -142,10 +142,23 @@ export function dialog(title, body, buttons) {
       ),
     );
     el.addEventListener("cancel", () => resolve(null));
-    el.addEventListener("close", () => el.remove());
+    const opener = document.activeElement;
+    el.addEventListener("close", () => {
+      el.remove();
+      refocus(opener);
+    });
     document.body.append(el);
     el.showModal();
   });
+}
+
+// Gives the focus back to `el` (what had it before a modal dialog), if it is still on the page.
+// Chromium's own return of the focus when a modal dialog closes leaves the element active but
+// deaf to the keyboard (typing after "Cancel" went nowhere), so it is handed over again.
+export function refocus(el) {
+  if (!(el instanceof HTMLElement) || !el.isConnected || el === document.body) return;
+  el.blur();
+  el.focus();
 }
 
 // A yes/no question; resolves to true when confirmed.
@@ -161,12 +174,49 @@ export function setTitle(text) {
   document.title = `${text} · CMS`;
 }
 
-// "2026-11-24T07:10:00Z" -> a short local date and time.
+// "2026-11-24T07:10:00Z" -> a short local date and time. Absolute: for what needs the exact
+// moment (schedules, notices); lists and headers show `timeAgo` instead.
 export function formatDate(iso) {
   if (!iso) return "";
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return String(iso);
   return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+const MINUTE = 60 * 1000;
+const HOUR = 60 * MINUTE;
+
+// "just now", "3 minutes ago", "yesterday", "in 2 days", "on 4 March": how far `iso` is from
+// `now`, as a person says it. Hours while it is the same day (or less than six hours apart
+// across midnight), calendar days within a week, then the date itself.
+export function relativeTime(iso, now = new Date()) {
+  if (!iso) return "";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return String(iso);
+  const diff = date.getTime() - now.getTime();
+  const away = Math.abs(diff);
+  if (away < 45 * 1000) return "just now";
+  if (away < 45 * MINUTE) return relative.format(Math.round(diff / MINUTE), "minute");
+  const days = Math.round((startOfDay(date) - startOfDay(now)) / (24 * HOUR));
+  if (days === 0 || away < 6 * HOUR) return relative.format(Math.round(diff / HOUR), "hour");
+  if (Math.abs(days) < 7) return relative.format(days, "day");
+  const sameYear = date.getFullYear() === now.getFullYear();
+  return `on ${date.toLocaleDateString(undefined, { day: "numeric", month: "long", year: sameYear ? undefined : "numeric" })}`;
+}
+
+// Local midnight of `date`, in milliseconds (days are counted on the calendar, not in 24 h).
+function startOfDay(date) {
+  return new Date(date.getFullYear(), date.getMonth(), date.getDate()).getTime();
+}
+
+// <time datetime="…" title="24 Nov 2026, 07:10">3 minutes ago</time>: the relative time,
+// with the exact moment on hover and for assistive technology that reads the title.
+export function timeAgo(iso) {
+  if (!iso) return "";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return String(iso);
+  return h("time", { datetime: date.toISOString(), title: formatDate(iso), text: relativeTime(iso) });
 }
 
 export function formatBytes(n) {
@@ -183,6 +233,29 @@ export function debounce(fn, ms = 250) {
     clearTimeout(timer);
     timer = setTimeout(() => fn(...args), ms);
   };
+}
+
+// An empty list that says what to do: `text`, then the actions that fill it (buttons, links;
+// null ones skipped).
+export function emptyState(text, ...actions) {
+  const shown = actions.flat().filter(Boolean);
+  return h("div", { class: "empty-state" }, h("p", { text }), shown.length ? h("div", { class: "actions" }, shown) : null);
+}
+
+// A button that takes the person to the form below that fills an empty list: it focuses the
+// control `find()` returns.
+export function focusButton(text, find) {
+  return h("button", {
+    type: "button",
+    text,
+    on: {
+      click: () => {
+        const control = find();
+        control?.scrollIntoView({ block: "center" });
+        control?.focus();
+      },
+    },
+  });
 }
 
 // A page that failed to load: the message in place of its content.

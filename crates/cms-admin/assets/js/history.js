@@ -8,7 +8,7 @@
 // is why the two differ. The panel says so (docs/DECISIONS.md).
 
 import { get, post, data, seg, query } from "./api.js";
-import { h, render, formatDate, notify, field, confirm } from "./dom.js";
+import { h, render, timeAgo, notify, field, confirm } from "./dom.js";
 import { documentTitle } from "./fields.js";
 import { diff, refIds, changeNodes, stable, asText } from "./history-diff.js";
 
@@ -85,7 +85,7 @@ export function createHistory(options) {
         dataset: { version: String(version.versionNumber) },
         on: { click: () => choose(String(version.versionNumber), DRAFT) },
       }),
-      h("span", { class: "muted", text: ` ${version.createdByName || version.createdBy || "someone"}, ${formatDate(version.createdAt)}` }),
+      h("span", { class: "muted" }, ` ${version.createdByName || version.createdBy || "someone"}, `, timeAgo(version.createdAt)),
     );
 
   // Both selects list the current draft and every loaded version, keeping their choice.

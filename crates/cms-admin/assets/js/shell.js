@@ -4,6 +4,7 @@
 
 import { get, post, data, ApiError } from "./api.js";
 import { h, render, notify } from "./dom.js";
+import { forgetUnsaved } from "./drafts-keeper.js";
 
 // Loads the context of a signed-in page, or sends the browser to sign-in (resolving null).
 export async function loadContext(params) {
@@ -98,9 +99,38 @@ function drawTopbar(ctx) {
     menuButton,
     h("a", { class: "brand", href: "/admin", text: "CMS" }),
     organizationSwitcher(ctx),
+    paletteButton(ctx),
     h("span", { class: "spacer" }),
     h("a", { class: "user", href: "/admin/settings/account", text: ctx.user.name || ctx.user.email }),
     h("button", { type: "button", class: "link", id: "sign-out", text: "Sign out", on: { click: signOut } }),
+  );
+}
+
+// The command palette (js/palette.js, loaded when first opened): this button, for a pointer
+// or a phone, and Ctrl+K (Cmd+K on a Mac) anywhere on a signed-in page.
+function paletteButton(ctx) {
+  const mac = /Mac|iPhone|iPad/.test(navigator.platform || "");
+  const open = () => {
+    // Over a dialog already open (a confirmation), the palette would hide its question.
+    if (document.querySelector("dialog[open]:not(.palette)")) return;
+    import("./palette.js")
+      .then((palette) => palette.openPalette(ctx))
+      .catch((error) => notify(`The command palette could not open: ${error.message}`, "error"));
+  };
+  document.addEventListener("keydown", (event) => {
+    // A field that uses the keys itself (the rich-text editor links a selection) said so.
+    if (event.defaultPrevented) return;
+    if ((event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey && event.key.toLowerCase() === "k") {
+      event.preventDefault();
+      open();
+    }
+  });
+  return h(
+    "button",
+    { type: "button", class: "palette-button", "aria-haspopup": "dialog", "aria-keyshortcuts": mac ? "Meta+K" : "Control+K", on: { click: open } },
+    h("span", { text: "Search" }),
+    " ",
+    h("kbd", { "aria-hidden": "true", text: mac ? "⌘K" : "Ctrl K" }),
   );
 }
 
@@ -131,6 +161,8 @@ function organizationSwitcher(ctx) {
 }
 
 async function signOut() {
+  // Unsaved text kept for recovery (js/drafts-keeper.js) stays with the person, not the browser.
+  forgetUnsaved();
   try {
     await post("/api/auth/sign-out");
   } catch (error) {

@@ -2,7 +2,7 @@
 //! whose modules then speak the public HTTP API, so this door decides only one thing itself:
 //! the signed-out are sent to sign-in before a private page is drawn.
 
-use axum::extract::{OriginalUri, Path};
+use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use cms_admin::Page;
@@ -38,29 +38,83 @@ async fn favicon() -> Redirect {
 }
 
 /// Everything a page may load comes from this origin; plugin parts too (their modules are
-/// served under `/api`). Inline scripts and styles are refused outright.
+/// served under `/api`). Inline scripts and styles are refused outright. `frame-src` is
+/// [`page_policy`]'s to fill in.
 const PAGE_POLICY: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
     img-src 'self' data: blob:; media-src 'self' blob:; connect-src 'self'; font-src 'self'; \
     object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-async fn home(MaybeAuthed(actor): MaybeAuthed, uri: OriginalUri) -> Response {
-    draw(Page::Home, actor.as_ref(), &uri)
+/// The admin pages' Content-Security-Policy, decided once at start from the document types:
+/// the edit page shows a type's `previewUrl` in a frame (the live preview), so `frame-src`
+/// lists the origin of every such template beside 'self'. Nothing else may be framed, and the
+/// admin itself still may not be (`frame-ancestors 'none'`).
+pub(crate) fn page_policy(schemas: &cms_core::schema::Schemas) -> HeaderValue {
+    let mut frames = vec!["'self'".to_string()];
+    for schema in schemas.documents() {
+        let Some(template) = &schema.preview_url else {
+            continue;
+        };
+        match preview_origin(template.as_str()) {
+            Some(origin) if !frames.contains(&origin) => frames.push(origin),
+            Some(_) => {}
+            None => tracing::warn!(
+                schema = %schema.name,
+                template = %template,
+                "previewUrl's origin cannot be listed in the admin's frame-src: its live preview will not load"
+            ),
+        }
+    }
+    let policy = format!("{PAGE_POLICY}; frame-src {}", frames.join(" "));
+    // Every part is ASCII without control characters (checked below): always a valid value.
+    HeaderValue::from_str(&policy).unwrap_or_else(|_| HeaderValue::from_static(PAGE_POLICY))
+}
+
+/// `scheme://host[:port]` of an http(s) URL template, lower-cased as browsers compare origins,
+/// or `None` when its origin is not a fixed, plain host: a `{placeholder}` there (the schema
+/// parser refuses those already), user information, or any character a policy could read as
+/// more than a host (`;`, `,`, quotes, spaces).
+fn preview_origin(template: &str) -> Option<String> {
+    let (scheme, rest) = template.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return None;
+    }
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']');
+    if authority.is_empty() || !authority.chars().all(plain) {
+        return None;
+    }
+    Some(format!("{scheme}://{}", authority.to_ascii_lowercase()))
+}
+
+async fn home(
+    State(state): State<AppState>,
+    MaybeAuthed(actor): MaybeAuthed,
+    uri: OriginalUri,
+) -> Response {
+    draw(&state, Page::Home, actor.as_ref(), &uri)
 }
 
 async fn page(
+    State(state): State<AppState>,
     MaybeAuthed(actor): MaybeAuthed,
     uri: OriginalUri,
     Path(path): Path<String>,
 ) -> Response {
     match Page::from_path(&path) {
-        Some(page) => draw(page, actor.as_ref(), &uri),
+        Some(page) => draw(&state, page, actor.as_ref(), &uri),
         None => no_such_endpoint(),
     }
 }
 
 /// The page, or sign-in (with the way back) for a private page and a caller without a
 /// session. An API key is no session: a browser never carries one.
-fn draw(page: Page, actor: Option<&cms_service::Actor>, uri: &OriginalUri) -> Response {
+fn draw(
+    state: &AppState,
+    page: Page,
+    actor: Option<&cms_service::Actor>,
+    uri: &OriginalUri,
+) -> Response {
     let signed_in = actor.is_some_and(|actor| !actor.is_api_key());
     if !page.is_public() && !signed_in {
         // The page asked for is on this instance by construction; the one rule still decides,
@@ -77,10 +131,7 @@ fn draw(page: Page, actor: Option<&cms_service::Actor>, uri: &OriginalUri) -> Re
                 HeaderValue::from_static("text/html; charset=utf-8"),
             ),
             (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
-            (
-                header::CONTENT_SECURITY_POLICY,
-                HeaderValue::from_static(PAGE_POLICY),
-            ),
+            (header::CONTENT_SECURITY_POLICY, state.admin_policy.clone()),
             (
                 header::X_CONTENT_TYPE_OPTIONS,
                 HeaderValue::from_static("nosniff"),
@@ -141,7 +192,81 @@ pub(crate) fn encode(value: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::encode;
+    use super::{encode, page_policy, preview_origin};
+    use cms_core::schema::{Schemas, parse_schemas};
+    use serde_json::json;
+
+    fn policy(previews: &[&str]) -> String {
+        let mut list: Vec<serde_json::Value> = previews
+            .iter()
+            .enumerate()
+            .map(|(i, url)| {
+                json!({ "type": "document", "name": format!("t{i}"), "previewUrl": url,
+                        "fields": [{ "name": "title", "type": "string" }] })
+            })
+            .collect();
+        list.push(json!({ "type": "document", "name": "plain",
+                          "fields": [{ "name": "title", "type": "string" }] }));
+        let schemas = Schemas::new(parse_schemas(&json!(list)).unwrap()).unwrap();
+        page_policy(&schemas).to_str().unwrap().to_string()
+    }
+
+    fn frame_src(policy: &str) -> &str {
+        policy
+            .split("; ")
+            .find(|d| d.starts_with("frame-src "))
+            .unwrap_or_else(|| panic!("no frame-src in {policy}"))
+    }
+
+    #[test]
+    fn frame_src_lists_each_preview_origin_once() {
+        let policy = policy(&[
+            "https://www.example.com/{type}/{slug}?preview={token}",
+            "HTTP://Localhost:3000/preview?id={id}&token={token}",
+            "https://www.example.com/other/{id}",
+            "http://[::1]:8080#{token}",
+        ]);
+        assert_eq!(
+            frame_src(&policy),
+            "frame-src 'self' https://www.example.com http://localhost:3000 http://[::1]:8080"
+        );
+        // The rest of the policy is as before: the admin itself is never framed.
+        assert!(
+            policy.starts_with("default-src 'self'; script-src 'self';"),
+            "{policy}"
+        );
+        assert!(policy.contains("frame-ancestors 'none'"), "{policy}");
+        assert_eq!(policy.matches("frame-src").count(), 1, "{policy}");
+    }
+
+    #[test]
+    fn without_previews_only_the_instance_is_framed() {
+        assert_eq!(frame_src(&policy(&[])), "frame-src 'self'");
+    }
+
+    #[test]
+    fn origins_that_are_not_plain_hosts_are_left_out() {
+        assert_eq!(
+            preview_origin("https://x.test"),
+            Some("https://x.test".into())
+        );
+        assert_eq!(
+            preview_origin("https://x.test?a={id}"),
+            Some("https://x.test".into())
+        );
+        for template in [
+            "https://{slug}.x.test/",
+            "https://x.test:{id}/",
+            "https://user@x.test/",
+            "https://x.test;script-src/",
+            "https://x.test,other/",
+            "https:///path",
+            "ftp://x.test/",
+            "no scheme",
+        ] {
+            assert_eq!(preview_origin(template), None, "{template}");
+        }
+    }
 
     #[test]
     fn the_way_back_is_one_query_value() {

@@ -23,6 +23,7 @@ pub mod organizations;
 mod params;
 pub mod plugin_settings;
 pub mod plugins;
+pub mod presence;
 pub mod preview;
 pub mod roles;
 pub mod schemas;

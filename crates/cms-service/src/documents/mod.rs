@@ -13,12 +13,14 @@
 //! (versions and restore), `import.rs` (bulk creation), `validation.rs` (what a save would
 //! report), `records.rs` (the rows a new document is written as), `schedules.rs` and
 //! `search.rs` (full-text search: the search rows every write keeps, a list's `search`, the
-//! rebuild of a type's rows) and `preview.rs` (preview links, CONTRACT.md section 15).
+//! rebuild of a type's rows), `preview.rs` (preview links, CONTRACT.md section 15) and
+//! `presence.rs` (who else has a document open in the admin).
 
 mod access;
 mod import;
 mod localization;
 mod migrate;
+mod presence;
 mod preview;
 mod read;
 mod records;
@@ -40,6 +42,7 @@ pub(crate) use access::AccessRules;
 pub use access::{AccessPolicies, Policy, PolicyAuth, PolicyDocument};
 pub use cms_store::documents::Publication;
 pub use migrate::{ContentMigration, EXAMPLES, Leftover, MigratedDocument};
+pub use presence::{PRESENCE_WINDOW_MILLIS, PresentPerson};
 pub use preview::{PREVIEW_TOKEN_PREFIX, PreviewLink, RevokedPreviews};
 pub use read::{DocumentLocation, ListRequest, Page};
 pub use references::MAX_LISTED_REFERRERS;

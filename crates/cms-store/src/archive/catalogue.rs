@@ -472,6 +472,10 @@ pub const LEFT_OUT: &[(&str, &str)] = &[
     ),
     ("rate_limits", "counters of the last minutes"),
     ("preview_tokens", "preview links are short-lived"),
+    (
+        "document_presence",
+        "who has a document open: seconds-old, rebuilt by heartbeats",
+    ),
     ("asset_uploads", "direct uploads in flight"),
     (
         "document_search",

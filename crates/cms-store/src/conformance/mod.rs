@@ -18,6 +18,7 @@ mod job_leases;
 mod jobs;
 mod organizations;
 mod people;
+mod presence;
 mod preview_tokens;
 mod public_role;
 mod rate_limits;

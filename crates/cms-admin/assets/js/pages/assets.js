@@ -3,7 +3,7 @@
 // (/admin/assets/{id}): its preview, facts, metadata form, the documents using it, and delete.
 
 import { get, patch, del, data, query, seg, ApiError } from "../api.js";
-import { h, render, field, setFieldError, banner, notify, confirm, setTitle, formatDate, formatBytes, debounce, ready } from "../dom.js";
+import { h, render, field, setFieldError, banner, notify, confirm, setTitle, timeAgo, formatBytes, debounce, ready, emptyState } from "../dom.js";
 import { focalPointSection } from "../focal-point.js";
 import { listAssets, assetName, assetThumbnail, imageUrl, typeLabel, uploadList, uploadFiles, uploadControl, pager, DUPLICATE_NOTICE } from "../asset-picker.js";
 
@@ -62,6 +62,7 @@ class Library {
     this.status = h("p", { class: "muted asset-count", role: "status" });
     this.messages = h("div", { class: "asset-messages" });
     this.grid = h("ul", { class: "asset-grid", "aria-label": "Assets" });
+    this.emptyBox = h("div", { class: "asset-empty" });
     this.pages = h("div");
     render(
       this.main,
@@ -72,6 +73,7 @@ class Library {
       this.mayDelete ? this.selectionBar() : null,
       this.status,
       this.grid,
+      this.emptyBox,
       this.pages,
     );
   }
@@ -105,6 +107,7 @@ class Library {
 
   toolbar() {
     const search = h("input", { type: "search", name: "search", value: this.state.search, placeholder: "Title or description", autocomplete: "off" });
+    this.searchInput = search;
     search.addEventListener(
       "input",
       debounce(() => {
@@ -118,6 +121,7 @@ class Library {
       { name: "assetType" },
       ASSET_TYPES.map(([value, text]) => h("option", { value, text, selected: value === this.state.assetType })),
     );
+    this.typeSelect = type;
     type.addEventListener("change", () => {
       this.state.assetType = type.value;
       this.state.page = 1;
@@ -168,12 +172,14 @@ class Library {
     this.status.textContent = assets.length
       ? `${pagination.total} asset${pagination.total === 1 ? "" : "s"}`
       : filtered
-        ? "No asset matches."
-        : "No assets yet.";
+        ? "No files match."
+        : "No files yet.";
     render(
       this.grid,
       assets.map((asset) => this.card(asset)),
     );
+    this.grid.hidden = !assets.length;
+    render(this.emptyBox, assets.length ? null : this.empty(filtered));
     render(
       this.pages,
       pager(pagination, (page) => {
@@ -182,6 +188,22 @@ class Library {
       }),
     );
     this.drawSelection();
+  }
+
+  // What an empty grid says, and the way on: upload (a drop works anywhere on the page), or
+  // clear the search and type that left nothing.
+  empty(filtered) {
+    if (filtered) {
+      const clear = () => {
+        this.state = { ...this.state, search: "", assetType: "", page: 1 };
+        this.searchInput.value = "";
+        this.typeSelect.value = "";
+        this.load();
+      };
+      return emptyState(this.state.search ? "Nothing has that title or description." : "No file is of that type.", h("button", { type: "button", text: this.state.search ? "Clear the search" : "Show every type", on: { click: clear } }));
+    }
+    if (!this.mayUpload) return emptyState("Files uploaded to this organization show here.");
+    return emptyState("Drop images here or choose files.", uploadControl("Choose files", (files) => this.upload(files)));
   }
 
   card(asset) {
@@ -488,8 +510,8 @@ function assetFacts(asset) {
     ["Size", `${formatBytes(asset.size)} (${asset.size} bytes)`],
     ["Dimensions", dimensions(asset) ? `${dimensions(asset)} px` : null],
     ["SHA-256", h("code", { class: "asset-hash", text: asset.sha256 })],
-    ["Uploaded", formatDate(asset.createdAt)],
-    ["Updated", formatDate(asset.updatedAt)],
+    ["Uploaded", timeAgo(asset.createdAt)],
+    ["Updated", timeAgo(asset.updatedAt)],
   ].filter(([, value]) => value);
   return h(
     "dl",

@@ -3,13 +3,17 @@
 // schedule, plugin actions), revision conflicts resolved by the person, and the history.
 
 import { get, post, put, del, data, seg, query, ApiError } from "../api.js";
-import { h, render, banner, notify, dialog, confirm, setTitle, formatDate, failed, ready, field } from "../dom.js";
+import { h, render, banner, notify, dialog, confirm, setTitle, formatDate, timeAgo, failed, ready, field } from "../dom.js";
 import { createForm, documentTitle, focusField, FormError, toLocalInput } from "../fields.js";
 import { createHistory, stable } from "../history.js";
 import { openDocument } from "../workspace.js";
 import { mayDo } from "../shell.js";
 import { localesFor } from "../locale.js";
 import { DocumentLocales } from "../document-locale.js";
+import { Presence } from "../presence.js";
+import { DocumentViews } from "../document-views.js";
+import { DraftsKeeper } from "../drafts-keeper.js";
+import { addCommands } from "../palette.js";
 
 export async function mount(main, ctx) {
   const type = ctx.params.type;
@@ -48,6 +52,12 @@ class Editor {
     this.busy = false;
     // Several locales to edit in: the switcher, fallback notes, the side-by-side view.
     this.l10n = locales ? new DocumentLocales(locales, this) : null;
+    // Who else has the document open, and whether they saved (js/presence.js).
+    this.presence = new Presence(this);
+    // Saves in flight (the assistant's too): autosave waits for them.
+    this.saving = 0;
+    // Autosave and the copy kept in this browser (js/drafts-keeper.js).
+    this.keeper = new DraftsKeeper(this);
   }
 
   get id() {
@@ -98,16 +108,23 @@ class Editor {
     const readOnlyNote = this.editable ? null : h("p", { class: "muted read-only-note", text: "You may read this document but not change it." });
     // The status and the actions stay in sight however long the form is; history sits beside
     // the form where the window is wide enough (documents.css), under it where it is not.
-    const actionBar = h("div", { class: "action-bar" }, h("div", { class: "document-status" }, this.meta, this.dirtyNote), this.actions);
+    const actionBar = h("div", { class: "action-bar" }, h("div", { class: "document-status" }, this.meta, this.dirtyNote, this.keeper.status, this.keeper.toggle), this.presence.el, this.actions);
     this.side = h("aside", { class: "document-side", "aria-label": "History" }, this.history?.el);
-    const body = h("div", { class: "document-body" }, h("div", { class: "document-main" }, this.l10n?.bar(), this.messages, this.scheduleBox, formEl), this.side);
+    const body = h("div", { class: "document-body" }, h("div", { class: "document-main" }, this.l10n?.bar(), this.presence.notice, this.keeper.notice, this.messages, this.scheduleBox, formEl), this.side);
     render(main, back, this.heading, actionBar, readOnlyNote, body);
+    // Edit, Preview and API views of a saved document (js/document-views.js).
+    this.views = new DocumentViews(this);
+    this.views.mount(body, this.side);
     this.load(this.doc);
     this.drawActions();
     this.drawSchedule();
     this.enableActions();
     this.bindKeys();
     this.share();
+    this.presence.start();
+    this.keeper.start(formEl);
+    // Save and Publish in the command palette while they would do something (js/palette.js).
+    addCommands(() => this.commands());
     ready(main);
   }
 
@@ -121,7 +138,33 @@ class Editor {
     this.drawHeader();
     this.markDirty();
     this.l10n?.loaded(doc);
+    // Every save, publish, restore and reload passes here: the preview and API view follow.
+    this.views?.loaded(doc);
+    this.keeper?.loaded();
     if (doc) this.readUnpublished(doc);
+  }
+
+  // After an autosave: the saved document behind the form, and the form as the person has it
+  // (what they typed while it was sent stays, still unsaved). `sent` is the form's JSON saved.
+  adopt(doc, sent) {
+    this.doc = doc;
+    this.baseline = sent;
+    this.drawHeader();
+    this.markDirty();
+    this.l10n?.loaded(doc);
+    this.views?.loaded(doc);
+    this.keeper.loaded();
+    this.readUnpublished(doc);
+  }
+
+  // The palette's commands for this page: the actions that would do something now.
+  commands() {
+    const { save, publish } = this.buttons || {};
+    const ready = (button) => button && !button.disabled && !this.busy;
+    return [
+      ready(save) ? { label: "Save draft", run: () => this.run(() => this.saveFromButton()) } : null,
+      ready(publish) ? { label: "Publish", run: () => this.run(() => this.publish()) } : null,
+    ].filter(Boolean);
   }
 
   snapshot() {
@@ -141,6 +184,7 @@ class Editor {
     this.dirtyNote.textContent = dirty ? "Unsaved changes" : "";
     this.main.classList.toggle("unsaved", dirty);
     this.enableActions();
+    this.keeper?.changed();
   }
 
   // Whether the saved draft differs from the published copy (or nothing is published): what
@@ -187,8 +231,8 @@ class Editor {
       statusBadge(doc),
       // The history numbers versions; this counts draft writes (docs/DECISIONS.md).
       h("span", { title: "The draft revision: it counts changes to the draft. History numbers versions: every draft save, publish and restore.", text: ` Revision ${doc._meta?.revision ?? "?"}` }),
-      doc.updatedAt ? h("span", { class: "muted", text: ` · Updated ${formatDate(doc.updatedAt)}` }) : null,
-      doc.publishedAt ? h("span", { class: "muted", text: ` · Published ${formatDate(doc.publishedAt)}` }) : null,
+      doc.updatedAt ? h("span", { class: "muted" }, " · Updated ", timeAgo(doc.updatedAt)) : null,
+      doc.publishedAt ? h("span", { class: "muted" }, " · Published ", timeAgo(doc.publishedAt)) : null,
     );
   }
 
@@ -209,6 +253,8 @@ class Editor {
       doc && schema.previewUrl && this.may("update") ? this.previewButton() : null,
       doc ? this.pluginActions() : null,
     );
+    // New buttons start enabled: Save and Publish only when they would change something.
+    this.enableActions();
   }
 
   // One action at a time: a second click while saving would race the revision.
@@ -245,10 +291,37 @@ class Editor {
   // Saves the form as a draft. Rejects with the ApiError of a refusal (conflicts included:
   // callers decide how to resolve them). In a locale, only that locale's values are written
   // (the API keeps the others').
-  async saveDraft({ expectedRevision } = {}) {
+  // `keepInput` (autosave): the form keeps what was typed while the save was out.
+  async saveDraft({ expectedRevision, keepInput = false } = {}) {
     const form = this.formData();
     const body = this.l10n ? this.l10n.outgoing(form) : form;
     const locale = this.locale;
+    let saved;
+    let validation = null;
+    this.saving += 1;
+    try {
+      ({ saved, validation } = await this.write(body, locale, expectedRevision));
+    } finally {
+      this.saving -= 1;
+    }
+    const wasNew = !this.doc;
+    if (keepInput && !wasNew) this.adopt(saved, JSON.stringify(form));
+    else this.load(saved);
+    if (validation && !validation.isValid) this.showIssues(validation.errors, "warning");
+    if (wasNew) {
+      this.history = this.historyPanel();
+      this.side.append(this.history.el);
+      this.share();
+      this.presence.start();
+    } else {
+      this.history?.refresh();
+    }
+    this.drawActions();
+    return saved;
+  }
+
+  // The request of a draft save: creates the document, or updates it at a revision.
+  async write(body, locale, expectedRevision) {
     let saved;
     let validation = null;
     if (!this.doc) {
@@ -262,18 +335,7 @@ class Editor {
       saved = res.data;
       validation = res.validation || null;
     }
-    const wasNew = !this.doc;
-    this.load(saved);
-    if (validation && !validation.isValid) this.showIssues(validation.errors, "warning");
-    if (wasNew) {
-      this.history = this.historyPanel();
-      this.side.append(this.history.el);
-      this.share();
-    } else {
-      this.history?.refresh();
-    }
-    this.drawActions();
-    return saved;
+    return { saved, validation };
   }
 
   async saveFromButton() {
@@ -320,6 +382,7 @@ class Editor {
   // Someone else changed the document since this copy was loaded. Nothing is lost silently:
   // the person chooses to take their copy or to write this form over it.
   async conflict(error, retry) {
+    this.keeper?.conflicted();
     const choice = await dialog(
       "Someone else changed this document",
       h(

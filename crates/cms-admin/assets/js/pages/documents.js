@@ -8,12 +8,12 @@
 // are missing in that locale.
 
 import { get, post, del, data, seg, query } from "../api.js";
-import { h, render, field, setTitle, formatDate, failed, ready, debounce, banner, confirm, notify } from "../dom.js";
+import { h, render, field, setTitle, formatDate, timeAgo, failed, ready, debounce, banner, confirm, notify, emptyState } from "../dom.js";
 import { documentTitle, titleField, labelOf } from "../fields.js";
 import { statusBadge, hasUnpublishedChanges } from "./document.js";
 import { mayDo } from "../shell.js";
 import { localesFor, missingText } from "../locale.js";
-import { imageUrl } from "../asset-picker.js";
+import { thumbnailAttrs } from "../asset-picker.js";
 
 const PAGE_SIZES = [20, 50, 100];
 // `status` values of the list endpoint: `draft` is "no published copy", `changed` "what
@@ -285,7 +285,7 @@ class DocumentList {
     this.drawBulk();
     this.summary.textContent = `${total} document${total === 1 ? "" : "s"}${this.state.q ? ` matching “${this.state.q}”` : ""}`;
     if (!docs.length) {
-      render(this.results, h("p", { class: "empty", text: this.state.q || this.state.status ? "No documents match." : "No documents yet." }));
+      render(this.results, this.empty());
       return;
     }
     const shown = this.columns.filter((c) => this.state.cols.includes(c.key));
@@ -330,6 +330,24 @@ class DocumentList {
     render(this.results, h("div", { class: "table-wrap" }, table), this.pager(pagination));
   }
 
+  // What an empty list says, and the way on: clear the search or filter that left nothing,
+  // or create the first document (when the caller may).
+  empty() {
+    const { schema, state } = this;
+    const plural = pluralOf(schema);
+    if (state.q || state.status) {
+      const clear = () => {
+        this.change({ q: "", status: "", page: 1 });
+        this.fill();
+      };
+      return emptyState(`No ${plural} match.`, h("button", { type: "button", text: state.q ? "Clear the search" : "Clear the filter", on: { click: clear } }));
+    }
+    const create = mayDo(this.ctx, schema, "create")
+      ? h("a", { class: "button primary", href: this.link(`/admin/documents/${seg(schema.name)}/new`), text: "Create the first one", on: { click: (e) => this.withLocale(e.currentTarget) } })
+      : null;
+    return emptyState(`No ${plural} yet.`, create);
+  }
+
   // A column header; a sortable one is a button that sorts by it, ascending first.
   header(label, key) {
     if (!key) return h("th", { scope: "col", text: label });
@@ -350,8 +368,8 @@ class DocumentList {
 
   cell(doc, column, titles, assets) {
     if (column.key === "_status") return statusBadge(doc);
-    if (column.key === "_updatedAt") return formatDate(doc.updatedAt);
-    if (column.key === "_createdAt") return formatDate(doc.createdAt);
+    if (column.key === "_updatedAt") return timeAgo(doc.updatedAt);
+    if (column.key === "_createdAt") return timeAgo(doc.createdAt);
     const value = doc.draftData?.[column.key];
     if (value === undefined || value === null || value === "") return null;
     const type = column.field.type;
@@ -362,7 +380,7 @@ class DocumentList {
     if (type === "image") {
       const asset = assets.get(value.asset?._ref);
       if (!asset?.url) return h("span", { class: "muted", text: "Image" });
-      return h("img", { class: "list-thumb", src: imageUrl(asset, 48, 48, "crop"), alt: value.alt || asset.alt || "", width: 48, height: 48, loading: "lazy" });
+      return h("img", { class: "list-thumb", ...thumbnailAttrs(asset, 48, 48, "crop"), alt: value.alt || asset.alt || "" });
     }
     if (type === "boolean") return value ? "Yes" : "No";
     if (type === "date") return value;
@@ -501,6 +519,15 @@ class DocumentList {
       h("button", { type: "button", text: "Next", disabled: !p.hasNextPage, on: { click: () => this.change({ page: p.page + 1 }) } }),
     );
   }
+}
+
+// "Post" -> "posts", "Category" -> "categories", "Box" -> "boxes": a type's name in the
+// empty list's sentence (English, as the rest of the admin).
+function pluralOf(schema) {
+  const name = String(schema.title || schema.name).toLowerCase();
+  if (/[^aeiou]y$/.test(name)) return `${name.slice(0, -1)}ies`;
+  if (/(s|x|z|ch|sh)$/.test(name)) return `${name}es`;
+  return `${name}s`;
 }
 
 // The sort key of a column: a scalar field by its name, the dates by theirs; slugs (an

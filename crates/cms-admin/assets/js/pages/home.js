@@ -3,7 +3,7 @@
 // organization yet, a way to create one.
 
 import { get, post, seg, query, ApiError } from "../api.js";
-import { h, render, field, banner, setTitle, ready, notify, formatDate } from "../dom.js";
+import { h, render, field, banner, setTitle, ready, notify, timeAgo } from "../dom.js";
 import { documentTitle } from "../fields.js";
 import { statusBadge, hasUnpublishedChanges } from "./document.js";
 import { mayDo } from "../shell.js";
@@ -29,14 +29,14 @@ export async function mount(main, ctx) {
       { class: "home-sections" },
       section("create-new", "Create new", creatable.length
         ? h("ul", { class: "create-new" }, creatable.map((s) => h("li", {}, h("a", { class: "button", href: `/admin/documents/${seg(s.name)}/new`, text: `New ${s.title || s.name}` }))))
-        : h("p", { class: "muted", text: "You may not create documents here." })),
+        : h("p", { class: "muted", text: types.length ? "You may not create documents here." : "There are no document types yet: they are declared in the instance's schema." })),
       section("recent-edits", "Recent edits", recent),
       section("drafts", "Drafts waiting to publish", drafts),
     ),
   );
   const docs = await latest(types);
   docs.sort((a, b) => String(b.doc.updatedAt).localeCompare(String(a.doc.updatedAt)));
-  render(recent, documentList(docs.slice(0, SHOWN), "Nothing has been edited yet."));
+  render(recent, documentList(docs.slice(0, SHOWN), creatable.length ? "Nothing has been edited yet: start with one of the “New” buttons above." : "Nothing has been edited yet."));
   // Never published, or changed since it was published.
   const waiting = docs.filter(({ doc }) => hasUnpublishedChanges(doc)).slice(0, SHOWN);
   render(drafts, documentList(waiting, "No drafts are waiting: everything is published."));
@@ -76,7 +76,7 @@ function documentList(items, empty) {
         h("a", { href: `/admin/documents/${seg(schema.name)}/${seg(doc.id)}`, text: documentTitle(doc, schema) }),
         " ",
         statusBadge(doc),
-        h("span", { class: "muted doc-meta", text: `${schema.title || schema.name} · ${formatDate(doc.updatedAt)}` }),
+        h("span", { class: "muted doc-meta" }, `${schema.title || schema.name} · `, timeAgo(doc.updatedAt)),
       ),
     ),
   );

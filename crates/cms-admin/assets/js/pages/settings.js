@@ -5,7 +5,7 @@
 // tables, paging), so every section behaves alike.
 
 import { ApiError } from "../api.js";
-import { h, render, banner, setFieldError, setTitle, ready, formatDate } from "../dom.js";
+import { h, render, banner, setFieldError, setTitle, ready, timeAgo } from "../dom.js";
 
 // section name -> [title, what it is for, module, export]
 const SECTIONS = {
@@ -132,9 +132,10 @@ export function checkRow(input, label, hint) {
   return h("div", { class: "check", dataset: { field: input.name || "" } }, input, h("span", {}, h("label", { for: input.id, text: label }), hintEl));
 }
 
-// A table: `columns` are header texts, `rows` arrays of cells (nodes or text).
+// A table: `columns` are header texts, `rows` arrays of cells (nodes or text). `empty`: what
+// shows without rows, a text or a node (an empty state with its action, js/dom.js).
 export function table(columns, rows, { caption, empty = "Nothing here yet." } = {}) {
-  if (!rows.length) return h("p", { class: "muted empty", text: empty });
+  if (!rows.length) return typeof empty === "string" ? h("p", { class: "muted empty", text: empty }) : empty;
   return h(
     "div",
     { class: "table-wrap" },
@@ -160,7 +161,8 @@ export function pager(pagination, go) {
   );
 }
 
-export const when = (iso) => (iso ? formatDate(iso) : "—");
+// A moment in a table cell: how long ago (or ahead), the exact time in its title.
+export const when = (iso) => (iso ? timeAgo(iso) : "—");
 
 // A sub-heading with its content, as a region of the section.
 export function part(title, ...children) {

@@ -96,7 +96,7 @@ async function drawEntries(el, state, people) {
     h(
       "tr",
       { dataset: { entry: entry.id, action: entry.action } },
-      h("td", { text: when(entry.createdAt) }),
+      h("td", {}, when(entry.createdAt)),
       h("td", {}, h("code", { text: entry.action })),
       h("td", {}, actorCell(entry, people)),
       h("td", { class: "audit-summary" }, entry.summary, entry.target ? h("div", { class: "hint", text: `${entry.target.type} ${entry.target.id}` }) : null),

@@ -2,7 +2,7 @@
 // capabilities and an optional expiry, its secret shown once, and revoking.
 
 import { get, post, del, data, seg } from "../api.js";
-import { h, render, field, banner, notify, confirm, dialog } from "../dom.js";
+import { h, render, field, banner, notify, confirm, dialog, emptyState, focusButton } from "../dom.js";
 import { onSubmit, table, part, when, describe } from "../pages/settings.js";
 import { capabilityPicker } from "./roles.js";
 
@@ -27,13 +27,18 @@ function keyTable(keys, catalog, redraw) {
       { dataset: { key: key.id } },
       h("td", {}, h("strong", { text: key.name }), h("div", { class: "hint" }, h("code", { text: `${key.start}…` }))),
       h("td", {}, accessOf(key, catalog)),
-      h("td", { text: when(key.createdAt) }),
-      h("td", { text: key.expiresAt ? when(key.expiresAt) : "Never" }),
-      h("td", { text: key.lastUsedAt ? when(key.lastUsedAt) : "—" }),
+      h("td", {}, when(key.createdAt)),
+      h("td", {}, key.expiresAt ? when(key.expiresAt) : "Never"),
+      h("td", {}, key.lastUsedAt ? when(key.lastUsedAt) : "—"),
       h("td", {}, h("button", { type: "button", class: "link danger-text", "aria-label": `Delete the key ${key.name}`, text: "Delete", on: { click: () => deleteKey(key, status, redraw) } })),
     ),
   );
-  return [status, table(["Name", "Can", "Created", "Expires", "Last used", ""], rows, { caption: "API keys", empty: "No keys yet." })];
+  return [status, table(["Name", "Can", "Created", "Expires", "Last used", ""], rows, { caption: "API keys", empty: noKeys() })];
+}
+
+// No key yet: what one is for, and the way to the form below.
+function noKeys() {
+  return emptyState("No keys yet. A key lets a build, a frontend or a script use the API without a person signing in.", focusButton("Create a key", () => document.querySelector("form input[name=name]")));
 }
 
 async function deleteKey(key, status, redraw) {

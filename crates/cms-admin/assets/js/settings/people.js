@@ -3,7 +3,7 @@
 // and its members and invitations.
 
 import { get, post, patch, del, data, seg, ApiError } from "../api.js";
-import { h, render, field, banner, notify, confirm, setFieldError } from "../dom.js";
+import { h, render, field, banner, notify, confirm, setFieldError, emptyState, focusButton } from "../dom.js";
 import { onSubmit, checkbox, table, part, when, describe, showRefusal } from "../pages/settings.js";
 import { twoFactorPart } from "./two-factor.js";
 
@@ -114,8 +114,8 @@ async function sessionsPart() {
         { dataset: { session: s.id } },
         h("td", {}, h("span", { text: s.userAgent || "Unknown browser" }), s.current ? h("span", { class: "badge", text: "This session" }) : null),
         h("td", { text: s.ipAddress || "—" }),
-        h("td", { text: when(s.createdAt) }),
-        h("td", { text: when(s.lastSeenAt) }),
+        h("td", {}, when(s.createdAt)),
+        h("td", {}, when(s.lastSeenAt)),
         h("td", {}, h("button", { type: "button", text: "Sign out", "aria-label": `Sign out ${s.current ? "this session" : `the session of ${s.userAgent || "an unknown browser"}`}`, on: { click: () => signOut(s) } })),
       ),
     );
@@ -481,7 +481,12 @@ function mayChangeRoleOf(member, roles, ctx) {
 function memberTable(people, roles, roleNames, ctx, redraw) {
   const status = h("div", { class: "member-status" });
   const rows = people.map((m) => memberRow(m, roles, roleNames, ctx, status, redraw));
-  return [status, table(["Name", "E-mail", "Role", "Joined", ""], rows, { caption: "Members", empty: "No members." })];
+  // Alone in the organization: the way to the invitation form below.
+  const alone =
+    people.length === 1 && ctx.can("member.invite")
+      ? emptyState("You are the only member so far. Invite the people you work with.", focusButton("Invite people", () => document.querySelector(".invite-form input[name=email]")))
+      : null;
+  return [status, table(["Name", "E-mail", "Role", "Joined", ""], rows, { caption: "Members", empty: "No members." }), alone];
 }
 
 function memberRow(member, roles, roleNames, ctx, status, redraw) {
@@ -504,7 +509,7 @@ function memberRow(member, roles, roleNames, ctx, status, redraw) {
     h("td", {}, member.name || "—", me ? h("span", { class: "badge", text: "you" }) : null),
     h("td", { text: member.email }),
     h("td", {}, roleCell),
-    h("td", { text: when(member.createdAt) }),
+    h("td", {}, when(member.createdAt)),
     h("td", {}, remove),
   );
 }
@@ -544,7 +549,7 @@ function invitationTable(invitations, redraw) {
       h("td", { text: inv.email }),
       h("td", { text: inv.role }),
       h("td", {}, h("span", { class: `badge ${inv.status}`, text: inv.status })),
-      h("td", { text: when(inv.expiresAt) }),
+      h("td", {}, when(inv.expiresAt)),
       h(
         "td",
         {},

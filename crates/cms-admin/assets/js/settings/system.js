@@ -259,7 +259,7 @@ function jobRow(job, load) {
     h("td", {}, h("code", { text: job.type }), h("div", { class: "hint", text: job.id })),
     h("td", {}, h("span", { class: `badge job-${job.status}`, text: statusText(job.status) })),
     h("td", { text: `${job.attempts} / ${job.maxAttempts}` }),
-    h("td", { text: when(job.runAt) }),
+    h("td", {}, when(job.runAt)),
     h("td", { class: "last-error" }, job.lastError || "—"),
     h("td", {}, h("div", { class: "actions" }, actions)),
   );
@@ -288,7 +288,7 @@ async function drawEvents(el, state, load) {
       "tr",
       { dataset: { event: event.id } },
       h("td", {}, h("code", { text: event.type })),
-      h("td", { text: when(event.createdAt) }),
+      h("td", {}, when(event.createdAt)),
       state.all ? h("td", { text: event.organizationId || "instance" }) : null,
       h("td", {}, payloadView(event)),
     ),

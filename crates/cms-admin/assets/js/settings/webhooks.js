@@ -4,7 +4,7 @@
 // endpoint with the HTTP status its receiver answered (CONTRACT.md section 16).
 
 import { get, post, patch, del, data, query, seg } from "../api.js";
-import { h, render, field, banner, notify, confirm, dialog } from "../dom.js";
+import { h, render, field, banner, notify, confirm, dialog, emptyState, focusButton } from "../dom.js";
 import { onSubmit, checkbox, checkRow, table, pager, part, when, describe, showRefusal } from "../pages/settings.js";
 
 // The built-in event types (CONTRACT.md section 16); plugins list theirs (GET /api/plugins).
@@ -71,7 +71,7 @@ function deliveryBadge(delivery) {
     "span",
     { class: "last-delivery" },
     h("span", { class: `badge job-${delivery.status}`, text: `${statusText(delivery.status)}${answered}` }),
-    h("span", { class: "hint", text: ` ${delivery.eventType}, ${when(delivery.createdAt)}` }),
+    h("span", { class: "hint" }, ` ${delivery.eventType}, `, when(delivery.createdAt)),
   );
 }
 
@@ -112,7 +112,10 @@ function endpointTable(state, status, deliveries) {
       ),
     );
   });
-  return table(["URL", "Events", "State", "Last delivery", ""], rows, { caption: "Webhook endpoints", empty: "No endpoints yet." });
+  return table(["URL", "Events", "State", "Last delivery", ""], rows, {
+    caption: "Webhook endpoints",
+    empty: emptyState("No endpoints yet. Add one below to have events sent to your URL as they happen.", focusButton("Add an endpoint", () => document.querySelector(".webhook-form input[name=url]"))),
+  });
 }
 
 async function sendTest(endpoint, status, state) {
@@ -303,7 +306,7 @@ async function showDeliveries(container, endpoint, page) {
       h("td", { class: "response-status", text: d.responseStatus ?? "—" }),
       h("td", { text: `${d.attempts} / ${d.maxAttempts}` }),
       h("td", { class: "last-error" }, d.lastError || "—"),
-      h("td", { text: when(d.createdAt) }),
+      h("td", {}, when(d.createdAt)),
     ),
   );
   const go = (n) => showDeliveries(container, endpoint, n);

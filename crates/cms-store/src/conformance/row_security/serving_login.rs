@@ -209,6 +209,8 @@ const SEED: &str = "
         ('oa', 'webhooks', '{}', 1), ('ob', 'webhooks', '{}', 1);
     INSERT INTO audit_log (id, organization_id, action, actor_type, summary, created_at) VALUES
         ('aa', 'oa', 'role.created', 'user', 'a', 1), ('ab', 'ob', 'role.created', 'user', 'b', 1);
+    INSERT INTO document_presence (organization_id, document_id, user_id, seen_at) VALUES
+        ('oa', 'da', 'u1', 1), ('ob', 'db', 'u1', 1);
 ";
 
 /// The test's URL with another login as its user (same host, database, schema and
@@ -396,11 +398,12 @@ async fn acting_for_a_never_reaches_b(conn: &mut PgConnection) {
 }
 
 async fn declaring_nothing_sees_nothing(conn: &mut PgConnection) {
-    for name in TABLES
-        .iter()
-        .map(|t| t.name)
-        .chain(["documents", "document_versions", "assets"])
-    {
+    for name in TABLES.iter().map(|t| t.name).chain([
+        "documents",
+        "document_versions",
+        "assets",
+        "document_presence",
+    ]) {
         assert_eq!(count(conn, NOTHING, name, "TRUE").await, 0, "{name}");
         let deleted = in_unit(conn, NOTHING, &format!("DELETE FROM {name}"))
             .await
