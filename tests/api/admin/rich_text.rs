@@ -725,7 +725,79 @@ async fn an_issue_in_the_text_is_shown_on_the_field(url: String) {
     ui.stop().await;
 }
 
+/// The luminance (0 dark to 1 light) of the computed background of the element `css` matches.
+async fn luminance(ui: &Ui, css: &str) -> f64 {
+    let value = ui
+        .eval(
+            "const [r, g, b] = getComputedStyle(document.querySelector(arguments[0])).backgroundColor.match(/\\d+/g).map(Number);
+             return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;",
+            vec![json!(css)],
+        )
+        .await;
+    value.as_f64().unwrap()
+}
+
+/// The editor as the README shows it (`docs/screenshots/editor-{light,dark}.png` are copies of
+/// these screenshots): a post with a heading, marks, a link, a list and a quote, in the light
+/// and in the dark, the text itself following the system's preference.
+async fn the_editor_in_the_light_and_in_the_dark(url: String) {
+    let app = TestApp::custom(config_for(&url), |b| b.schemas(demo_schemas())).await;
+    let (ada, _) = first_owner(&app).await;
+    let body = json!([
+        { "_type": "block", "_key": "h", "style": "h2", "markDefs": [],
+          "children": [{ "_type": "span", "_key": "h1", "text": "Why we moved to Rust", "marks": [] }] },
+        { "_type": "block", "_key": "p", "style": "normal",
+          "markDefs": [{ "_type": "link", "_key": "l", "href": "https://www.rust-lang.org/" }],
+          "children": [
+            { "_type": "span", "_key": "p1", "text": "Our CMS answers in ", "marks": [] },
+            { "_type": "span", "_key": "p2", "text": "microseconds", "marks": ["strong"] },
+            { "_type": "span", "_key": "p3", "text": ", uses a tenth of the memory and is written in ", "marks": [] },
+            { "_type": "span", "_key": "p4", "text": "Rust", "marks": ["l"] },
+            { "_type": "span", "_key": "p5", "text": ".", "marks": [] }
+          ] },
+        { "_type": "block", "_key": "l1", "style": "normal", "listItem": "bullet", "level": 1, "markDefs": [],
+          "children": [{ "_type": "span", "_key": "l1s", "text": "No garbage collector pauses", "marks": [] }] },
+        { "_type": "block", "_key": "l2", "style": "normal", "listItem": "bullet", "level": 1, "markDefs": [],
+          "children": [{ "_type": "span", "_key": "l2s", "text": "One binary, ", "marks": [] },
+                       { "_type": "span", "_key": "l2e", "text": "no runtime", "marks": ["em"] }] },
+        { "_type": "block", "_key": "q", "style": "blockquote", "markDefs": [],
+          "children": [{ "_type": "span", "_key": "qs", "text": "Fast enough that editors stop noticing it.", "marks": [] }] }
+    ]);
+    let res = app
+        .post(
+            "/api/documents",
+            json!({ "type": "post", "data": { "title": "Why we moved to Rust", "excerpt": "Speed, memory and safety.", "body": body } }),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    let id = res.body["data"]["id"].as_str().unwrap().to_string();
+    let mut ui = Ui::start(app, "rich-text-look").await;
+    ui.sign_in_as(&ada).await;
+    ui.autosave_on().await;
+    let path = format!("/admin/documents/post/{id}");
+    ui.open(&path).await;
+    select(&ui, "p", 19, 31).await;
+    let light = luminance(&ui, ".rt-surface").await;
+    assert!(light > 0.8, "the text's background in the light is {light}");
+    ui.screenshot("editor-light").await;
+
+    let previous = ui.swap_browser(crate::browser::Browser::start_dark().await);
+    previous.stop().await;
+    ui.client().set_window_size(1280, 900).await.unwrap();
+    ui.sign_in_as(&ada).await;
+    ui.autosave_on().await;
+    ui.open(&path).await;
+    select(&ui, "p", 19, 31).await;
+    let dark = luminance(&ui, ".rt-surface").await;
+    assert!(dark < 0.2, "the text's background in the dark is {dark}");
+    ui.screenshot("editor-dark").await;
+    ui.stop().await;
+}
+
 crate::admin_scenarios!(
+    the_editor_in_the_light_and_in_the_dark,
     an_issue_in_the_text_is_shown_on_the_field,
     typing_gives_headings_marks_lists_and_links,
     pasted_html_is_cleaned_to_the_schema,
