@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Admin page speed (issue 10, point 7; issue 32): how long after navigation each page of the
-# admin is interactive, with DOCS (default 10,000) posts of the type, on SQLite,
+# admin is interactive, with DOCS (default 10,000) posts of the type, on SQLite (or PostgreSQL),
 # in Debian's headless Chromium against the release binary on loopback.
 #
 # "Interactive" is the moment the page's module marks `main[data-ready]`: the shell is
@@ -12,7 +12,9 @@
 # page's interactive time, and the time one typed character takes at the end of that text (the
 # editor's synchronous handler, model and drawing, 100 keys).
 #
-# Usage: [DOCS=10000] [RUNS=30] bench/admin.sh
+# Usage: [DOCS=10000] [RUNS=30] [ENGINE=sqlite|postgres] bench/admin.sh
+# ENGINE=postgres seeds a fresh database `cms_bench` on the server of CMS_TEST_POSTGRES_URL
+# (default postgres://postgres@127.0.0.1:5432/test) and drops it afterwards.
 # Needs chromium and chromium-driver (apt-get install -y chromium chromium-driver), python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,13 +31,29 @@ work=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 driver_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+engine=${ENGINE:-sqlite}
+pg_server=${CMS_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}
+pg_bench=${pg_server%/*}/cms_bench
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+  if [ "$engine" = postgres ]; then psql "$pg_server" -qc "DROP DATABASE IF EXISTS cms_bench WITH (FORCE)" >/dev/null 2>&1 || true; fi
+}
 trap cleanup EXIT
-export CMS_DATABASE_URL="sqlite://$work/cms-data/cms.db" RUST_LOG=warn
+case $engine in
+  sqlite) export CMS_DATABASE_URL="sqlite://$work/cms-data/cms.db" ;;
+  postgres)
+    psql "$pg_server" -qc "DROP DATABASE IF EXISTS cms_bench WITH (FORCE)" -qc "CREATE DATABASE cms_bench" >/dev/null
+    export CMS_DATABASE_URL=$pg_bench ;;
+  *) echo "ENGINE is sqlite or postgres" >&2; exit 2 ;;
+esac
+export RUST_LOG=warn
 export CMS_AUTH_SECRET="the admin bench's auth secret, 32+ characters"
 
-echo "seeding $docs posts (one organization)"
+echo "seeding $docs posts (one organization) on $engine"
 (cd "$work" && "$seed" --docs "$docs" --orgs 1 --out "$work/load" >/dev/null)
+# What autovacuum does on its own some time after a bulk load (as bench/scale.sh).
+if [ "$engine" = postgres ]; then psql "$pg_bench" -qc "VACUUM ANALYZE" >/dev/null; fi
 (cd "$work" && exec "$bin" serve --port "$port" >>"$work/server.log" 2>&1) & pids+=($!)
 for _ in $(seq 1 200); do curl -fs "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.05; done
 # Signed in with curl; the browser gets the session cookie as sign-in would have set it.
