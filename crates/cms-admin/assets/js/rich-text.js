@@ -234,6 +234,8 @@ class RichText {
         if (!M.collapsed(sel) && !this.pending && M.isText(blocks[from.b])) return M.replaceText(blocks, from, to, text);
         const cleared = M.collapsed(sel) ? { blocks, caret: from } : M.deleteRange(blocks, from, to);
         const block = cleared.blocks[cleared.caret.b];
+        // The caret beside an image or another object: the text starts a paragraph after it.
+        if (!M.isText(block)) return M.insertBlocks(cleared.blocks, cleared.caret, [M.textBlock("normal", [M.span(text, this.pending || [])])]);
         const marks = this.pending || M.marksAt(block, cleared.caret.o);
         return M.insertText(cleared.blocks, cleared.caret, text, marks);
       },

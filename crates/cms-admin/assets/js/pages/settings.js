@@ -136,9 +136,12 @@ export function checkRow(input, label, hint) {
 // shows without rows, a text or a node (an empty state with its action, js/dom.js).
 export function table(columns, rows, { caption, empty = "Nothing here yet." } = {}) {
   if (!rows.length) return typeof empty === "string" ? h("p", { class: "muted empty", text: empty }) : empty;
+  // A table wider than a phone scrolls sideways inside its wrapper: keyboard users reach that
+  // scrolling through the wrapper, a named region in the tab order (axe:
+  // scrollable-region-focusable), even when no cell holds a control.
   return h(
     "div",
-    { class: "table-wrap" },
+    { class: "table-wrap", tabindex: "0", role: "region", "aria-label": caption || "Table" },
     h(
       "table",
       {},
