@@ -796,7 +796,93 @@ async fn the_editor_in_the_light_and_in_the_dark(url: String) {
     ui.stop().await;
 }
 
+/// A cut across two blocks joins them and puts the text on the clipboard as HTML with its
+/// marks; pasted back elsewhere, the bold and the link come with it.
+async fn cut_and_paste_move_text_with_its_marks(url: String) {
+    let app = TestApp::custom(config_for(&url), |b| b.schemas(demo_schemas())).await;
+    let (ada, _) = first_owner(&app).await;
+    let body = json!([
+        { "_type": "block", "_key": "one", "style": "normal",
+          "markDefs": [{ "_type": "link", "_key": "l", "href": "https://example.com/" }],
+          "children": [
+            { "_type": "span", "_key": "o1", "text": "Keep ", "marks": [] },
+            { "_type": "span", "_key": "o2", "text": "bold", "marks": ["strong"] },
+            { "_type": "span", "_key": "o3", "text": " and ", "marks": [] },
+            { "_type": "span", "_key": "o4", "text": "linked", "marks": ["l"] }
+          ] },
+        { "_type": "block", "_key": "two", "style": "normal", "markDefs": [],
+          "children": [{ "_type": "span", "_key": "t1", "text": "End of it.", "marks": [] }] }
+    ]);
+    let res = app
+        .post(
+            "/api/documents",
+            json!({ "type": "post", "data": { "title": "Cut", "body": body } }),
+        )
+        .cookie(&ada)
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
+    let id = res.body["data"]["id"].as_str().unwrap().to_string();
+    let ui = Ui::start(app, "rich-text-cut").await;
+    ui.sign_in_as(&ada).await;
+    ui.open(&format!("/admin/documents/post/{id}")).await;
+    // "bold and linked" and "End " cut: the two blocks join as "Keep of it.".
+    select(&ui, "one", 5, 5).await;
+    ui.eval(
+        "const block = (k) => document.querySelector(`.rt-surface [data-key='${k}']`);
+         const text = (el) => document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+         const start = text(block('one')); let node = start.nextNode(); node = start.nextNode();
+         const end = text(block('two')).nextNode();
+         document.getSelection().setBaseAndExtent(node, 0, end, 4);",
+        vec![],
+    )
+    .await;
+    let clipboard = ui
+        .eval(
+            "const data = new DataTransfer();
+             document.querySelector('.rt-surface').dispatchEvent(new ClipboardEvent('cut', { clipboardData: data, bubbles: true, cancelable: true }));
+             window.cutHtml = data.getData('text/html');
+             return [data.getData('text/plain'), document.querySelector('.rt-surface').textContent];",
+            vec![],
+        )
+        .await;
+    assert_eq!(clipboard[0], "bold and linked\n\nEnd ", "{clipboard}");
+    assert_eq!(clipboard[1], "Keep of it.", "{clipboard}");
+    // Pasted at the end of the text.
+    select(&ui, "one", 11, 11).await;
+    ui.eval(
+        "const data = new DataTransfer();
+         data.setData('text/html', window.cutHtml);
+         document.querySelector('.rt-surface').dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));",
+        vec![],
+    )
+    .await;
+    save(&ui, 2).await;
+    let stored = draft_of(&ui.app, &ada, &id).await;
+    assert_eq!(
+        without_keys(&stored["body"]),
+        json!([
+            // The two stored spans that met keep their keys: joined in meaning, not in storage.
+            para(
+                "normal",
+                &[
+                    ("Keep ", &[]),
+                    ("of it.", &[]),
+                    ("bold", &["strong"]),
+                    (" and ", &[]),
+                    ("linked", &["link:https://example.com/"])
+                ]
+            ),
+            // A paste drops the spaces at a block's ends, as it drops a web page's.
+            para("normal", &[("End", &[])]),
+        ]),
+        "{stored:#}"
+    );
+    ui.stop().await;
+}
+
 crate::admin_scenarios!(
+    cut_and_paste_move_text_with_its_marks,
     the_editor_in_the_light_and_in_the_dark,
     an_issue_in_the_text_is_shown_on_the_field,
     typing_gives_headings_marks_lists_and_links,

@@ -141,8 +141,7 @@ class RichText {
     s.addEventListener("compositionend", () => this.readBack());
     s.addEventListener("keydown", (e) => this.keydown(e));
     s.addEventListener("paste", (e) => this.paste(e));
-    s.addEventListener("copy", (e) => this.copy(e, false));
-    s.addEventListener("cut", (e) => this.copy(e, true));
+    s.addEventListener("cut", (e) => this.cut(e));
     s.addEventListener("drop", (e) => e.preventDefault());
     s.addEventListener("dragstart", (e) => e.preventDefault());
     const onSelection = () => {
@@ -520,10 +519,9 @@ class RichText {
     });
   }
 
-  // Copy and cut across blocks: the browser copies what is shown; cutting removes it through
-  // the model.
-  copy(e, cut) {
-    if (!cut) return;
+  // Copying is the browser's (what is shown, as HTML and text); a cut puts the same on the
+  // clipboard and removes it through the model.
+  cut(e) {
     const sel = this.selection();
     if (!sel || M.collapsed(sel)) return;
     const text = document.getSelection().toString();
