@@ -149,7 +149,9 @@ export class Presence {
   // than that one was someone else's (this tab's own saves and publishes load their answer).
   async compare() {
     const editor = this.editor;
-    if (editor.busy) {
+    // One of this page's own writes is out (a button's, an autosave, the assistant's): its
+    // answer, not someone else's save, may be what the event announced.
+    if (editor.busy || editor.saving > 0) {
       this.pending = setTimeout(() => this.compare(), SETTLE_MS);
       return;
     }
