@@ -2,8 +2,8 @@
 // choice from the library.
 
 import { get, post, data, seg } from "./api.js";
-import { h, render, notify } from "./dom.js";
-import { changed, common, group, showMessage, wrap } from "./field-markup.js";
+import { h, notify } from "./dom.js";
+import { changed, group, showMessage, wrap } from "./field-markup.js";
 import { thumbnailAttrs } from "./asset-picker.js";
 import { croppable, focalPicker } from "./focal-point.js";
 import { cropEditor, describeCrop } from "./crop-field.js";

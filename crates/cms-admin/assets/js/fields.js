@@ -4,8 +4,7 @@
 // message for a path inside the field, e.g. `tags[2]`). Editors announce their changes with a
 // bubbling `change` event so the page can track unsaved work with one listener.
 
-import { get, post, data, seg } from "./api.js";
-import { h, render, uid, notify } from "./dom.js";
+import { h, uid, notify } from "./dom.js";
 import { createRichTextEditor } from "./rich-text.js";
 import { assetEditor } from "./asset-field.js";
 import { changed, common, constraintHint, documentTitle, group, humanize, labelOf, showMessage, titleField, wrap } from "./field-markup.js";

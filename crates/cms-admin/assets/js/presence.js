@@ -185,8 +185,6 @@ export class Presence {
     render(this.notice);
     this.newer = null;
     await editor.reload();
-    // The buttons were drawn again: on only where they would change something.
-    editor.enableActions();
     editor.history?.refresh();
     notify("Reloaded the current copy.", "success");
   }

@@ -67,30 +67,31 @@ function markElement(mark, def, inner) {
 export function readBlock(el, original) {
   const runs = [];
   walk(el, { key: null, marks: [] }, runs);
+  // Runs of one span (its text split by a line break) are one span again.
+  const merged = [];
+  for (const run of runs) {
+    const last = merged[merged.length - 1];
+    const text = (r) => r.inline === undefined;
+    if (last && text(last) && text(run) && last.key === run.key && sameList(last.marks, run.marks)) last.text += run.text;
+    else merged.push({ ...run });
+  }
   const originals = new Map(childrenOf(original).filter(isSpan).map((c) => [c._key, c]));
   const used = new Set();
-  const children = [];
-  for (const run of runs) {
-    if (run.inline !== undefined) {
-      const child = childrenOf(original)[run.inline];
-      if (child && !isSpan(child)) children.push(child);
-      continue;
-    }
-    const last = children[children.length - 1];
-    // Runs of one span (its text split by a line break) are one span again.
-    if (last?.__run && last.__run.key === run.key && sameList(last.__run.marks, run.marks)) {
-      last.text += run.text;
-      continue;
-    }
-    children.push({ __run: run, text: run.text });
-  }
-  const spans = children.map((c) => (c.__run ? spanOf(c.__run.key, c.text, c.__run.marks, originals, used) : c));
+  const spans = merged
+    .map((run) => (run.inline === undefined ? spanOf(run.key, run.text, run.marks, originals, used) : inlineOf(original, run.inline)))
+    .filter(Boolean);
   // All text deleted: the first span stays, empty, keeping its key and marks to type into.
   const firstSpan = childrenOf(original).find(isSpan);
   if (!spans.some(isSpan) && firstSpan) spans.unshift(firstSpan.text === "" ? firstSpan : { ...firstSpan, text: "" });
   const same = spans.length === childrenOf(original).length && spans.every((c, i) => c === childrenOf(original)[i]);
   if (same) return original;
   return { ...original, children: tidyChildren(spans) };
+}
+
+// The inline object an island was drawn for (never a span: those are text).
+function inlineOf(original, index) {
+  const child = childrenOf(original)[index];
+  return child && !isSpan(child) ? child : null;
 }
 
 const sameList = (a, b) => a.length === b.length && a.every((m, i) => m === b[i]);

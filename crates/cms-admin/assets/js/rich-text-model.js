@@ -209,19 +209,23 @@ export function insertText(blocks, at, text, marks) {
   if (!isText(block)) return { blocks, caret: at };
   const children = childrenOf(block);
   const caret = { b: at.b, o: at.o + text.length };
-  const starts = [];
+  // The span with those marks ending at (or holding) the caret, else the one starting there.
+  let ending = -1;
+  let starting = -1;
   let pos = 0;
-  const ending = children.findIndex((c) => {
+  const starts = children.map((c, i) => {
     const from = pos;
     pos += childLength(c);
-    if (isSpan(c) && from === at.o) starts.push(children.indexOf(c));
-    return isSpan(c) && from < at.o && at.o <= pos && sameMarks(marksOf(c), marks);
+    if (isSpan(c) && sameMarks(marksOf(c), marks)) {
+      if (ending < 0 && from < at.o && at.o <= pos) ending = i;
+      if (starting < 0 && from === at.o) starting = i;
+    }
+    return from;
   });
-  const into = ending >= 0 ? ending : starts.find((i) => sameMarks(marksOf(children[i]), marks));
-  if (into !== undefined && into >= 0) {
-    const before = children.slice(0, into).reduce((n, c) => n + childLength(c), 0);
+  const into = ending >= 0 ? ending : starting;
+  if (into >= 0) {
     const c = children[into];
-    const cut = at.o - before;
+    const cut = at.o - starts[into];
     const next = children.slice();
     next[into] = { ...c, text: c.text.slice(0, cut) + text + c.text.slice(cut) };
     return { blocks: replace(blocks, at.b, 1, withChildren(block, next)), caret };
@@ -239,7 +243,7 @@ export function marksAt(block, offset) {
     const len = childLength(child);
     if (isSpan(child) && ((at < offset && offset <= at + len) || (offset === 0 && at === 0))) {
       found = child;
-      if (at + len >= offset) break;
+      break;
     }
     at += len;
   }

@@ -56,6 +56,8 @@ class RichText {
     this.lastTyping = 0;
     // Marks toggled while the caret stood still: the next typed text takes them.
     this.pending = null;
+    // The image assets shown in the text, by id (each read once).
+    this.assets = new Map();
     const hintId = uid("rt-hint");
     this.surface = h("div", {
       class: "rt-surface",
@@ -495,11 +497,6 @@ class RichText {
     if (asset.alt) block.alt = asset.alt;
     this.assets.set(asset.id, asset);
     this.change((blocks) => M.insertBlocks(blocks, M.ordered(sel).to, [block]));
-  }
-
-  get assets() {
-    if (!this._assets) this._assets = new Map();
-    return this._assets;
   }
 
   // Clipboard
