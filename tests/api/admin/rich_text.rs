@@ -625,8 +625,15 @@ async fn model_edits_keep_what_they_do_not_touch(url: String) {
              const on = M.setMark([a], { b: 0, o: 3 }, { b: 0, o: 9 }, 'strong', true);
              const off = M.setMark(on, { b: 0, o: 3 }, { b: 0, o: 9 }, 'strong', false);
              const emptied = M.deleteRange([a], { b: 0, o: 0 }, { b: 0, o: 16 }).blocks;
+             const D = await import(document.body.dataset.assets + '/js/rich-text-dom.js');
+             const broken = { _type: 'block', _key: 'n', style: 'normal', markDefs: [],
+               children: [{ _type: 'span', _key: 'n1', text: 'line\\n', marks: [] }] };
+             const drawn = D.drawBlock(broken, () => null);
              return { left, right, merged, on: on[0].children, off: off[0].children, emptied,
-                      untouched: merged[0].children[0] === a.children[0] };",
+                      untouched: merged[0].children[0] === a.children[0],
+                      breaks: drawn.querySelectorAll('br').length,
+                      fillers: drawn.querySelectorAll('br[data-filler]').length,
+                      readBack: D.readBlock(drawn, broken) === broken };",
             vec![],
         )
         .await;
@@ -676,6 +683,10 @@ async fn model_edits_keep_what_they_do_not_touch(url: String) {
         json!([{ "_type": "span", "_key": "a1", "text": "", "marks": [] }]),
         "an emptied block keeps its first span to type into"
     );
+    // A final line break is drawn with the empty line after it, which reads back as nothing.
+    assert_eq!(results["breaks"], 2);
+    assert_eq!(results["fillers"], 1);
+    assert_eq!(results["readBack"], json!(true));
     ui.stop().await;
 }
 

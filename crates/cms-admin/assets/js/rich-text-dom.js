@@ -32,9 +32,11 @@ export function drawBlock(block, objectView) {
   if (!STYLE_TAGS[style] && !block.listItem) el.dataset.style = style;
   const defs = new Map((Array.isArray(block.markDefs) ? block.markDefs : []).filter((d) => d && typeof d._key === "string").map((d) => [d._key, d]));
   childrenOf(block).forEach((child, index) => el.append(drawChild(child, index, defs)));
-  // An empty block needs something to hold the caret and give it a line's height.
-  if (!el.textContent) el.append(h("br", { dataset: { filler: "" } }));
-  else if (el.textContent.endsWith("\n")) el.append(h("br", { dataset: { filler: "" } }));
+  // An empty block needs something to hold the caret and give it a line's height, and so does
+  // the empty line after a final line break (a `<br>` alone shows none).
+  const text = childrenOf(block).filter(isSpan).map((c) => c.text).join("");
+  const last = childrenOf(block).at(-1);
+  if (!el.textContent || (isSpan(last) && text.endsWith("\n"))) el.append(h("br", { dataset: { filler: "" } }));
   return el;
 }
 
